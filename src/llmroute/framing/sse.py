@@ -1,0 +1,141 @@
+"""Incremental, WHATWG-correct Server-Sent Events decoding.
+
+Works on bytes: line endings (LF, CR, CRLF, mixed, split across reads) are normalised to LF, then
+events are cut at blank lines. ``data`` stays bytes so protocols hand it straight to msgspec without
+a str round-trip; UTF-8 sequences split across reads are never cut because events only end at LF.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from ..schema.errors import InvalidProviderOutputError
+
+__all__ = ["DEFAULT_MAX_EVENT_BYTES", "SSEDecoder", "SSEEvent", "SSEFraming"]
+
+DEFAULT_MAX_EVENT_BYTES = 32 * 1024 * 1024
+_BOM = b"\xef\xbb\xbf"
+
+
+class SSEEvent(msgspec.Struct, frozen=True, gc=False):
+    data: bytes
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+class SSEDecoder:
+    """``feed(bytes) -> list[SSEEvent]``. An unterminated event at end of input is discarded (spec);
+    ``partial`` tells whether one was pending, for truncation diagnostics."""
+
+    __slots__ = ("_buf", "_data", "_event", "_last_id", "_max", "_retry", "_start", "_trailing_cr")
+
+    def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        self._buf = b""
+        self._trailing_cr = False
+        self._start = True
+        self._max = max_event_bytes
+        self._data: list[bytes] = []
+        self._event = ""
+        self._last_id: str | None = None
+        self._retry: int | None = None
+
+    @property
+    def partial(self) -> bool:
+        return bool(self._buf.strip(b"\n")) or bool(self._data)
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        if self._start:
+            chunk = self._buf + chunk
+            self._buf = b""
+            if len(chunk) < 3 and _BOM.startswith(chunk):
+                self._buf = chunk  # may still become a BOM
+                return []
+            self._start = False
+            if chunk.startswith(_BOM):
+                chunk = chunk[3:]
+        if self._trailing_cr or b"\r" in chunk:
+            if self._trailing_cr and chunk.startswith(b"\n"):
+                chunk = chunk[1:]  # second half of a CRLF whose CR ended the previous read
+            self._trailing_cr = chunk.endswith(b"\r")
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        buf = self._buf + chunk if self._buf else chunk
+        cut = buf.rfind(b"\n\n")
+        if cut < 0:
+            if len(buf) > self._max:
+                self._buf = b""
+                raise InvalidProviderOutputError(
+                    f"SSE event exceeds the {self._max}-byte limit", raw=_excerpt(buf)
+                )
+            self._buf = buf
+            return []
+        self._buf = buf[cut + 2 :]
+        out: list[SSEEvent] = []
+        for block in buf[:cut].split(b"\n\n"):
+            if block.startswith(b"data: ") and b"\n" not in block and not self._data:
+                # The common shape: one data line, default event type.
+                if self._event:
+                    out.append(SSEEvent(block[6:], self._event, self._last_id))
+                    self._event = ""
+                elif self._last_id is None:
+                    out.append(SSEEvent(block[6:]))
+                else:
+                    out.append(SSEEvent(block[6:], "message", self._last_id))
+                continue
+            self._block(block, out)
+        return out
+
+    def close(self) -> list[SSEEvent]:
+        self._buf = b""
+        self._data = []
+        self._event = ""
+        return []
+
+    def _block(self, block: bytes, out: list[SSEEvent]) -> None:
+        for line in block.split(b"\n"):
+            if not line:
+                self._dispatch(out)
+                continue
+            if line[0] == 0x3A:  # ':' comment
+                continue
+            colon = line.find(b":")
+            if colon < 0:
+                field, value = line, b""
+            else:
+                field, value = line[:colon], line[colon + 1 :]
+                if value[:1] == b" ":
+                    value = value[1:]
+            if field == b"data":
+                self._data.append(value)
+            elif field == b"event":
+                self._event = value.decode("utf-8", "replace")
+            elif field == b"id":
+                if b"\0" not in value:
+                    self._last_id = value.decode("utf-8", "replace")
+            elif field == b"retry":
+                if value and value.isdigit():
+                    self._retry = int(value)
+        self._dispatch(out)
+
+    def _dispatch(self, out: list[SSEEvent]) -> None:
+        if not self._data:
+            self._event = ""
+            return
+        data = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
+        out.append(SSEEvent(data, self._event or "message", self._last_id, self._retry))
+        self._data = []
+        self._event = ""
+
+
+class SSEFraming:
+    name = "sse"
+
+    def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        self.max_event_bytes = max_event_bytes
+
+    def decoder(self) -> SSEDecoder:
+        return SSEDecoder(self.max_event_bytes)
+
+
+def _excerpt(data: bytes, limit: int = 200) -> str:
+    return data[:limit].decode("utf-8", "replace")

@@ -1,0 +1,182 @@
+"""Helpers every protocol uses: typed frame decoding, block lifecycle, tool-input accumulation,
+and lowering of tool results and media. Quirk-free by design: quirks live in the protocol modules."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+
+from ..schema.content import MediaPart, TextPart
+from ..schema.errors import InvalidProviderOutputError
+from ..schema.events import (
+    LLMEvent,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCall,
+    ToolInputDelta,
+    ToolInputEnd,
+    ToolInputStart,
+)
+
+__all__ = [
+    "Blocks",
+    "ToolInput",
+    "data_url",
+    "decode_frame",
+    "parse_tool_input",
+    "result_text",
+]
+
+T = TypeVar("T")
+
+_RAW_LIMIT = 2000
+_json_encoder = msgspec.json.Encoder()
+
+
+def decode_frame(decoder: msgspec.json.Decoder[T], data: bytes, what: str) -> T:
+    """Decode one frame payload; a malformed one is an ``InvalidProviderOutputError`` with the raw
+    frame. Invalid UTF-8 is decoded with replacement first, as WHATWG SSE decoding would."""
+    try:
+        return decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            fixed = data.decode("utf-8", "replace").encode()
+            try:
+                return decoder.decode(fixed)
+            except msgspec.DecodeError:
+                pass
+        raise InvalidProviderOutputError(
+            f"malformed {what}: {exc}", raw=data[:_RAW_LIMIT].decode("utf-8", "replace")
+        ) from None
+
+
+def parse_tool_input(raw: str) -> Any:
+    """Streamed tool arguments -> a JSON value. Empty means ``{}``; text that is not JSON is kept as
+    the raw string so nothing is lost and the tool runtime can report it to the model."""
+    if not raw.strip():
+        return {}
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return raw
+
+
+class Blocks:
+    """Open/close bookkeeping for text and reasoning blocks, so every protocol emits the same
+    ordering: start before deltas, end after, everything closed before the step finishes."""
+
+    __slots__ = ("_counter", "reasoning", "text")
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.reasoning: str | None = None
+        self._counter = 0
+
+    def _next(self, kind: str) -> str:
+        id = f"{kind}-{self._counter}"
+        self._counter += 1
+        return id
+
+    def text_delta(self, text: str, out: list[LLMEvent], id: str | None = None) -> str:
+        current = self.text
+        if current is None or (id is not None and id != current):
+            if current is not None:
+                out.append(TextEnd(current))
+            current = self.text = id or self._next("text")
+            out.append(TextStart(current))
+        if text:
+            out.append(TextDelta(current, text))
+        return current
+
+    def reasoning_delta(self, text: str, out: list[LLMEvent], id: str | None = None) -> str:
+        current = self.reasoning
+        if current is None or (id is not None and id != current):
+            if current is not None:
+                out.append(ReasoningEnd(current))
+            current = self.reasoning = id or self._next("reasoning")
+            out.append(ReasoningStart(current))
+        if text:
+            out.append(ReasoningDelta(current, text))
+        return current
+
+    def end_text(self, out: list[LLMEvent], metadata: dict[str, Any] | None = None) -> None:
+        if self.text is not None:
+            out.append(TextEnd(self.text, metadata))
+            self.text = None
+
+    def end_reasoning(
+        self,
+        out: list[LLMEvent],
+        signature: str | None = None,
+        encrypted: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        if self.reasoning is not None:
+            out.append(ReasoningEnd(self.reasoning, signature, encrypted, metadata))
+            self.reasoning = None
+
+    def close(self, out: list[LLMEvent]) -> None:
+        self.end_reasoning(out)
+        self.end_text(out)
+
+
+class ToolInput:
+    """One streamed tool call: start, argument fragments, then exactly one parsed ``tool-call``."""
+
+    __slots__ = ("chunks", "done", "id", "metadata", "name", "provider_executed")
+
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        out: list[LLMEvent],
+        provider_executed: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.chunks: list[str] = []
+        self.done = False
+        self.provider_executed = provider_executed
+        self.metadata = metadata
+        out.append(ToolInputStart(id, name, provider_executed))
+
+    def delta(self, text: str, out: list[LLMEvent]) -> None:
+        if text:
+            self.chunks.append(text)
+            out.append(ToolInputDelta(self.id, self.name, text))
+
+    def finish(self, out: list[LLMEvent], input: Any = None, raw: str | None = None) -> ToolCall | None:
+        """Emit input-end and the parsed call (``input`` overrides the streamed text when the provider
+        sends final arguments separately)."""
+        if self.done:
+            return None
+        self.done = True
+        out.append(ToolInputEnd(self.id, self.name))
+        if input is None:
+            input = parse_tool_input(raw if raw is not None else "".join(self.chunks))
+        call = ToolCall(self.id, self.name, input, self.provider_executed, self.metadata)
+        out.append(call)
+        return call
+
+
+def result_text(result: Any) -> str:
+    """A tool result as the text most chat-style APIs accept."""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, tuple | list) and all(isinstance(p, TextPart | MediaPart) for p in result):  # type: ignore[union-attr]
+        return "\n".join(p.text for p in result if isinstance(p, TextPart))  # type: ignore[union-attr]
+    return _json_encoder.encode(result).decode()
+
+
+def data_url(part: MediaPart) -> str:
+    if part.is_url:
+        return part.data  # type: ignore[return-value]
+    return f"data:{part.mime_type};base64,{part.base64()}"

@@ -1,0 +1,73 @@
+"""OpenAI: ``openai.configure(api_key=...).chat("gpt-4o-mini")``. The key defaults to ``OPENAI_API_KEY``."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..protocols import openai_chat
+from ..route.auth import bearer
+from ..route.model import Model
+from ..route.redact import Secret
+from ..schema.options import GenerationOptions
+from ._facade import make_model
+
+__all__ = ["DEFAULT_BASE_URL", "OpenAI", "configure"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+# Reasoning models reject ``max_tokens`` on Chat Completions and want ``max_completion_tokens``.
+_REASONING_MODEL = re.compile(r"^(o\d|gpt-5|codex)")
+
+
+class OpenAI:
+    def __init__(
+        self,
+        api_key: str | Secret | None = None,
+        *,
+        base_url: str | None = None,
+        organization: str | None = None,
+        project: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.auth = bearer(api_key, "OPENAI_API_KEY", provider="openai")
+        extra = dict(headers or {})
+        if organization:
+            extra["openai-organization"] = organization
+        if project:
+            extra["openai-project"] = project
+        self.headers = extra or None
+        self._chat = openai_chat.route(self.base_url, self.auth, headers=self.headers)
+        self._chat_reasoning = openai_chat.route(
+            self.base_url,
+            self.auth,
+            quirks=openai_chat.ChatQuirks(max_tokens_field="max_completion_tokens"),
+            headers=self.headers,
+        )
+
+    def chat(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
+        """A Chat Completions model. Extra keyword options become body fields (``reasoning_effort``, ...)."""
+        route = self._chat_reasoning if _REASONING_MODEL.match(model_id) else self._chat
+        return make_model(model_id, route, "openai", generation, options)
+
+    def model(self, model_id: str, **kwargs: Any) -> Model:
+        """The recommended API for ``model_id``."""
+        responses = getattr(self, "responses", None)
+        if responses is not None:
+            return responses(model_id, **kwargs)
+        return self.chat(model_id, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"OpenAI(base_url={self.base_url!r})"
+
+
+def configure(
+    api_key: str | Secret | None = None,
+    *,
+    base_url: str | None = None,
+    organization: str | None = None,
+    project: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> OpenAI:
+    return OpenAI(api_key, base_url=base_url, organization=organization, project=project, headers=headers)

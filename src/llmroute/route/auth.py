@@ -1,0 +1,129 @@
+"""Per-request authentication, applied after the body bytes are final."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
+
+from ..schema.errors import AuthenticationError
+from .prepared import PreparedRequest
+from .redact import Secret
+
+__all__ = [
+    "ApiKey",
+    "Auth",
+    "BearerAuth",
+    "HeaderAuth",
+    "NoAuth",
+    "TokenProviderAuth",
+    "bearer",
+    "header",
+]
+
+
+class Auth(Protocol):
+    async def apply(self, request: PreparedRequest) -> PreparedRequest: ...
+
+
+class NoAuth:
+    async def apply(self, request: PreparedRequest) -> PreparedRequest:
+        return request
+
+    def __repr__(self) -> str:
+        return "NoAuth()"
+
+
+class ApiKey:
+    """An explicit key, else the first set environment variable, read when a request is prepared."""
+
+    __slots__ = ("_value", "env", "provider")
+
+    def __init__(self, value: str | Secret | None = None, env: Sequence[str] = (), provider: str = "") -> None:
+        self._value = Secret(value) if isinstance(value, str) else value
+        self.env = tuple(env)
+        self.provider = provider
+
+    def resolve(self) -> Secret:
+        if self._value is not None:
+            return self._value
+        for name in self.env:
+            value = os.environ.get(name)
+            if value:
+                return Secret(value)
+        who = f" for {self.provider}" if self.provider else ""
+        if self.env:
+            hint = " or ".join(self.env)
+            raise AuthenticationError(
+                f"no API key{who}: pass api_key=... or set {hint}", kind="missing", provider=self.provider
+            )
+        raise AuthenticationError(f"no API key{who}: pass api_key=...", kind="missing", provider=self.provider)
+
+    def __repr__(self) -> str:
+        source = "explicit" if self._value is not None else f"env {'/'.join(self.env)}"
+        return f"ApiKey({source})"
+
+
+class HeaderAuth:
+    """Puts ``prefix + key`` in ``name`` (``x-api-key``, ``api-key``, ``x-goog-api-key``, ...)."""
+
+    __slots__ = ("key", "name", "prefix")
+
+    def __init__(self, name: str, key: ApiKey, prefix: str = "") -> None:
+        self.name = name.lower()
+        self.key = key
+        self.prefix = prefix
+
+    async def apply(self, request: PreparedRequest) -> PreparedRequest:
+        secret = self.key.resolve().reveal()
+        request.headers[self.name] = self.prefix + secret
+        request.secrets = (*request.secrets, secret)
+        return request
+
+    def __repr__(self) -> str:
+        return f"HeaderAuth({self.name!r}, {self.key!r})"
+
+
+def BearerAuth(key: ApiKey) -> HeaderAuth:  # noqa: N802 - reads as a type at call sites
+    return HeaderAuth("authorization", key, "Bearer ")
+
+
+def bearer(api_key: str | Secret | None, *env: str, provider: str = "") -> HeaderAuth:
+    return BearerAuth(ApiKey(api_key, env, provider))
+
+
+def header(name: str, api_key: str | Secret | None, *env: str, provider: str = "") -> HeaderAuth:
+    return HeaderAuth(name, ApiKey(api_key, env, provider))
+
+
+TokenProvider = Callable[[], Awaitable[str]]
+
+
+class TokenProviderAuth:
+    """OAuth / Entra / Google access tokens: asks ``provider`` for a fresh token on every request
+    (the provider caches and refreshes; we never hold a token longer than one request)."""
+
+    __slots__ = ("name", "prefix", "provider")
+
+    def __init__(self, provider: TokenProvider, name: str = "authorization", prefix: str = "Bearer ") -> None:
+        self.provider = provider
+        self.name = name
+        self.prefix = prefix
+
+    async def apply(self, request: PreparedRequest) -> PreparedRequest:
+        try:
+            token = await self.provider()
+        except AuthenticationError:
+            raise
+        except Exception as exc:
+            raise AuthenticationError(
+                f"token provider failed: {type(exc).__name__}", kind="expired"
+            ) from None
+        if not token:
+            raise AuthenticationError("token provider returned an empty token", kind="missing")
+        request.headers[self.name] = self.prefix + token
+        request.secrets = (*request.secrets, token)
+        return request
+
+    def __repr__(self) -> str:
+        return f"TokenProviderAuth({self.name!r})"

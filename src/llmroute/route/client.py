@@ -1,0 +1,127 @@
+"""``Client``: prepare, stream and generate."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Sequence
+from types import TracebackType
+from typing import Any, Literal
+
+import httpx
+
+from ..schema.events import Finish, LLMEvent, StepFinish
+from ..schema.request import LLMRequest
+from ..schema.response import LLMResponse
+from .executor import ExecutionContext, run_step
+from .policy import RetryPolicy, Timeouts
+from .prepare import prepare
+from .prepared import PreparedRequest
+from .stream import EventStream
+
+__all__ = ["Client"]
+
+
+class Client:
+    """Owns (or is given) an ``httpx.AsyncClient``. Use as ``async with llmroute.Client() as client``."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient | None = None,
+        *,
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
+        max_error_bytes: int = 64 * 1024,
+    ) -> None:
+        self.timeouts = timeouts or Timeouts()
+        self.retry = retry or RetryPolicy()
+        self.max_error_bytes = max_error_bytes
+        self._owns_http = http is None
+        self._http = http
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        if self._http is None:
+            t = self.timeouts
+            self._http = httpx.AsyncClient(
+                timeout=httpx.Timeout(connect=t.connect, read=t.idle, write=t.idle, pool=t.connect),
+                limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+            )
+        return self._http
+
+    def context(self, *, timeouts: Timeouts | None = None, retry: RetryPolicy | None = None) -> ExecutionContext:
+        return ExecutionContext(self.http, timeouts or self.timeouts, retry or self.retry, self.max_error_bytes)
+
+    async def aclose(self) -> None:
+        if self._owns_http and self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def prepare(self, request: LLMRequest) -> PreparedRequest:
+        """The exact method, URL, headers and body bytes, without sending anything."""
+        return await prepare(request)
+
+    def stream(
+        self,
+        request: LLMRequest,
+        *,
+        tools: Sequence[Any] | None = None,
+        stop_when: Callable[..., bool] | Sequence[Callable[..., bool]] | None = None,
+        tool_execution: Literal["auto", "none"] = "auto",
+        max_concurrency: int | None = None,
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> EventStream:
+        """Events as bytes arrive. With ``tools``, runs them across steps (see ``llmroute.tools``)."""
+        ctx = self.context(timeouts=timeouts, retry=retry)
+        if tools is not None or stop_when is not None:
+            from ..tools.runtime import run_tools
+
+            return EventStream(
+                run_tools(
+                    ctx,
+                    request,
+                    tools=tools or (),
+                    stop_when=stop_when,
+                    tool_execution=tool_execution,
+                    max_concurrency=max_concurrency,
+                )
+            )
+        return EventStream(_single(ctx, request))
+
+    async def generate(
+        self,
+        request: LLMRequest,
+        *,
+        tools: Sequence[Any] | None = None,
+        stop_when: Callable[..., bool] | Sequence[Callable[..., bool]] | None = None,
+        tool_execution: Literal["auto", "none"] = "auto",
+        max_concurrency: int | None = None,
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> LLMResponse:
+        """Stream and fold into an ``LLMResponse``."""
+        stream = self.stream(
+            request,
+            tools=tools,
+            stop_when=stop_when,
+            tool_execution=tool_execution,
+            max_concurrency=max_concurrency,
+            timeouts=timeouts,
+            retry=retry,
+        )
+        return await stream.response()
+
+
+async def _single(ctx: ExecutionContext, request: LLMRequest) -> AsyncGenerator[list[LLMEvent], None]:
+    async for batch in run_step(ctx, request, 0):
+        last = batch[-1]
+        if type(last) is StepFinish:
+            batch.append(Finish(last.reason, last.usage, last.provider_metadata))
+        yield batch

@@ -1,0 +1,30 @@
+"""Where a request goes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from urllib.parse import quote, urlencode
+
+import msgspec
+
+__all__ = ["Endpoint"]
+
+
+class Endpoint(msgspec.Struct, frozen=True):
+    """``base_url`` + ``path`` + ``query``. ``{model}`` in ``path`` is replaced by the URL-quoted model
+    id; a callable ``path`` receives the model id for anything more involved."""
+
+    base_url: str
+    path: str | Callable[[str], str] = ""
+    query: Mapping[str, str] | None = None
+
+    def url(self, model_id: str, extra_query: Mapping[str, str] | None = None) -> str:
+        path = self.path(model_id) if callable(self.path) else self.path.replace("{model}", quote(model_id, safe=""))
+        url = self.base_url.rstrip("/") + path
+        query = {**(self.query or {}), **(extra_query or {})}
+        if query:
+            url += ("&" if "?" in url else "?") + urlencode(query)
+        return url
+
+    def with_base_url(self, base_url: str) -> Endpoint:
+        return msgspec.structs.replace(self, base_url=base_url)

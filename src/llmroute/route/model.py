@@ -1,0 +1,48 @@
+"""``Route`` and ``Model`` values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from ..framing.base import Framing
+from ..schema.options import GenerationOptions
+from .auth import Auth
+from .endpoint import Endpoint
+from .protocol import Protocol
+
+__all__ = ["Model", "Route"]
+
+
+class Route(msgspec.Struct, frozen=True):
+    """Protocol x Endpoint x Auth x Framing, moved by a transport (``None`` = the client's HTTP)."""
+
+    name: str
+    protocol: Protocol
+    endpoint: Endpoint
+    auth: Auth
+    framing: Framing[Any]
+    transport: Any = None
+    headers: Mapping[str, str] | None = None
+    defaults: GenerationOptions | None = None
+
+    def with_(self, **changes: Any) -> Route:
+        return msgspec.structs.replace(self, **changes)
+
+
+class Model(msgspec.Struct, frozen=True):
+    """A model id on a route. Hand it to ``llmroute.request(model=...)``."""
+
+    id: str
+    route: Route
+    provider: str
+    defaults: GenerationOptions | None = None
+    provider_options: dict[str, dict[str, Any]] | None = None
+
+    def with_(self, **changes: Any) -> Model:
+        return msgspec.structs.replace(self, **changes)
+
+    def __repr__(self) -> str:
+        return f"Model({self.provider}:{self.id} via {self.route.name})"

@@ -1,0 +1,77 @@
+"""Compile an ``LLMRequest`` into the exact bytes to send (no I/O beyond credential lookup)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .._version import __version__
+from ..schema.errors import InvalidRequestError, NoRouteError
+from ..schema.options import merge_generation
+from ..schema.request import LLMRequest
+from .model import Model, Route
+from .prepared import PreparedRequest
+
+__all__ = ["model_of", "prepare", "resolve_request"]
+
+_encoder = msgspec.json.Encoder()
+_USER_AGENT = f"llmroute/{__version__}"
+
+
+def model_of(request: LLMRequest) -> Model:
+    model = request.model
+    if not isinstance(model, Model):
+        raise NoRouteError(
+            f"request.model must be an llmroute Model (from a provider facade), got {type(model).__name__}"
+        )
+    return model
+
+
+def resolve_request(request: LLMRequest) -> LLMRequest:
+    """Apply layered defaults: route -> model -> request (generation options and provider options)."""
+    model = model_of(request)
+    generation = merge_generation(model.route.defaults, model.defaults, request.generation)
+    provider_options = request.provider_options
+    if model.provider_options:
+        merged: dict[str, dict[str, Any]] = {k: dict(v) for k, v in model.provider_options.items()}
+        for ns, opts in (request.provider_options or {}).items():
+            merged[ns] = {**merged.get(ns, {}), **opts}
+        provider_options = merged
+    return msgspec.structs.replace(request, generation=generation, provider_options=provider_options)
+
+
+def _overlay_body(body: Any, extra: dict[str, Any]) -> bytes:
+    data = msgspec.json.decode(_encoder.encode(body)) if not isinstance(body, dict) else dict(body)  # type: ignore[arg-type]
+    clash = sorted(k for k in extra if k in data)
+    if clash:
+        raise InvalidRequestError(
+            f"http.body overlay may not overwrite protocol-owned field(s): {', '.join(clash)}"
+        )
+    data.update(extra)
+    return _encoder.encode(data)
+
+
+async def prepare(request: LLMRequest) -> PreparedRequest:
+    request = resolve_request(request)
+    model = model_of(request)
+    route: Route = model.route
+    body = route.protocol.build_body(request, model)
+    overlay = request.http
+    body_bytes = _overlay_body(body, overlay.body) if overlay and overlay.body else _encoder.encode(body)
+    url = route.endpoint.url(model.id, overlay.query if overlay else None)
+    headers = {
+        "content-type": "application/json",
+        "accept": route.protocol.accept,
+        "user-agent": _USER_AGENT,
+    }
+    if route.headers:
+        headers.update({k.lower(): v for k, v in route.headers.items()})
+    if overlay and overlay.headers:
+        for k, v in overlay.headers.items():
+            key = k.lower()
+            if key in ("authorization", "content-type", "content-length", "host"):
+                raise InvalidRequestError(f"http.headers overlay may not set {key!r}")
+            headers[key] = v
+    prepared = PreparedRequest("POST", url, headers, body_bytes)
+    return await route.auth.apply(prepared)

@@ -1,0 +1,68 @@
+"""The protocol seam: build a provider body from an ``LLMRequest``; fold provider frames into events.
+
+A protocol is a value (a frozen Struct of functions), so it can be composed: wrapping a body in an
+envelope and unwrapping each frame (Gemini Code Assist) is a new value, not a fork of the module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from ..schema.events import FinishReason, LLMEvent
+from ..schema.request import LLMRequest
+from ..schema.usage import Usage
+
+__all__ = ["Protocol", "StreamState"]
+
+
+class StreamState:
+    """What every protocol's parser state carries; the executor turns it into step-finish/finish.
+
+    ``done``: a terminal event arrived (the executor stops reading). ``reason``/``usage``: the
+    finish. ``metadata``: response-level provider metadata (ids, model version, ...).
+    """
+
+    __slots__ = ("done", "metadata", "reason", "usage")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.reason: FinishReason = "unknown"
+        self.usage: Usage | None = None
+        self.metadata: dict[str, Any] | None = None
+
+
+Step = Callable[[Any, Any, list[LLMEvent]], None]
+
+
+class Protocol(msgspec.Struct, frozen=True):
+    """``build_body(request, model)`` returns a msgspec Struct or dict; ``new_state(request)``
+    makes the parser state; ``step(state, frame, out)`` appends events for one frame;
+    ``on_halt(state, out)`` closes open blocks at end of input and raises if no terminal arrived."""
+
+    name: str
+    build_body: Callable[[LLMRequest, Any], Any]
+    new_state: Callable[[LLMRequest], StreamState]
+    step: Step
+    on_halt: Callable[[Any, list[LLMEvent]], None]
+    accept: str = "text/event-stream"
+
+    def wrapped(
+        self,
+        name: str,
+        wrap_body: Callable[[Any, LLMRequest, Any], Any],
+        unwrap_frame: Callable[[Any], Any],
+    ) -> Protocol:
+        """This protocol inside an envelope: the body is wrapped after building; each frame is
+        unwrapped before the inner ``step`` sees it."""
+        inner_build, inner_step = self.build_body, self.step
+
+        def build(request: LLMRequest, model: Any) -> Any:
+            return wrap_body(inner_build(request, model), request, model)
+
+        def step(state: Any, frame: Any, out: list[LLMEvent]) -> None:
+            inner_step(state, unwrap_frame(frame), out)
+
+        return msgspec.structs.replace(self, name=name, build_body=build, step=step)

@@ -1,0 +1,150 @@
+"""The error hierarchy. Every failure is an ``LLMError`` with ``.retryable`` and redacted ``.http``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "AuthenticationError",
+    "ContentPolicyError",
+    "ContextOverflowError",
+    "HttpContext",
+    "InvalidProviderOutputError",
+    "InvalidRequestError",
+    "LLMError",
+    "NoRouteError",
+    "ProviderInternalError",
+    "QuotaExceededError",
+    "RateLimitError",
+    "TimeoutError",
+    "ToolExecutionError",
+    "TransportError",
+]
+
+
+class HttpContext(msgspec.Struct, frozen=True, omit_defaults=True):
+    """What is safe to show of the HTTP exchange: secrets are already removed."""
+
+    method: str | None = None
+    url: str | None = None
+    status: int | None = None
+    request_id: str | None = None
+    headers: dict[str, str] | None = None  # rate-limit and retry headers only
+    body: str | None = None  # error body excerpt, capped
+
+
+class LLMError(Exception):
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        http: HttpContext | None = None,
+        provider: str | None = None,
+        code: str | None = None,
+        retryable: bool | None = None,
+        attempts: int = 1,
+        partial: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.http = http
+        self.provider = provider
+        self.code = code
+        self.attempts = attempts
+        self.partial = partial  # the LLMResponse folded so far, when a stream failed part-way
+        if retryable is not None:
+            self.retryable = retryable
+
+    def __str__(self) -> str:
+        parts = [self.message]
+        if self.http is not None:
+            where = " ".join(p for p in (self.http.method, self.http.url) if p)
+            extra = [f"status {self.http.status}" if self.http.status else "", where]
+            if self.http.request_id:
+                extra.append(f"request id {self.http.request_id}")
+            detail = ", ".join(e for e in extra if e)
+            if detail:
+                parts.append(f"({detail})")
+        if self.attempts > 1:
+            parts.append(f"after {self.attempts} attempts")
+        return " ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r})"
+
+
+class InvalidRequestError(LLMError):
+    """The request is wrong (HTTP 400/404/422 or rejected before sending)."""
+
+
+class ContextOverflowError(InvalidRequestError):
+    """The prompt does not fit the model's context window."""
+
+
+class AuthenticationError(LLMError):
+    """Missing, invalid, expired or forbidden credentials. ``kind`` says which."""
+
+    def __init__(self, message: str, *, kind: str = "invalid", **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.kind = kind
+
+
+class RateLimitError(LLMError):
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
+class QuotaExceededError(LLMError):
+    """Billing quota exhausted: retrying will not help."""
+
+
+class ContentPolicyError(LLMError):
+    pass
+
+
+class ProviderInternalError(LLMError):
+    """5xx or overloaded (Anthropic 529, Bedrock throttling): retryable."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
+class TransportError(LLMError):
+    """Connect failure, reset, or an interrupted body."""
+
+    retryable = True
+
+
+class TimeoutError(TransportError):  # noqa: A001 - deliberately shadows the builtin inside llmroute
+    """A deadline fired. ``deadline`` is ``"first_byte"``, ``"idle"`` or ``"total"``."""
+
+    def __init__(self, message: str, *, deadline: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.deadline = deadline
+
+
+class InvalidProviderOutputError(LLMError):
+    """Malformed frame, bad JSON, bad CRC, or a stream that ended without a terminal event.
+    ``raw`` holds the offending frame (redacted, capped)."""
+
+    def __init__(self, message: str, *, raw: str | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.raw = raw
+
+
+class NoRouteError(LLMError):
+    """The request names no usable route (unknown provider, model without a route, missing extra)."""
+
+
+class ToolExecutionError(LLMError):
+    """A tool handler failed in a way the model cannot recover from."""

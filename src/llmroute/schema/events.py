@@ -1,0 +1,186 @@
+"""The normalised event stream: ``LLMEvent`` is a tagged union on ``type``.
+
+Ordering every protocol keeps: a block's ``*-start`` precedes its deltas and its ``*-end`` follows
+them; streamed tool input ends with exactly one parsed ``tool-call``; hosted tools surface as
+``tool-call`` + ``tool-result`` with ``provider_executed=True``; open blocks close before
+``step-finish``; a completed response ends with exactly one ``finish``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from .usage import Usage
+
+__all__ = [
+    "Citation",
+    "Finish",
+    "FinishReason",
+    "LLMEvent",
+    "ProviderError",
+    "ReasoningDelta",
+    "ReasoningEnd",
+    "ReasoningStart",
+    "StepFinish",
+    "StepStart",
+    "TextDelta",
+    "TextEnd",
+    "TextStart",
+    "ToolCall",
+    "ToolError",
+    "ToolInputDelta",
+    "ToolInputEnd",
+    "ToolInputStart",
+    "ToolResult",
+]
+
+FinishReason = Literal["stop", "length", "tool-calls", "content-filter", "error", "unknown"]
+
+Meta = dict[str, Any] | None
+
+
+class _Event(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, tag_field="type"):
+    pass
+
+
+class StepStart(_Event, tag="step-start"):
+    index: int = 0
+    provider_metadata: Meta = None
+
+
+class StepFinish(_Event, tag="step-finish"):
+    index: int = 0
+    reason: FinishReason = "unknown"
+    usage: Usage | None = None
+    provider_metadata: Meta = None
+
+
+class TextStart(_Event, tag="text-start"):
+    id: str
+    provider_metadata: Meta = None
+
+
+class TextDelta(_Event, tag="text-delta"):
+    id: str
+    text: str
+    provider_metadata: Meta = None
+
+
+class TextEnd(_Event, tag="text-end"):
+    id: str
+    provider_metadata: Meta = None
+
+
+class ReasoningStart(_Event, tag="reasoning-start"):
+    id: str
+    provider_metadata: Meta = None
+
+
+class ReasoningDelta(_Event, tag="reasoning-delta"):
+    id: str
+    text: str
+    provider_metadata: Meta = None
+
+
+class ReasoningEnd(_Event, tag="reasoning-end"):
+    """Closes a reasoning block; carries what must round-trip (signature / encrypted content)."""
+
+    id: str
+    signature: str | None = None
+    encrypted: str | None = None
+    provider_metadata: Meta = None
+
+
+class ToolInputStart(_Event, tag="tool-input-start"):
+    id: str
+    name: str
+    provider_executed: bool = False
+    provider_metadata: Meta = None
+
+
+class ToolInputDelta(_Event, tag="tool-input-delta"):
+    id: str
+    name: str
+    text: str
+    provider_metadata: Meta = None
+
+
+class ToolInputEnd(_Event, tag="tool-input-end"):
+    id: str
+    name: str
+    provider_metadata: Meta = None
+
+
+class ToolCall(_Event, tag="tool-call"):
+    """A complete tool call. ``input`` is the parsed JSON value (the raw text if it was not JSON)."""
+
+    id: str
+    name: str
+    input: Any
+    provider_executed: bool = False
+    provider_metadata: Meta = None
+
+
+class ToolResult(_Event, tag="tool-result"):
+    id: str
+    name: str
+    result: Any
+    is_error: bool = False
+    provider_executed: bool = False
+    provider_metadata: Meta = None
+
+
+class ToolError(_Event, tag="tool-error"):
+    id: str
+    name: str
+    message: str
+    provider_metadata: Meta = None
+
+
+class Citation(_Event, tag="citation"):
+    """Binds a source to ``text[start:end]`` of text block ``block_id`` (Python str indices,
+    end exclusive; ``None`` when the provider gives no span)."""
+
+    block_id: str
+    url: str | None = None
+    title: str | None = None
+    start: int | None = None
+    end: int | None = None
+    cited_text: str | None = None
+    provider_metadata: Meta = None
+
+
+class Finish(_Event, tag="finish"):
+    reason: FinishReason = "unknown"
+    usage: Usage | None = None
+    provider_metadata: Meta = None
+
+
+class ProviderError(_Event, tag="provider-error"):
+    message: str
+    code: str | None = None
+    retryable: bool = False
+    provider_metadata: Meta = None
+
+
+LLMEvent = (
+    StepStart
+    | StepFinish
+    | TextStart
+    | TextDelta
+    | TextEnd
+    | ReasoningStart
+    | ReasoningDelta
+    | ReasoningEnd
+    | ToolInputStart
+    | ToolInputDelta
+    | ToolInputEnd
+    | ToolCall
+    | ToolResult
+    | ToolError
+    | Citation
+    | Finish
+    | ProviderError
+)

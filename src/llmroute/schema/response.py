@@ -1,0 +1,227 @@
+"""``LLMResponse``: the fold of an event stream, and the builder that folds it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .content import AssistantPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from .events import (
+    Citation,
+    Finish,
+    FinishReason,
+    LLMEvent,
+    ProviderError,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    StepFinish,
+    TextDelta,
+    TextStart,
+    ToolCall,
+    ToolResult,
+)
+from .usage import Usage
+
+__all__ = ["LLMResponse", "ResponseBuilder", "StepResult"]
+
+
+class StepResult(msgspec.Struct, frozen=True):
+    """One model call inside a (possibly multi-step) response."""
+
+    index: int
+    message: Message
+    finish_reason: FinishReason
+    usage: Usage | None
+    tool_results: tuple[ToolResult, ...] = ()
+
+
+class LLMResponse(msgspec.Struct, frozen=True):
+    """What ``Client.generate`` returns. ``text``/``reasoning`` are the final step's; ``tool_calls``,
+    ``citations`` and ``usage`` cover every step."""
+
+    text: str
+    reasoning: str
+    tool_calls: tuple[ToolCall, ...]
+    tool_results: tuple[ToolResult, ...]
+    citations: tuple[Citation, ...]
+    usage: Usage | None
+    finish_reason: FinishReason
+    message: Message
+    steps: tuple[StepResult, ...]
+    text_blocks: dict[str, str]
+    errors: tuple[ProviderError, ...]
+    events: tuple[LLMEvent, ...]
+    complete: bool = True
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The assistant (and tool-result) messages to append to the history for the next turn."""
+        out: list[Message] = []
+        for step in self.steps:
+            out.append(step.message)
+            local = [r for r in step.tool_results if not r.provider_executed]
+            if local:
+                out.append(
+                    Message(
+                        "tool",
+                        tuple(
+                            ToolResultPart(r.id, r.name, r.result, is_error=r.is_error) for r in local
+                        ),
+                    )
+                )
+        return tuple(out)
+
+
+class _Block:
+    __slots__ = ("chunks", "encrypted", "kind", "metadata", "signature")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.chunks: list[str] = []
+        self.signature: str | None = None
+        self.encrypted: str | None = None
+        self.metadata: dict[str, Any] | None = None
+
+
+class ResponseBuilder:
+    """Folds events into an ``LLMResponse``; usable part-way to report what arrived before a failure."""
+
+    def __init__(self, keep_events: bool = True) -> None:
+        self._keep_events = keep_events
+        self.events: list[LLMEvent] = []
+        self._order: list[_Block | ToolCall | ToolResult] = []
+        self._blocks: dict[str, _Block] = {}
+        self._steps: list[StepResult] = []
+        self._step_results: list[ToolResult] = []
+        self._text_blocks: dict[str, str] = {}
+        self.tool_calls: list[ToolCall] = []
+        self.tool_results: list[ToolResult] = []
+        self.citations: list[Citation] = []
+        self.errors: list[ProviderError] = []
+        self.usage: Usage | None = None
+        self.finish_reason: FinishReason = "unknown"
+        self.finished = False
+        self._step_usage: Usage | None = None
+        self._step_reason: FinishReason = "unknown"
+
+    def _block(self, kind: str, id: str) -> _Block:
+        block = self._blocks.get(id)
+        if block is None or block.kind != kind:
+            block = _Block(kind)
+            self._blocks[id] = block
+            self._order.append(block)
+            if kind == "text":
+                self._text_blocks[id] = ""
+        return block
+
+    def add(self, event: LLMEvent) -> None:
+        if self._keep_events:
+            self.events.append(event)
+        if isinstance(event, TextDelta):
+            self._block("text", event.id).chunks.append(event.text)
+        elif isinstance(event, ReasoningDelta):
+            self._block("reasoning", event.id).chunks.append(event.text)
+        elif isinstance(event, TextStart):
+            self._block("text", event.id).metadata = event.provider_metadata
+        elif isinstance(event, ReasoningStart):
+            self._block("reasoning", event.id).metadata = event.provider_metadata
+        elif isinstance(event, ReasoningEnd):
+            block = self._block("reasoning", event.id)
+            block.signature = event.signature or block.signature
+            block.encrypted = event.encrypted or block.encrypted
+            if event.provider_metadata:
+                block.metadata = {**(block.metadata or {}), **event.provider_metadata}
+        elif isinstance(event, ToolCall):
+            self.tool_calls.append(event)
+            self._order.append(event)
+        elif isinstance(event, ToolResult):
+            self.tool_results.append(event)
+            if event.provider_executed:
+                self._order.append(event)
+            else:
+                self._step_results.append(event)
+        elif isinstance(event, Citation):
+            self.citations.append(event)
+        elif isinstance(event, StepFinish):
+            self._step_reason = event.reason
+            self._step_usage = event.usage
+            self._close_step(event.index)
+        elif isinstance(event, Finish):
+            self.finish_reason = event.reason
+            self.usage = event.usage
+            self.finished = True
+            if self._order or not self._steps:
+                self._step_reason, self._step_usage = event.reason, event.usage
+                self._close_step(len(self._steps))
+        elif isinstance(event, ProviderError):
+            self.errors.append(event)
+
+    def _snapshot_step(self, index: int) -> StepResult:
+        parts: list[AssistantPart] = []
+        for item in self._order:
+            if isinstance(item, _Block):
+                text = "".join(item.chunks)
+                if item.kind == "text":
+                    parts.append(TextPart(text, item.metadata))
+                else:
+                    parts.append(ReasoningPart(text, item.signature, item.encrypted, item.metadata))
+            elif isinstance(item, ToolCall):
+                parts.append(
+                    ToolCallPart(item.id, item.name, item.input, item.provider_executed, item.provider_metadata)
+                )
+            else:
+                parts.append(
+                    ToolResultPart(item.id, item.name, item.result, item.is_error, True, item.provider_metadata)
+                )
+        return StepResult(
+            index,
+            Message("assistant", tuple(parts)),
+            self._step_reason,
+            self._step_usage,
+            tuple(self._step_results),
+        )
+
+    def _current_text_blocks(self) -> dict[str, str]:
+        blocks = dict(self._text_blocks)
+        for id, block in self._blocks.items():
+            if block.kind == "text":
+                blocks[id] = "".join(block.chunks)
+        return blocks
+
+    def _close_step(self, index: int) -> None:
+        self._steps.append(self._snapshot_step(index))
+        self._text_blocks = self._current_text_blocks()
+        self._order = []
+        self._blocks = {}
+        self._step_results = []
+
+    def build(self) -> LLMResponse:
+        """The response so far. Safe to call on an unfinished stream (``complete`` is then False)."""
+        steps = list(self._steps)
+        if self._order or self._blocks or self._step_results or not steps:
+            steps.append(self._snapshot_step(len(steps)))  # the open step, provisionally
+        last = steps[-1]
+        text = "".join(p.text for p in last.message.content if isinstance(p, TextPart))
+        reasoning = "".join(p.text for p in last.message.content if isinstance(p, ReasoningPart))
+        usage = self.usage
+        if usage is None:
+            for step in steps:
+                if step.usage is not None:
+                    usage = step.usage if usage is None else usage + step.usage
+        return LLMResponse(
+            text=text,
+            reasoning=reasoning,
+            tool_calls=tuple(self.tool_calls),
+            tool_results=tuple(self.tool_results),
+            citations=tuple(self.citations),
+            usage=usage,
+            finish_reason=self.finish_reason if self.finished else "unknown",
+            message=last.message,
+            steps=tuple(steps),
+            text_blocks=self._current_text_blocks(),
+            errors=tuple(self.errors),
+            events=tuple(self.events),
+            complete=self.finished,
+        )

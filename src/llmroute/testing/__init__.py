@@ -1,0 +1,19 @@
+"""Test helpers for llmroute and for users' own tests: cassettes, re-chunking replay, recording.
+
+Needs the ``test`` extra (PyYAML; vcrpy for recording).
+"""
+
+from .cassette import Cassette, CassetteSecretError, Interaction, RecordedRequest, RecordedResponse, find_secrets
+from .replay import Chunking, RechunkTransport, ReplayTransport
+
+__all__ = [
+    "Cassette",
+    "CassetteSecretError",
+    "Chunking",
+    "Interaction",
+    "RechunkTransport",
+    "RecordedRequest",
+    "RecordedResponse",
+    "ReplayTransport",
+    "find_secrets",
+]

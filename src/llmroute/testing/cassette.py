@@ -1,0 +1,188 @@
+"""vcrpy-format YAML cassettes: load, save (scrubbed, scanned), and inspect."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..route.redact import _SECRET_PATTERNS, REDACTED, SECRET_HEADERS, SECRET_QUERY_PARAMS, redact_url  # pyright: ignore[reportPrivateUsage]
+
+__all__ = ["Cassette", "CassetteSecretError", "Interaction", "RecordedRequest", "RecordedResponse", "find_secrets"]
+
+_REDACTABLE = {"REDACTED", REDACTED, "", "DUMMY", "dummy", "test", "x"}
+_SCRUBBED_RESPONSE_HEADERS = frozenset({"set-cookie", "cookie"})
+
+
+class CassetteSecretError(Exception):
+    """A cassette still holds something that looks like a credential; it was not written."""
+
+
+class RecordedRequest(msgspec.Struct):
+    method: str
+    url: str
+    headers: dict[str, list[str]]
+    body: bytes
+
+    def json(self) -> Any:
+        return msgspec.json.decode(self.body) if self.body else None
+
+
+class RecordedResponse(msgspec.Struct):
+    status: int
+    headers: dict[str, list[str]]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        values = self.headers.get(name.lower())
+        return values[0] if values else None
+
+
+class Interaction(msgspec.Struct):
+    request: RecordedRequest
+    response: RecordedResponse
+
+
+def _yaml() -> Any:
+    try:
+        import yaml
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("llmroute.testing needs PyYAML: pip install 'llmroute[test]'") from exc
+    return yaml
+
+
+def _text_or_bytes(body: bytes) -> str | bytes:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return body
+
+
+def _as_bytes(value: Any) -> bytes:
+    if value is None:
+        return b""
+    if isinstance(value, dict):
+        value = value.get("string", b"")  # pyright: ignore[reportUnknownMemberType]
+    if isinstance(value, bytes):
+        return value
+    return str(value).encode("utf-8")
+
+
+def _headers(raw: Any) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    if isinstance(raw, dict):
+        for k, v in raw.items():  # pyright: ignore[reportUnknownVariableType]
+            out[str(k).lower()] = [str(x) for x in v] if isinstance(v, list) else [str(v)]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return out
+
+
+class Cassette:
+    """Interactions in call order. ``metadata`` holds provenance (not part of vcrpy's format)."""
+
+    def __init__(self, interactions: Sequence[Interaction], metadata: dict[str, Any] | None = None) -> None:
+        self.interactions = list(interactions)
+        self.metadata = metadata or {}
+
+    @classmethod
+    def load(cls, path: str | Path) -> Cassette:
+        yaml = _yaml()
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=loader)
+        interactions: list[Interaction] = []
+        for item in data.get("interactions", []):
+            req, resp = item["request"], item["response"]
+            status = resp.get("status", {})
+            interactions.append(
+                Interaction(
+                    RecordedRequest(
+                        str(req.get("method", "POST")),
+                        str(req.get("uri", "")),
+                        _headers(req.get("headers")),
+                        _as_bytes(req.get("body")),
+                    ),
+                    RecordedResponse(
+                        int(status.get("code", 200)) if isinstance(status, dict) else int(status),
+                        _headers(resp.get("headers")),
+                        _as_bytes(resp.get("body")),
+                    ),
+                )
+            )
+        return cls(interactions, data.get("llmroute_metadata") or {})
+
+    def to_vcr_dict(self) -> dict[str, Any]:
+        return {
+            "interactions": [
+                {
+                    "request": {
+                        "body": _text_or_bytes(i.request.body),
+                        "headers": i.request.headers,
+                        "method": i.request.method,
+                        "uri": i.request.url,
+                    },
+                    "response": {
+                        "body": {"string": _text_or_bytes(i.response.body)},
+                        "headers": i.response.headers,
+                        "status": {"code": i.response.status, "message": _REASONS.get(i.response.status, "")},
+                    },
+                }
+                for i in self.interactions
+            ],
+            "version": 1,
+            **({"llmroute_metadata": self.metadata} if self.metadata else {}),
+        }
+
+    def scrubbed(self) -> Cassette:
+        """Credentials removed from request headers, URLs and response cookies."""
+        out: list[Interaction] = []
+        for i in self.interactions:
+            headers = {k: ([REDACTED] if k in SECRET_HEADERS else v) for k, v in i.request.headers.items()}
+            rheaders = {k: v for k, v in i.response.headers.items() if k not in _SCRUBBED_RESPONSE_HEADERS}
+            out.append(
+                Interaction(
+                    RecordedRequest(i.request.method, redact_url(i.request.url), headers, i.request.body),
+                    RecordedResponse(i.response.status, rheaders, i.response.body),
+                )
+            )
+        return Cassette(out, self.metadata)
+
+    def save(self, path: str | Path, *, scrub: bool = True) -> None:
+        """Write as vcrpy YAML. Refuses (``CassetteSecretError``) if a secret survives scrubbing."""
+        cassette = self.scrubbed() if scrub else self
+        yaml = _yaml()
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        text = yaml.dump(cassette.to_vcr_dict(), Dumper=dumper, allow_unicode=True, sort_keys=False, width=120)
+        problems = find_secrets(cassette, text)
+        if problems:
+            raise CassetteSecretError(f"refusing to write {path}: " + "; ".join(problems))
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
+def find_secrets(cassette: Cassette, serialized: str | None = None) -> list[str]:
+    """Where a credential may remain. Descriptions only: the secret itself is never echoed."""
+    problems: list[str] = []
+    for n, i in enumerate(cassette.interactions):
+        for name, values in i.request.headers.items():
+            if name in SECRET_HEADERS and any(v not in _REDACTABLE for v in values):
+                problems.append(f"interaction {n}: request header {name!r} holds a credential")
+        for name in i.response.headers:
+            if name in _SCRUBBED_RESPONSE_HEADERS:
+                problems.append(f"interaction {n}: response header {name!r} is kept")
+        query = i.request.url.partition("?")[2]
+        for pair in query.split("&"):
+            key, _, value = pair.partition("=")
+            if key.lower() in SECRET_QUERY_PARAMS and value not in _REDACTABLE and value != "%5BREDACTED%5D":
+                problems.append(f"interaction {n}: query parameter {key!r} holds a credential")
+    if serialized is not None:
+        for match in _SECRET_PATTERNS.finditer(serialized):
+            if not re.fullmatch(r"Bearer\s+\[?REDACTED\]?", match.group(0)):
+                problems.append(f"text shaped like a credential at offset {match.start()}")
+    return problems
+
+
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+            429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"}

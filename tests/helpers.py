@@ -1,0 +1,38 @@
+"""Shared test plumbing: replay a cassette through the real Client stack."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+import llmroute
+from llmroute.testing import Cassette, Chunking, ReplayTransport
+
+CASSETTES = Path(__file__).resolve().parents[1] / "cassettes"
+
+
+def load(rel: str) -> Cassette:
+    return Cassette.load(CASSETTES / rel)
+
+
+async def replay_generate(
+    cassette: Cassette | str, request: llmroute.LLMRequest, chunking: Chunking | None = None, **kwargs: Any
+) -> tuple[llmroute.LLMResponse, ReplayTransport]:
+    if isinstance(cassette, str):
+        cassette = load(cassette)
+    transport = ReplayTransport(cassette, chunking)
+    async with llmroute.Client(http=httpx.AsyncClient(transport=transport)) as client:
+        response = await client.generate(request, **kwargs)
+    return response, transport
+
+
+async def replay_events(
+    cassette: Cassette | str, request: llmroute.LLMRequest, chunking: Chunking | None = None
+) -> list[llmroute.LLMEvent]:
+    if isinstance(cassette, str):
+        cassette = load(cassette)
+    transport = ReplayTransport(cassette, chunking)
+    async with llmroute.Client(http=httpx.AsyncClient(transport=transport)) as client:
+        return [event async for event in client.stream(request)]
