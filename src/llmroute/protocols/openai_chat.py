@@ -110,6 +110,7 @@ class ChatBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     presence_penalty: float | None = None
     seed: int | None = None
     stop: list[str] | None = None
+    response_format: dict[str, Any] | None = None
 
 
 # 2. stream event Structs ------------------------------------------------------------------------
@@ -300,6 +301,16 @@ def _tool_def(tool: ToolDefinition) -> _ToolDef:
     )
 
 
+def _response_format(request: LLMRequest) -> dict[str, Any] | None:
+    out = request.output_schema
+    if out is None:
+        return None
+    spec: dict[str, Any] = {"name": out.name, "schema": out.schema, "strict": out.strict}
+    if out.description:
+        spec["description"] = out.description
+    return {"type": "json_schema", "json_schema": spec}
+
+
 def make_build_body(quirks: ChatQuirks) -> Any:
     def build_body(request: LLMRequest, model: Model) -> ChatBody | dict[str, Any]:
         g = request.generation
@@ -321,6 +332,7 @@ def make_build_body(quirks: ChatQuirks) -> Any:
             presence_penalty=g.presence_penalty,
             seed=g.seed,
             stop=list(g.stop) if g.stop else None,
+            response_format=_response_format(request),
         )
         extra = request.options_for(model.provider)
         return with_options(body, extra) if extra else body
@@ -528,6 +540,7 @@ def make_protocol(quirks: ChatQuirks = ChatQuirks(), name: str = "openai-chat") 
         new_state=lambda _request: ChatState(quirks),
         step=step,
         on_halt=on_halt,
+        native_output_schema=True,
     )
 
 

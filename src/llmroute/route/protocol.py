@@ -48,6 +48,7 @@ class Protocol(msgspec.Struct, frozen=True):
     step: Step
     on_halt: Callable[[Any, list[LLMEvent]], None]
     accept: str = "text/event-stream"
+    native_output_schema: bool = False  # lowers request.output_schema to a JSON-schema response mode
 
     def wrapped(
         self,

@@ -10,7 +10,18 @@ from .content import Message, TextPart
 from .options import CachePolicy, GenerationOptions, HttpOverlay
 from .tools import ToolChoice, ToolSpec
 
-__all__ = ["LLMRequest", "ModelRef"]
+__all__ = ["LLMRequest", "ModelRef", "OutputSchema"]
+
+
+class OutputSchema(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Ask for JSON matching ``schema``. Protocols with a native JSON-schema mode lower it (OpenAI
+    ``response_format`` / ``text.format``, Gemini ``responseSchema``); ``generate_object`` falls
+    back to a forced tool elsewhere."""
+
+    name: str
+    schema: dict[str, Any]
+    description: str | None = None
+    strict: bool = True
 
 
 @runtime_checkable
@@ -37,6 +48,7 @@ class LLMRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     provider_options: dict[str, dict[str, Any]] | None = None
     http: HttpOverlay | None = None
     cache: CachePolicy | None = None
+    output_schema: OutputSchema | None = None
     metadata: dict[str, Any] | None = None
 
     def options_for(self, namespace: str) -> dict[str, Any]:
