@@ -36,7 +36,9 @@ def from_opencode(path: Path) -> Cassette:
         raw = base64.b64decode(body) if resp.get("bodyEncoding") == "base64" else body.encode("utf-8")
         interactions.append(
             Interaction(
-                RecordedRequest(req["method"], req["url"], _headers(req.get("headers")), req.get("body", "").encode()),
+                RecordedRequest(
+                    req["method"], req["url"], _headers(req.get("headers")), req.get("body", "").encode()
+                ),
                 RecordedResponse(resp["status"], _headers(resp.get("headers")), raw),
             )
         )
@@ -93,4 +95,7 @@ def main(root: Path, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/conformance"), Path(__file__).resolve().parents[1] / "cassettes")
+    main(
+        Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/conformance"),
+        Path(__file__).resolve().parents[1] / "cassettes",
+    )

@@ -1,42 +1,183 @@
 """llmroute: one typed request model and one normalised event stream for every major LLM provider.
 
-    from llmroute.providers import openai
-    model = openai.configure().chat("gpt-4o-mini")
-    async with llmroute.Client() as client:
-        async for event in client.stream(llmroute.request(model=model, prompt="Hi")):
-            ...
+from llmroute.providers import openai
+model = openai.configure().chat("gpt-4o-mini")
+async with llmroute.Client() as client:
+    async for event in client.stream(llmroute.request(model=model, prompt="Hi")):
+        ...
 """
 
 from ._version import __version__
 from .build import assistant, image, request, system, tool_message, user
-from .route import (
-    Client,
-    EventStream,
-    Model,
-    PreparedRequest,
-    RetryPolicy,
-    Route,
-    Secret,
-    Timeouts,
+from typing import TYPE_CHECKING, Any
+from .schema import (
+    AssistantPart,
+    AuthenticationError,
+    CachePolicy,
+    Citation,
+    ContentPolicyError,
+    ContextOverflowError,
+    Finish,
+    FinishReason,
+    GenerationOptions,
+    HostedTool,
+    HttpContext,
+    HttpOverlay,
+    InvalidProviderOutputError,
+    InvalidRequestError,
+    LLMError,
+    LLMEvent,
+    LLMRequest,
+    LLMResponse,
+    MediaPart,
+    Message,
+    ModelRef,
+    NoRouteError,
+    OutputSchema,
+    Part,
+    ProviderError,
+    ProviderInternalError,
+    QuotaExceededError,
+    RateLimitError,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningPart,
+    ReasoningStart,
+    ResponseBuilder,
+    Role,
+    StepFinish,
+    StepResult,
+    StepStart,
+    TextDelta,
+    TextEnd,
+    TextPart,
+    TextStart,
+    TimeoutError,
+    ToolCall,
+    ToolCallPart,
+    ToolChoice,
+    ToolDefinition,
+    ToolError,
+    ToolExecutionError,
+    ToolInputDelta,
+    ToolInputEnd,
+    ToolInputStart,
+    ToolResult,
+    ToolResultPart,
+    ToolSpec,
+    TransportError,
+    Usage,
+    merge_generation,
 )
-from .schema import *  # noqa: F403
-from .schema import __all__ as _schema_all
+
+if TYPE_CHECKING:
+    from .route import Client, EventStream, Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
+    from .tools import Tool, ToolFailure, has_tool_call, step_count_is, tool
+
+# The route layer pulls in httpx; load it on first use so `import llmroute` stays fast.
+_LAZY = {
+    "Client": "route",
+    "EventStream": "route",
+    "Model": "route",
+    "PreparedRequest": "route",
+    "RetryPolicy": "route",
+    "Route": "route",
+    "Secret": "route",
+    "Timeouts": "route",
+    "Tool": "tools",
+    "ToolFailure": "tools",
+    "has_tool_call": "tools",
+    "step_count_is": "tools",
+    "tool": "tools",
+    "hosted": "",
+    "testing": "",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'llmroute' has no attribute {name!r}")
+    import importlib
+
+    if module == "":
+        return importlib.import_module(f"llmroute.{name}")
+    value = getattr(importlib.import_module(f"llmroute.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
+    "AssistantPart",
+    "AuthenticationError",
+    "CachePolicy",
+    "Citation",
     "Client",
+    "ContentPolicyError",
+    "ContextOverflowError",
     "EventStream",
+    "Finish",
+    "FinishReason",
+    "GenerationOptions",
+    "HostedTool",
+    "HttpContext",
+    "HttpOverlay",
+    "InvalidProviderOutputError",
+    "InvalidRequestError",
+    "LLMError",
+    "LLMEvent",
+    "LLMRequest",
+    "LLMResponse",
+    "MediaPart",
+    "Message",
     "Model",
+    "ModelRef",
+    "NoRouteError",
+    "OutputSchema",
+    "Part",
     "PreparedRequest",
+    "ProviderError",
+    "ProviderInternalError",
+    "QuotaExceededError",
+    "RateLimitError",
+    "ReasoningDelta",
+    "ReasoningEnd",
+    "ReasoningPart",
+    "ReasoningStart",
+    "ResponseBuilder",
     "RetryPolicy",
+    "Role",
     "Route",
     "Secret",
+    "StepFinish",
+    "StepResult",
+    "StepStart",
+    "TextDelta",
+    "TextEnd",
+    "TextPart",
+    "TextStart",
+    "TimeoutError",
     "Timeouts",
+    "ToolCall",
+    "ToolCallPart",
+    "ToolChoice",
+    "ToolDefinition",
+    "ToolError",
+    "ToolExecutionError",
+    "ToolInputDelta",
+    "ToolInputEnd",
+    "ToolInputStart",
+    "ToolResult",
+    "ToolResultPart",
+    "ToolSpec",
+    "TransportError",
+    "Usage",
     "__version__",
     "assistant",
     "image",
+    "merge_generation",
     "request",
     "system",
     "tool_message",
     "user",
-    *_schema_all,
 ]

@@ -70,8 +70,15 @@ class SSEDecoder:
             self._buf = buf
             return []
         self._buf = buf[cut + 2 :]
+        region = buf[:cut]
+        if not self._event and self._last_id is None and region.startswith(b"data: "):
+            # Fast path: every event is one ``data: `` line (OpenAI, Gemini, most servers). Checked
+            # exactly: the region's newlines are all event separators, each followed by ``data: ``.
+            separators = region.count(b"\n\ndata: ")
+            if region.count(b"\n") == 2 * separators:
+                return [SSEEvent(d) for d in region[6:].split(b"\n\ndata: ")]
         out: list[SSEEvent] = []
-        for block in buf[:cut].split(b"\n\n"):
+        for block in region.split(b"\n\n"):
             if block.startswith(b"data: ") and b"\n" not in block and not self._data:
                 # The common shape: one data line, default event type.
                 if self._event:
@@ -112,9 +119,8 @@ class SSEDecoder:
             elif field == b"id":
                 if b"\0" not in value:
                     self._last_id = value.decode("utf-8", "replace")
-            elif field == b"retry":
-                if value and value.isdigit():
-                    self._retry = int(value)
+            elif field == b"retry" and value and value.isdigit():
+                self._retry = int(value)
         self._dispatch(out)
 
     def _dispatch(self, out: list[SSEEvent]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 import msgspec
@@ -13,14 +14,25 @@ from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
-from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta
+from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolCall, ToolResult
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._shared import Blocks, ToolInput, data_url, decode_frame, result_text
+from ._shared import Blocks, ToolInput, data_url, decode_frame, parse_tool_input, result_text
 from .errors import stream_error
 
-__all__ = ["PROTOCOL", "ChatQuirks", "build_body", "make_protocol", "on_halt", "route", "step"]
+__all__ = [
+    "PROTOCOL",
+    "ChatQuirks",
+    "HostedToolLowering",
+    "build_body",
+    "make_protocol",
+    "on_halt",
+    "route",
+    "step",
+]
+
+HostedToolLowering = Callable[[HostedTool], dict[str, Any]]
 
 
 class ChatQuirks(msgspec.Struct, frozen=True):
@@ -33,7 +45,13 @@ class ChatQuirks(msgspec.Struct, frozen=True):
     ``max_completion_tokens`` for OpenAI reasoning models. ``send_reasoning``: echo reasoning back as
     ``reasoning_content`` on assistant messages (servers that require it). ``supports_top_k``: send
     ``top_k``. ``empty_choices_ok``: chunks with no choices (Azure's prompt-filter first chunk, the
-    usage trailer) are normal, not an error.
+    usage trailer) are normal, not an error. ``hosted_tools``: lowers a ``HostedTool`` to this
+    server's ``tools`` entry (OpenRouter ``openrouter:web_search``, GLM ``web_search``); without it
+    hosted tools are refused. ``send_reasoning_details``: echo OpenRouter ``reasoning_details``
+    (signatures, encrypted reasoning) back on assistant messages.
+
+    Response-side extensions need no flag: fields only some servers send are parsed when present
+    (``reasoning_details``, annotations, Groq ``executed_tools``, GLM's top-level ``web_search``).
     """
 
     tool_call_key: Literal["index", "id"] = "index"
@@ -43,6 +61,8 @@ class ChatQuirks(msgspec.Struct, frozen=True):
     send_reasoning: bool = False
     supports_top_k: bool = False
     empty_choices_ok: bool = True
+    hosted_tools: HostedToolLowering | None = None
+    send_reasoning_details: bool = False
 
 
 # 1. request body Structs -------------------------------------------------------------------------
@@ -71,6 +91,7 @@ class _AssistantMessage(msgspec.Struct, kw_only=True, omit_defaults=True, tag="a
     content: str | None  # no default: null must be sent when there is only a tool call
     tool_calls: list[_ToolCallOut] | None = None
     reasoning_content: str | None = None
+    reasoning_details: list[dict[str, Any]] | None = None
 
 
 class _ToolMessage(msgspec.Struct, kw_only=True, tag="tool", tag_field="role"):
@@ -97,7 +118,7 @@ class _StreamOptions(msgspec.Struct):
 class ChatBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     model: str
     messages: list[_SystemMessage | _UserMessage | _AssistantMessage | _ToolMessage]
-    tools: list[_ToolDef] | None = None
+    tools: list[_ToolDef | dict[str, Any]] | None = None
     tool_choice: str | dict[str, Any] | None = None
     stream: bool
     stream_options: _StreamOptions | None = None
@@ -140,6 +161,16 @@ class _Annotation(msgspec.Struct):
     url_citation: _UrlCitation | None = None
 
 
+class _ExecutedTool(msgspec.Struct):
+    """A tool Groq's compound models ran server-side: first without ``output``, then with it."""
+
+    index: int = 0
+    type: str = ""
+    arguments: str | None = None
+    output: str | None = None
+    search_results: dict[str, Any] | None = None
+
+
 class _Delta(msgspec.Struct):
     content: str | None = None
     reasoning_content: str | None = None
@@ -147,6 +178,8 @@ class _Delta(msgspec.Struct):
     tool_calls: list[_ToolDelta] | None = None
     refusal: str | None = None
     annotations: list[_Annotation] | None = None
+    reasoning_details: list[Any] | None = None  # OpenRouter; kept as sent so it can round-trip
+    executed_tools: list[_ExecutedTool] | None = None  # Groq compound
 
 
 class _Choice(msgspec.Struct):
@@ -163,6 +196,7 @@ class _Chunk(msgspec.Struct):
     usage: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     x_groq: dict[str, Any] | None = None
+    web_search: Any = None  # GLM: search hits next to choices (any shape; validated by its handler)
 
 
 _decoder = msgspec.json.Decoder(_Chunk)
@@ -174,18 +208,24 @@ _decoder = msgspec.json.Decoder(_Chunk)
 class ChatState(StreamState):
     __slots__ = (
         "blocks",
+        "executed",
         "finish_reason",
+        "name",
+        "pending_citations",
         "quirks",
+        "reasoning_details",
         "started",
         "text_len",
         "text_starts",
         "tool_by_id",
         "tools",
+        "web_seen",
     )
 
-    def __init__(self, quirks: ChatQuirks) -> None:
+    def __init__(self, quirks: ChatQuirks, name: str = "openai-chat") -> None:
         super().__init__()
         self.quirks = quirks
+        self.name = name
         self.blocks = Blocks()
         self.tools: dict[int | str, ToolInput] = {}
         self.tool_by_id: dict[str, ToolInput] = {}
@@ -193,6 +233,10 @@ class ChatState(StreamState):
         self.started = False
         self.text_len = 0  # characters of message content so far (annotation offsets count these)
         self.text_starts: list[tuple[int, str]] = []  # (content offset, block id) per text block
+        self.pending_citations: list[_UrlCitation] = []  # annotations that came before any text
+        self.reasoning_details: list[dict[str, Any]] = []  # merged details of the open reasoning block
+        self.executed: dict[int, tuple[str, str, bool]] = {}  # Groq: index -> (call id, name, result sent)
+        self.web_seen: set[str] = set()  # GLM: search hits already surfaced
 
 
 # 4. build_body ----------------------------------------------------------------------------------
@@ -216,7 +260,10 @@ def _media(part: MediaPart) -> dict[str, Any]:
     if part.mime_type.startswith("image/"):
         return {"type": "image_url", "image_url": {"url": data_url(part)}}
     if part.mime_type.startswith("audio/") and not part.is_url:
-        return {"type": "input_audio", "input_audio": {"data": part.base64(), "format": part.mime_type.split("/")[1]}}
+        return {
+            "type": "input_audio",
+            "input_audio": {"data": part.base64(), "format": part.mime_type.split("/")[1]},
+        }
     if part.is_url:
         raise InvalidRequestError(f"openai-chat: {part.mime_type} is only accepted inline, not by URL")
     return {"type": "file", "file": {"filename": part.filename or "file", "file_data": data_url(part)}}
@@ -234,7 +281,9 @@ def _lower_messages(request: LLMRequest, quirks: ChatQuirks) -> list[Any]:
 def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
     role = message.role
     if role == "system":
-        return [_SystemMessage(content="\n\n".join(p.text for p in message.content if isinstance(p, TextPart)))]
+        return [
+            _SystemMessage(content="\n\n".join(p.text for p in message.content if isinstance(p, TextPart)))
+        ]
     if role == "user":
         return [_UserMessage(content=_user_content(message.content))]
     if role == "assistant":
@@ -250,6 +299,7 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
                 content=text or None,
                 tool_calls=calls or None,
                 reasoning_content=(reasoning or None) if quirks.send_reasoning else None,
+                reasoning_details=_reasoning_details_out(message) if quirks.send_reasoning_details else None,
             )
         ]
     out: list[Any] = []
@@ -269,6 +319,24 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
     return out
 
 
+def _reasoning_details_out(message: Message) -> list[dict[str, Any]] | None:
+    """OpenRouter reasoning details as received (signatures and encrypted blobs intact); a part
+    without them (reasoning from another provider) is sent as plain reasoning text."""
+    details: list[dict[str, Any]] = []
+    for part in message.content:
+        if not isinstance(part, ReasoningPart):
+            continue
+        kept = (part.provider_metadata or {}).get("reasoning_details")
+        if isinstance(kept, list):
+            details.extend(d for d in kept if isinstance(d, dict))  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        elif part.text:
+            detail: dict[str, Any] = {"type": "reasoning.text", "text": part.text}
+            if part.signature:
+                detail["signature"] = part.signature
+            details.append(detail)
+    return details or None
+
+
 def _arguments(value: Any) -> str:
     return value if isinstance(value, str) else msgspec.json.encode(value).decode()
 
@@ -282,21 +350,27 @@ def _tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
     return choice.mode
 
 
-def _tools(request: LLMRequest) -> list[_ToolDef] | None:
-    tools: list[_ToolDef] = []
+def _tools(request: LLMRequest, quirks: ChatQuirks) -> list[_ToolDef | dict[str, Any]] | None:
+    tools: list[_ToolDef | dict[str, Any]] = []
     for tool in request.tools:
         if isinstance(tool, HostedTool):
-            raise InvalidRequestError(
-                f"openai-chat has no hosted {tool.kind!r} tool; use the Responses API or a provider that offers it"
-            )
-        tools.append(_tool_def(tool))
+            if quirks.hosted_tools is None:
+                raise InvalidRequestError(
+                    f"openai-chat has no hosted {tool.kind!r} tool; use the Responses API or a provider that offers it"
+                )
+            tools.append(quirks.hosted_tools(tool))  # raises InvalidRequestError for kinds it lacks
+        else:
+            tools.append(_tool_def(tool))
     return tools or None
 
 
 def _tool_def(tool: ToolDefinition) -> _ToolDef:
     return _ToolDef(
         function=_FunctionDef(
-            name=tool.name, description=tool.description or None, parameters=tool.input_schema, strict=tool.strict
+            name=tool.name,
+            description=tool.description or None,
+            parameters=tool.input_schema,
+            strict=tool.strict,
         )
     )
 
@@ -319,7 +393,7 @@ def make_build_body(quirks: ChatQuirks) -> Any:
         body = ChatBody(
             model=model.id,
             messages=_lower_messages(request, quirks),
-            tools=_tools(request),
+            tools=_tools(request, quirks),
             tool_choice=_tool_choice(request),
             stream=True,
             stream_options=_StreamOptions(True) if quirks.include_usage else None,
@@ -345,7 +419,9 @@ def with_options(body: msgspec.Struct, options: dict[str, Any]) -> dict[str, Any
     data: dict[str, Any] = msgspec.to_builtins(body)
     clash = sorted(k for k in options if k in data)
     if clash:
-        raise InvalidRequestError(f"provider option(s) {', '.join(clash)} clash with fields built from the request")
+        raise InvalidRequestError(
+            f"provider option(s) {', '.join(clash)} clash with fields built from the request"
+        )
     data.update(options)
     return data
 
@@ -368,6 +444,15 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """A JSON object from loosely typed provider data; anything else reads as empty."""
+    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []  # pyright: ignore[reportUnknownVariableType]
+
+
 def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     data = frame.data
     if data == b"[DONE]":
@@ -381,7 +466,9 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         state.started = True
         state.metadata = {"id": chunk.id, "model": chunk.model}
     if chunk.error is not None:
-        raise stream_error(chunk.error, "openai-chat")
+        raise stream_error(chunk.error, state.name)  # OpenRouter / Groq: an error after HTTP 200
+    if chunk.web_search is not None:
+        _on_web_search(state, chunk.web_search, out)
     choices = chunk.choices
     if choices:
         choice = choices[0]
@@ -408,22 +495,29 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
 def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
     blocks = state.blocks
     reasoning = _reasoning_text(state.quirks, delta)
+    details = delta.reasoning_details
+    if not reasoning and details:
+        reasoning = _details_text(details)
     if reasoning:
         if blocks.reasoning is not None:
             out.append(ReasoningDelta(blocks.reasoning, reasoning))
         else:
             blocks.end_text(out)
             blocks.reasoning_delta(reasoning, out)
+    if details:
+        _on_reasoning_details(state, details, out)
+    if delta.executed_tools:
+        _on_executed_tools(state, delta.executed_tools, out)
     content = delta.content
     if content:
-        blocks.end_reasoning(out)
+        _end_reasoning(state, out)
         if blocks.text is None:
             state.text_starts.append((state.text_len, blocks.text_delta(content, out)))
         else:
             out.append(TextDelta(blocks.text, content))
         state.text_len += len(content)
     if delta.refusal:
-        blocks.end_reasoning(out)
+        _end_reasoning(state, out)
         blocks.text_delta(delta.refusal, out)
         state.finish_reason = state.finish_reason or "content_filter"
     if delta.tool_calls:
@@ -441,6 +535,81 @@ def _reasoning_text(quirks: ChatQuirks, delta: _Delta) -> str | None:
     return None
 
 
+# OpenRouter reasoning_details: text / summary fragments (also sent as ``reasoning``), signatures and
+# encrypted blobs. Fragments of one detail are merged; the merged list rides on reasoning-end so the
+# next request can send it back untouched.
+
+_MERGED_TEXT = ("text", "summary")
+
+
+def _details_text(details: list[Any]) -> str | None:
+    """Reasoning text carried only in ``reasoning_details`` (``reasoning`` field absent)."""
+    parts = [
+        value
+        for detail in details
+        for key in _MERGED_TEXT
+        if isinstance(value := _obj(detail).get(key), str) and value
+    ]
+    return "".join(parts) or None
+
+
+def _on_reasoning_details(state: ChatState, details: list[Any], out: list[LLMEvent]) -> None:
+    for raw in details:
+        detail = _obj(raw)
+        if not any(detail.get(key) for key in ("text", "summary", "data", "signature")):
+            continue  # the empty opener some upstreams send
+        if state.blocks.reasoning is None:
+            state.blocks.end_text(out)
+            state.blocks.reasoning_delta("", out)  # encrypted-only reasoning still gets a block
+        _merge_detail(state.reasoning_details, detail)
+
+
+def _merge_detail(merged: list[dict[str, Any]], detail: dict[str, Any]) -> None:
+    last = merged[-1] if merged else None
+    kind = detail.get("type")
+    if (
+        last is None
+        or kind not in ("reasoning.text", "reasoning.summary")
+        or last.get("type") != kind
+        or last.get("index") != detail.get("index")
+    ):
+        merged.append({k: v for k, v in detail.items() if v is not None})
+        return
+    for key, value in detail.items():
+        if key in _MERGED_TEXT and isinstance(value, str):
+            last[key] = str(last.get(key) or "") + value
+        elif value is not None and value != "":
+            last[key] = value
+
+
+def _end_reasoning(state: ChatState, out: list[LLMEvent]) -> None:
+    blocks = state.blocks
+    if blocks.reasoning is None:
+        return
+    details = state.reasoning_details
+    if not details:
+        blocks.end_reasoning(out)
+        return
+    state.reasoning_details = []
+    signature: str | None = None
+    encrypted: str | None = None
+    for detail in details:
+        if isinstance(value := detail.get("signature"), str) and value:
+            signature = value
+        if (
+            detail.get("type") == "reasoning.encrypted"
+            and isinstance(value := detail.get("data"), str)
+            and value
+        ):
+            encrypted = value
+    blocks.end_reasoning(out, signature, encrypted, {"reasoning_details": details})
+
+
+def _close_blocks(state: ChatState, out: list[LLMEvent]) -> None:
+    _end_reasoning(state, out)
+    state.blocks.end_text(out)
+
+
 def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> None:
     fn = delta.function
     tool: ToolInput | None = None
@@ -455,9 +624,11 @@ def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> 
             raise InvalidProviderOutputError(
                 "openai-chat: tool-call fragment for an unknown call", raw=msgspec.json.encode(delta).decode()
             )
-        state.blocks.close(out)
-        key: int | str = delta.index if state.quirks.tool_call_key == "index" and delta.index is not None else (
-            delta.id or f"call_{len(state.tools)}"
+        _close_blocks(state, out)
+        key: int | str = (
+            delta.index
+            if state.quirks.tool_call_key == "index" and delta.index is not None
+            else (delta.id or f"call_{len(state.tools)}")
         )
         tool = ToolInput(delta.id or f"call_{len(state.tools)}", (fn.name if fn else None) or "", out)
         state.tools[key] = tool
@@ -466,23 +637,102 @@ def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> 
         tool.delta(fn.arguments, out)
 
 
+# Provider-executed tools reported inside a Chat stream: Groq compound ``executed_tools`` (a call
+# without ``output``, then the same index with it) and GLM's top-level ``web_search`` hits. Both
+# become tool-call + tool-result with ``provider_executed=True``; ids are derived from the response
+# id so they stay unique across the steps of a tool loop.
+
+_EXECUTED_NAMES = {"search": "web_search", "visit": "web_fetch", "python": "code_execution"}
+
+
+def _hosted_id(state: ChatState, kind: str, n: int) -> str:
+    response_id = (state.metadata or {}).get("id") or "response"
+    return f"{response_id}-{kind}-{n}"
+
+
+def _on_executed_tools(state: ChatState, tools: list[_ExecutedTool], out: list[LLMEvent]) -> None:
+    for tool in tools:
+        entry = state.executed.get(tool.index)
+        if entry is None:
+            _close_blocks(state, out)
+            name = _EXECUTED_NAMES.get(tool.type, tool.type or "tool")
+            entry = (_hosted_id(state, "executed", tool.index), name, False)
+            state.executed[tool.index] = entry
+            out.append(ToolCall(entry[0], name, parse_tool_input(tool.arguments or ""), True))
+        if tool.output is not None and not entry[2]:
+            _close_blocks(state, out)
+            state.executed[tool.index] = (entry[0], entry[1], True)
+            out.append(ToolResult(entry[0], entry[1], _executed_result(tool), provider_executed=True))
+
+
+def _executed_result(tool: _ExecutedTool) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    sources = [
+        _obj(hit) for hit in _list((tool.search_results or {}).get("results")) if isinstance(hit, dict)
+    ]
+    if sources:
+        result["sources"] = sources
+    result["output"] = tool.output
+    return result
+
+
+_GLM_FIELDS = (
+    ("url", "link"),
+    ("title", "title"),
+    ("content", "content"),
+    ("media", "media"),
+    ("icon", "icon"),
+    ("refer", "refer"),
+    ("publish_date", "publish_date"),
+)
+
+
+def _on_web_search(state: ChatState, hits: Any, out: list[LLMEvent]) -> None:
+    """GLM: ``web_search`` hits next to ``choices``, on any chunk, possibly repeated: new hits
+    (deduplicated by link) surface as one hosted web_search call + result."""
+    sources: list[dict[str, Any]] = []
+    for hit in _list(hits):
+        entry = _obj(hit)
+        source = {
+            ours: value for ours, theirs in _GLM_FIELDS if (value := entry.get(theirs)) not in (None, "")
+        }
+        key = str(source.get("url") or msgspec.json.encode(source).decode())
+        if not source or key in state.web_seen:
+            continue
+        state.web_seen.add(key)
+        sources.append(source)
+    if not sources:
+        return
+    _close_blocks(state, out)
+    call_id = _hosted_id(state, "web_search", len(state.web_seen) - len(sources))
+    out.append(ToolCall(call_id, "web_search", {}, True))
+    out.append(ToolResult(call_id, "web_search", {"sources": sources}, provider_executed=True))
+
+
 def _on_annotations(state: ChatState, annotations: list[_Annotation], out: list[LLMEvent]) -> None:
     for annotation in annotations:
         cite = annotation.url_citation
         if annotation.type != "url_citation" or cite is None:
             continue
-        start, end = cite.start_index, cite.end_index
-        block_id, offset = _block_at(state, start)
-        if start is None or end is None or end <= start:
-            start = end = None
+        if state.text_starts:
+            out.append(_citation(state, cite))
         else:
-            start, end = start - offset, end - offset
-        out.append(Citation(block_id, cite.url, cite.title, start, end, cite.content))
+            state.pending_citations.append(cite)  # OpenRouter sends sources before the text
+
+
+def _citation(state: ChatState, cite: _UrlCitation) -> Citation:
+    start, end = cite.start_index, cite.end_index
+    block_id, offset = _block_at(state, start)
+    if start is None or end is None or end <= start:
+        start = end = None  # no span (OpenRouter/Exa send 0..0): the source without a position
+    else:
+        start, end = start - offset, end - offset
+    return Citation(block_id, cite.url, cite.title, start, end, cite.content)
 
 
 def _block_at(state: ChatState, position: int | None) -> tuple[str, int]:
     if not state.text_starts:
-        return "text-0", 0
+        return "", 0  # the step produced no text to bind to
     chosen = state.text_starts[0]
     for entry in state.text_starts:
         if position is not None and entry[0] <= position:
@@ -491,40 +741,43 @@ def _block_at(state: ChatState, position: int | None) -> tuple[str, int]:
 
 
 def _finish(state: ChatState, out: list[LLMEvent]) -> None:
-    state.blocks.close(out)
+    _close_blocks(state, out)
     for tool in state.tools.values():
         tool.finish(out)
+    if state.pending_citations:
+        pending, state.pending_citations = state.pending_citations, []
+        out.extend(_citation(state, cite) for cite in pending)
     reason = _FINISH.get(state.finish_reason or "", "unknown")
     if state.tools and reason == "stop":
         reason = "tool-calls"  # some servers say "stop" after calling tools
     state.reason = reason
 
 
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) else None
+
+
 def _usage(raw: dict[str, Any]) -> Usage:
-    prompt = raw.get("prompt_tokens")
-    details = raw.get("prompt_tokens_details") or {}
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    details = _obj(raw.get("prompt_tokens_details"))
+    cached = _int(details.get("cached_tokens"))
     if cached is None:
-        cached = raw.get("prompt_cache_hit_tokens")  # DeepSeek
-    completion = raw.get("completion_tokens")
-    cdetails = raw.get("completion_tokens_details") or {}
-    reasoning = cdetails.get("reasoning_tokens") if isinstance(cdetails, dict) else None
-    server = raw.get("server_tool_use") or {}
-    searches = server.get("web_search_requests") if isinstance(server, dict) else None
+        cached = _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
+    # OpenRouter: ``server_tool_use`` (plugin) or ``server_tool_use_details`` (server tool); ``cost`` stays in raw.
+    server = _obj(raw.get("server_tool_use") or raw.get("server_tool_use_details"))
     return Usage.from_cached(
-        input_tokens=prompt,
-        output_tokens=completion,
+        input_tokens=_int(raw.get("prompt_tokens")),
+        output_tokens=_int(raw.get("completion_tokens")),
         cache_read=cached,
-        cache_write=details.get("cache_write_tokens") if isinstance(details, dict) else None,
-        reasoning=reasoning,
-        web_search_requests=searches,
+        cache_write=_int(details.get("cache_write_tokens")),
+        reasoning=_int(_obj(raw.get("completion_tokens_details")).get("reasoning_tokens")),
+        web_search_requests=_int(server.get("web_search_requests")),
         raw=raw,
     )
 
 
 def on_halt(state: ChatState, out: list[LLMEvent]) -> None:
     if state.finish_reason is None and not state.done:
-        state.blocks.close(out)
+        _close_blocks(state, out)
         raise InvalidProviderOutputError("openai-chat: stream ended before a finish_reason or [DONE]")
     _finish(state, out)
     state.done = True
@@ -533,11 +786,20 @@ def on_halt(state: ChatState, out: list[LLMEvent]) -> None:
 # 6. the Protocol value and its default route ---------------------------------------------------
 
 
-def make_protocol(quirks: ChatQuirks = ChatQuirks(), name: str = "openai-chat") -> Protocol:
+_DEFAULT_QUIRKS = ChatQuirks()
+
+
+def _provider_name(request: LLMRequest, default: str) -> str:
+    """Who to name in stream errors: the model's provider (``openrouter``, ``groq``, ...)."""
+    provider = getattr(request.model, "provider", None)
+    return provider if isinstance(provider, str) and provider else default
+
+
+def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = "openai-chat") -> Protocol:
     return Protocol(
         name=name,
         build_body=make_build_body(quirks),
-        new_state=lambda _request: ChatState(quirks),
+        new_state=lambda request: ChatState(quirks, _provider_name(request, name)),
         step=step,
         on_halt=on_halt,
         native_output_schema=True,

@@ -39,7 +39,9 @@ class ApiKey:
 
     __slots__ = ("_value", "env", "provider")
 
-    def __init__(self, value: str | Secret | None = None, env: Sequence[str] = (), provider: str = "") -> None:
+    def __init__(
+        self, value: str | Secret | None = None, env: Sequence[str] = (), provider: str = ""
+    ) -> None:
         self._value = Secret(value) if isinstance(value, str) else value
         self.env = tuple(env)
         self.provider = provider
@@ -57,7 +59,9 @@ class ApiKey:
             raise AuthenticationError(
                 f"no API key{who}: pass api_key=... or set {hint}", kind="missing", provider=self.provider
             )
-        raise AuthenticationError(f"no API key{who}: pass api_key=...", kind="missing", provider=self.provider)
+        raise AuthenticationError(
+            f"no API key{who}: pass api_key=...", kind="missing", provider=self.provider
+        )
 
     def __repr__(self) -> str:
         source = "explicit" if self._value is not None else f"env {'/'.join(self.env)}"
@@ -84,7 +88,7 @@ class HeaderAuth:
         return f"HeaderAuth({self.name!r}, {self.key!r})"
 
 
-def BearerAuth(key: ApiKey) -> HeaderAuth:  # noqa: N802 - reads as a type at call sites
+def BearerAuth(key: ApiKey) -> HeaderAuth:
     return HeaderAuth("authorization", key, "Bearer ")
 
 

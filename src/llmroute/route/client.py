@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import aclosing
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx
 
@@ -17,7 +18,12 @@ from .prepare import prepare
 from .prepared import PreparedRequest
 from .stream import EventStream
 
+if TYPE_CHECKING:
+    from ..tools.structured import ObjectResponse
+
 __all__ = ["Client"]
+
+_T = TypeVar("_T")
 
 
 class Client:
@@ -30,10 +36,15 @@ class Client:
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
         max_error_bytes: int = 64 * 1024,
+        sleep: Callable[[float], Awaitable[Any]] | None = None,
     ) -> None:
+        """``timeouts`` and ``retry`` are the defaults for every call (each call may override them);
+        ``max_error_bytes`` caps how much of an error body is read; ``sleep`` is the backoff sleep
+        (inject a fake one in tests so retries do not wait)."""
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
         self.max_error_bytes = max_error_bytes
+        self.sleep = sleep
         self._owns_http = http is None
         self._http = http
 
@@ -42,13 +53,20 @@ class Client:
         if self._http is None:
             t = self.timeouts
             self._http = httpx.AsyncClient(
-                timeout=httpx.Timeout(connect=t.connect, read=t.idle, write=t.idle, pool=t.connect),
+                timeout=httpx.Timeout(connect=t.connect, read=t.first_byte, write=t.idle, pool=t.connect),
                 limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
             )
         return self._http
 
-    def context(self, *, timeouts: Timeouts | None = None, retry: RetryPolicy | None = None) -> ExecutionContext:
-        return ExecutionContext(self.http, timeouts or self.timeouts, retry or self.retry, self.max_error_bytes)
+    def context(
+        self, *, timeouts: Timeouts | None = None, retry: RetryPolicy | None = None
+    ) -> ExecutionContext:
+        return ExecutionContext(
+            self.http, timeouts or self.timeouts, retry or self.retry, self.max_error_bytes, sleep=self.sleep
+        )
+
+    def __repr__(self) -> str:
+        return f"Client(timeouts={self.timeouts!r}, retry={self.retry!r})"
 
     async def aclose(self) -> None:
         if self._owns_http and self._http is not None:
@@ -118,10 +136,42 @@ class Client:
         )
         return await stream.response()
 
+    async def generate_object(
+        self,
+        request: LLMRequest,
+        schema: type[_T],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        strict: bool = True,
+        mode: Literal["auto", "native", "tool"] = "auto",
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> ObjectResponse[_T]:
+        """One call asking for JSON matching ``schema`` (a msgspec Struct or any msgspec type);
+        returns ``ObjectResponse(value, response)`` (unpacks as a pair). Native JSON-schema mode where
+        the protocol has one, else a forced tool; ``InvalidProviderOutputError`` (with ``.raw``) when
+        the output does not validate. See ``llmroute.tools.structured``."""
+        from ..tools.structured import generate_object
+
+        return await generate_object(
+            self,
+            request,
+            schema,
+            name=name,
+            description=description,
+            strict=strict,
+            mode=mode,
+            timeouts=timeouts,
+            retry=retry,
+        )
+
 
 async def _single(ctx: ExecutionContext, request: LLMRequest) -> AsyncGenerator[list[LLMEvent], None]:
-    async for batch in run_step(ctx, request, 0):
-        last = batch[-1]
-        if type(last) is StepFinish:
-            batch.append(Finish(last.reason, last.usage, last.provider_metadata))
-        yield batch
+    # aclosing: closing this generator closes the step's HTTP response now, not at garbage collection.
+    async with aclosing(run_step(ctx, request, 0)) as batches:
+        async for batch in batches:
+            last = batch[-1]
+            if type(last) is StepFinish:
+                batch.append(Finish(last.reason, last.usage, last.provider_metadata))
+            yield batch

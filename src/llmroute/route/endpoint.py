@@ -19,7 +19,11 @@ class Endpoint(msgspec.Struct, frozen=True):
     query: Mapping[str, str] | None = None
 
     def url(self, model_id: str, extra_query: Mapping[str, str] | None = None) -> str:
-        path = self.path(model_id) if callable(self.path) else self.path.replace("{model}", quote(model_id, safe=""))
+        path = (
+            self.path(model_id)
+            if callable(self.path)
+            else self.path.replace("{model}", quote(model_id, safe=""))
+        )
         url = self.base_url.rstrip("/") + path
         query = {**(self.query or {}), **(extra_query or {})}
         if query:

@@ -1,4 +1,9 @@
-"""HTTP status and provider error bodies -> typed ``LLMError``s."""
+"""HTTP status and provider error bodies -> typed ``LLMError``s.
+
+Every provider words the same failure differently; the tables below hold the wordings we know
+(context overflow, quota vs rate limit, content policy, credential kinds). Each error carries the
+redacted HTTP context: method, URL, status, provider request id, and the rate-limit / retry headers.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import email.utils
 import re
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -23,27 +28,107 @@ from ..schema.errors import (
 )
 from .redact import redact_text, redact_url
 
-__all__ = ["error_from_response", "http_context", "is_context_overflow", "parse_retry_after"]
+__all__ = [
+    "error_from_response",
+    "http_context",
+    "is_content_policy",
+    "is_context_overflow",
+    "is_quota",
+    "parse_retry_after",
+]
 
 _KEPT_HEADERS = re.compile(
     r"^(retry-after(-ms)?|x-ratelimit-.*|anthropic-ratelimit-.*|x-request-id|request-id|x-amzn-requestid"
-    r"|x-amzn-errortype|openai-processing-ms|x-goog-.*-id|cf-ray)$"
+    r"|x-amz-request-id|x-amzn-errortype|openai-processing-ms|x-goog-.*-id|cf-ray|apim-request-id"
+    r"|x-ms-request-id|x-should-retry)$"
 )
-_REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-amzn-requestid", "x-goog-request-id", "cf-ray")
+_REQUEST_ID_HEADERS = (
+    "x-request-id",
+    "request-id",
+    "x-amzn-requestid",
+    "x-amz-request-id",
+    "x-goog-request-id",
+    "apim-request-id",
+    "x-ms-request-id",
+    "cf-ray",
+)
 
+# Context overflow, by provider wording. Rate-limit texts that mention tokens are excluded below.
 _OVERFLOW = re.compile(
-    r"context[_ ]length[_ ]exceeded|maximum context length|context window|prompt is too long"
-    r"|input is too long|too many tokens|exceeds? the (?:maximum|max) (?:number of )?tokens"
-    r"|input token count.*exceeds|reduce the length of the messages|request too large for model"
-    r"|tokens? .*exceed.*(?:context|limit)|n_ctx|context size|longer than the model's context",
+    "|".join(
+        (
+            r"context[_ ]length[_ ]exceeded",  # OpenAI code, DashScope, generic
+            r"maximum context length",  # OpenAI Chat, vLLM, DeepSeek, OpenRouter, Groq
+            r"exceeds the context window",  # OpenAI Responses
+            r"context window (?:exceeds|exceeded|is full)|model_context_window_exceeded",  # MiniMax, z.ai
+            r"reduce the length of the messages",  # OpenAI, Groq
+            r"prompt (?:is )?too long",  # Anthropic, z.ai, Bedrock-Anthropic
+            r"prompt too long; exceeded (?:max )?context length",  # Ollama
+            r"prompt exceeds max length",  # z.ai CN
+            r"request_too_large",  # Anthropic 413 (request bytes)
+            r"input is too long",  # Bedrock ("Input is too long for requested model")
+            r"too many input tokens",  # Bedrock Converse
+            r"input token count.*exceeds the maximum",  # Gemini
+            r"maximum prompt length is \d+",  # xAI
+            r"maximum allowed input length",  # OpenRouter / Poolside
+            r"longer than the (?:model'?s )?(?:context length|maximum model length)",  # Together AI, vLLM
+            r"is longer than the maximum model length",  # vLLM (decoder prompt)
+            r"exceeds the available context size|exceed_context_size_error",  # llama.cpp server
+            r"greater than the context length",  # LM Studio
+            r"too large for model with \d+ maximum context length",  # Mistral
+            r"exceeded model token limit|token limit exceeded",  # Kimi, generic
+            r"configured context size",  # llama.cpp-style servers
+            r"range of input length should be",  # DashScope / Qwen
+            r"inputs` tokens \+ `max_new_tokens` must be",  # text-generation-inference
+            r"too many tokens",  # generic fallback
+        )
+    ),
     re.IGNORECASE,
 )
-_QUOTA = re.compile(r"insufficient_quota|quota|billing|credit balance|exceeded your current", re.IGNORECASE)
-_POLICY = re.compile(r"content[_ ]policy|content[_ ]filter|safety|responsible ai|moderation", re.IGNORECASE)
+_NOT_OVERFLOW = re.compile(
+    r"rate.?limit|too many requests|throttl|per (?:min|minute|second|day)|please wait|service unavailable"
+    r"|\bTPM\b|\bRPM\b",
+    re.IGNORECASE,
+)
+_QUOTA = re.compile(
+    r"insufficient_quota|exceeded your current quota|quota (?:exceeded|exhausted)|exceeded .*quota"
+    r"|credit balance|insufficient (?:credits|balance|funds)|billing|payment required|out of credits"
+    r"|servicequotaexceeded|余额不足|额度",
+    re.IGNORECASE,
+)
+# A quota wording that is really a short-window limit: retrying later helps.
+_RATE_WINDOW = re.compile(
+    r"rate.?limit|too many requests|per ?minute|per ?second|perminute|persecond|\bRPM\b|\bTPM\b|throttl",
+    re.IGNORECASE,
+)
+_POLICY = re.compile(
+    r"content[_ \-]?policy|content[_ \-]?filter|content management policy|responsibleaipolicyviolation"
+    r"|safety system|flagged (?:by|for)|moderation|violat\w* (?:our|the) (?:usage )?polic"
+    r"|prohibited content|blocked by (?:the )?guardrail",
+    re.IGNORECASE,
+)
+_EXPIRED = re.compile(r"expired|expiredtoken", re.IGNORECASE)
+_BAD_KEY = re.compile(
+    r"api[_ ]key[_ ]invalid|api key not valid|invalid (?:x-)?api[_ -]key|incorrect api key|invalid_api_key"
+    r"|unrecognizedclient|signaturedoesnotmatch|incompletesignature|invalid authentication|unauthenticated",
+    re.IGNORECASE,
+)
+_HTML_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_GOOGLE_DELAY = re.compile(r"^(\d+(?:\.\d+)?)s$")
 
 
 def is_context_overflow(message: str) -> bool:
-    return bool(_OVERFLOW.search(message))
+    """True when ``message`` is a provider's way of saying the prompt does not fit the context."""
+    return bool(_OVERFLOW.search(message)) and not _NOT_OVERFLOW.search(message)
+
+
+def is_quota(message: str) -> bool:
+    """Billing / plan exhaustion (retrying will not help), as opposed to a short-window rate limit."""
+    return bool(_QUOTA.search(message)) and not _RATE_WINDOW.search(message)
+
+
+def is_content_policy(message: str) -> bool:
+    return bool(_POLICY.search(message))
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -63,7 +148,7 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
         pass
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError):
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
@@ -76,7 +161,12 @@ def http_context(
     body: str | None = None,
     secrets: tuple[str, ...] = (),
 ) -> HttpContext:
-    kept = {k.lower(): v for k, v in (headers or {}).items() if _KEPT_HEADERS.match(k.lower())}
+    """The safe part of an exchange: redacted URL, request id, rate-limit/retry headers, body excerpt."""
+    kept = {
+        k.lower(): redact_text(v, secrets)
+        for k, v in (headers or {}).items()
+        if _KEPT_HEADERS.match(k.lower())
+    }
     request_id = next((kept[h] for h in _REQUEST_ID_HEADERS if h in kept), None)
     return HttpContext(
         method=method,
@@ -88,26 +178,78 @@ def http_context(
     )
 
 
-def _provider_message(body: bytes) -> tuple[str | None, str | None]:
-    """(message, code/type) from the usual error envelopes; (None, None) when not JSON."""
+class _Parsed:
+    """What the usual error envelopes say: OpenAI/Anthropic/OpenRouter ``{"error": {...}}``, Gemini
+    ``{"error": {"code", "status", "details"}}`` (sometimes in a list), Bedrock ``{"message"}``."""
+
+    __slots__ = ("code", "hints", "message", "retry_delay")
+
+    def __init__(self) -> None:
+        self.message: str | None = None
+        self.code: str | None = None
+        self.hints = ""  # extra text to classify on (Google reasons and quota ids)
+        self.retry_delay: float | None = None
+
+
+def _parse_body(body: bytes) -> _Parsed:
+    parsed = _Parsed()
     try:
         data: Any = msgspec.json.decode(body)
     except msgspec.DecodeError:
-        return None, None
+        return parsed
     if isinstance(data, list) and data:
-        data = data[0]  # Gemini sometimes wraps the error in a list
+        data = cast("list[Any]", data)[0]  # Gemini sometimes wraps the error in a list
     if not isinstance(data, dict):
-        return None, None
-    err: Any = data.get("error", data)
-    if isinstance(err, str):
-        return err, None
-    if not isinstance(err, dict):
-        return None, None
-    message = err.get("message") or err.get("Message") or data.get("message")
-    code = err.get("code") or err.get("type") or err.get("status")
-    if isinstance(err.get("metadata"), dict) and isinstance(err["metadata"].get("raw"), str):
-        message = f"{message}: {err['metadata']['raw']}"  # OpenRouter wraps the upstream error
-    return (str(message) if message else None), (str(code) if code is not None else None)
+        return parsed
+    top = cast("dict[str, Any]", data)
+    raw_err: Any = top.get("error", top)
+    if isinstance(raw_err, str):
+        parsed.message = raw_err
+        parsed.code = _str(top.get("code")) or _str(top.get("type"))
+        return parsed
+    if not isinstance(raw_err, dict):
+        return parsed
+    err = cast("dict[str, Any]", raw_err)
+    message = err.get("message") or err.get("Message") or top.get("message") or top.get("detail")
+    code = err.get("code")
+    if not isinstance(code, str):  # Gemini/OpenRouter put the HTTP status in ``code``
+        code = err.get("type") or err.get("status") or top.get("__type") or (str(code) if code else None)
+    metadata = err.get("metadata")
+    if isinstance(metadata, dict):
+        raw = cast("dict[str, Any]", metadata).get("raw")
+        if isinstance(raw, str) and raw:
+            message = f"{message}: {raw}"  # OpenRouter wraps the upstream provider's error
+    parsed.message = str(message) if message else None
+    parsed.code = _str(code)
+    hints: list[str] = [str(err.get("type") or ""), str(err.get("status") or "")]
+    details = err.get("details")
+    if isinstance(details, list):
+        for item in cast("list[Any]", details):
+            if not isinstance(item, dict):
+                continue
+            detail = cast("dict[str, Any]", item)
+            hints.append(str(detail.get("reason") or ""))
+            for violation in cast("list[Any]", detail.get("violations") or []):
+                if isinstance(violation, dict):
+                    hints.append(str(cast("dict[str, Any]", violation).get("quotaId") or ""))
+            delay = detail.get("retryDelay")
+            if isinstance(delay, str) and (m := _GOOGLE_DELAY.match(delay)):
+                parsed.retry_delay = float(m.group(1))
+    parsed.hints = " ".join(h for h in hints if h)
+    return parsed
+
+
+def _str(value: Any) -> str | None:
+    return str(value) if value is not None and value != "" else None
+
+
+def _fallback_message(status: int, body: bytes) -> str:
+    title = _HTML_TITLE.search(body[:4096])
+    if title is not None:
+        text = " ".join(title.group(1).decode("utf-8", "replace").split())
+        return f"HTTP {status}: {text[:200]} (HTML error page)"
+    snippet = " ".join(body[:1024].decode("utf-8", "replace").split())[:300]
+    return f"HTTP {status}" + (f": {snippet}" if snippet else "")
 
 
 def error_from_response(
@@ -122,40 +264,47 @@ def error_from_response(
 ) -> LLMError:
     """Map a non-2xx response to the right class, surfacing the provider's own message."""
     lower = {k.lower(): v for k, v in headers.items()}
-    text = body.decode("utf-8", "replace")
-    message, code = _provider_message(body)
-    if message is None:
-        snippet = " ".join(text.split())[:300]
-        message = f"HTTP {status}" + (f": {snippet}" if snippet else "")
+    parsed = _parse_body(body)
+    message = parsed.message or _fallback_message(status, body)
     amz = lower.get("x-amzn-errortype", "").split(":")[0]
-    code = code or amz or None
+    code = parsed.code or amz or None
     message = redact_text(message, secrets)
-    ctx = http_context(method, url, status, lower, text[:2000], secrets)
+    code = redact_text(code, secrets) if code else None
+    text = body[:2000].decode("utf-8", "replace")
+    ctx = http_context(method, url, status, lower, text, secrets)
     retry_after = parse_retry_after(lower)
-    where = f"{provider}: " if provider else ""
-    full = f"{where}{message}"
+    if retry_after is None:
+        retry_after = parsed.retry_delay
+    full = f"{provider}: {message}" if provider else message
     kw: dict[str, Any] = {"http": ctx, "provider": provider, "code": code}
-    probe = f"{message} {code or ''}"
-    if status in (401,):
-        return AuthenticationError(full, kind="invalid", **kw)
+    probe = " ".join(p for p in (message, code, amz, parsed.hints) if p)
+
+    if status == 401 or (status in (400, 403) and _BAD_KEY.search(probe)):
+        return AuthenticationError(full, kind="expired" if _EXPIRED.search(probe) else "invalid", **kw)
     if status == 403:
-        if _QUOTA.search(probe) and "rate" not in probe.lower():
+        if is_content_policy(probe):
+            return ContentPolicyError(full, **kw)
+        if is_quota(probe):
             return QuotaExceededError(full, **kw)
-        return AuthenticationError(full, kind="forbidden", **kw)
-    if status == 429 or amz in ("ThrottlingException", "TooManyRequestsException"):
-        if _QUOTA.search(probe) and not re.search(r"rate.?limit|too many requests", probe, re.IGNORECASE):
-            return QuotaExceededError(full, **kw)
-        return RateLimitError(full, retry_after=retry_after, **kw)
+        return AuthenticationError(full, kind="expired" if _EXPIRED.search(probe) else "forbidden", **kw)
     if status == 402:
         return QuotaExceededError(full, **kw)
-    if is_context_overflow(probe) and (status in (400, 413, 422) or status < 500):
+    if status == 429 or amz in ("ThrottlingException", "TooManyRequestsException"):
+        # Gemini says "exceeded your current quota" for per-minute limits too; its quota id and
+        # RetryInfo tell a daily cap (quota) from a short window (rate limit).
+        if "PerDay" in probe or (is_quota(probe) and parsed.retry_delay is None):
+            return QuotaExceededError(full, **kw)
+        return RateLimitError(full, retry_after=retry_after, **kw)
+    if status < 500 and is_context_overflow(probe):
         return ContextOverflowError(full, **kw)
-    if status in (400, 404, 405, 409, 413, 415, 422) and _POLICY.search(probe) and "policy" in probe.lower():
+    if 400 <= status < 500 and is_content_policy(probe):
         return ContentPolicyError(full, **kw)
+    if 400 <= status < 500 and is_quota(probe):
+        return QuotaExceededError(full, **kw)  # Anthropic: 400 "credit balance is too low"
     if status in (408, 409):
         return ProviderInternalError(full, retry_after=retry_after, **kw)
-    if status >= 500 or status == 529:
-        return ProviderInternalError(full, retry_after=retry_after, **kw)
+    if status >= 500:
+        return ProviderInternalError(full, retry_after=retry_after, retryable=status not in (501, 505), **kw)
     if 400 <= status < 500:
         return InvalidRequestError(full, **kw)
     return LLMError(full, **kw)

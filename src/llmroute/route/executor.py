@@ -1,20 +1,36 @@
-"""Run one model call: prepare, send, map errors, frame, parse. Yields batches of events."""
+"""Run one model call: prepare, send, map errors, retry, enforce deadlines, frame, parse.
+
+Yields batches of events. Reliability rules (see docs/reliability.md):
+
+- Retries happen only while no event has reached the caller: a retryable HTTP status, a connection
+  failure before any body byte, or a 200 stream whose first event is an overloaded / rate-limit
+  error. Each attempt re-prepares the request (fresh credentials and signatures).
+- Deadlines are anyio cancel scopes around each read (never held across a ``yield``), so they work
+  on asyncio and trio: ``first_byte`` until the first body byte, ``idle`` between chunks, ``total``
+  over the whole call including backoff.
+- The HTTP response is closed in a shielded ``finally``: breaking out, cancelling, ``aclose()`` or a
+  deadline drops the connection at once.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import AsyncGenerator
+import math
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import httpx
 
-from ..schema.errors import LLMError
+from ..schema.errors import LLMError, TimeoutError, TransportError
 from ..schema.events import LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
-from .errors import error_from_response
+from .errors import error_from_response, http_context
 from .prepare import model_of, prepare
-from .redact import redact_url
-from .transport import HttpTransport, Transport, Wire, transport_error
+from .prepared import PreparedRequest
+from .redact import redact_text, redact_url
+from .transport import HttpTransport, Transport, Wire, connection_not_used, transport_error
 
 if TYPE_CHECKING:
     from .policy import RetryPolicy, Timeouts
@@ -25,11 +41,14 @@ log = logging.getLogger("llmroute")
 
 DEFAULT_TRANSPORT = HttpTransport()
 
+Sleep = Callable[[float], Awaitable[Any]]
+
 
 class ExecutionContext:
-    """What a call needs from the client: the HTTP client, policies and limits."""
+    """What a call needs from the client: the HTTP client, policies, limits and the sleep used for
+    retry backoff (injectable so tests do not wait)."""
 
-    __slots__ = ("http", "max_error_bytes", "retry", "timeouts", "transport")
+    __slots__ = ("http", "max_error_bytes", "retry", "sleep", "timeouts", "transport")
 
     def __init__(
         self,
@@ -38,35 +57,70 @@ class ExecutionContext:
         retry: RetryPolicy,
         max_error_bytes: int = 64 * 1024,
         transport: Transport = DEFAULT_TRANSPORT,
+        sleep: Sleep | None = None,
     ) -> None:
         self.http = http
         self.timeouts = timeouts
         self.retry = retry
         self.max_error_bytes = max_error_bytes
         self.transport = transport
+        self.sleep: Sleep = sleep or anyio.sleep
 
     def http_timeout(self) -> httpx.Timeout:
+        # Our cancel scopes enforce first_byte / idle / total precisely; httpx's read timeout is a
+        # backstop just beyond them, and its connect timeout is the ``connect`` deadline.
         t = self.timeouts
-        return httpx.Timeout(connect=t.connect, read=max(t.idle, t.first_byte), write=t.idle, pool=t.connect)
+        read = max(t.idle, t.first_byte) + 1.0
+        return httpx.Timeout(connect=t.connect, read=read, write=read, pool=t.connect)
 
 
-async def _open(ctx: ExecutionContext, request: LLMRequest) -> tuple[Wire, Any]:
+class _Attempt:
+    """One try: what was sent and how far it got."""
+
+    __slots__ = ("prepared", "read_body", "wire")
+
+    def __init__(self) -> None:
+        self.prepared: PreparedRequest | None = None
+        self.wire: Wire | None = None
+        self.read_body = False  # a body byte arrived: transport failures are no longer retried
+
+    async def close(self) -> None:
+        wire, self.wire = self.wire, None
+        if wire is not None:
+            with anyio.CancelScope(shield=True):  # close even when the caller was cancelled
+                try:
+                    await wire.aclose()
+                except Exception:  # a broken socket may fail to close cleanly; it is gone either way
+                    log.debug("llmroute: error while closing a response", exc_info=False)
+
+
+def _deadline_error(which: str, seconds: float | None, prepared: PreparedRequest | None) -> TimeoutError:
+    url = redact_url(prepared.url) if prepared is not None else None
+    ctx = http_context(prepared.method, prepared.url, None, None) if prepared is not None else None
+    limit = f" of {seconds:g}s" if seconds is not None else ""
+    where = f" waiting for {url}" if url else ""
+    return TimeoutError(f"{which} deadline{limit} exceeded{where}", deadline=which, http=ctx, code="timeout")
+
+
+async def _open(ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, deadline: float) -> Wire:
+    """Prepare, send and return an open 2xx response; a non-2xx becomes its typed error."""
     prepared = await prepare(request)
+    attempt.prepared = prepared
     model = model_of(request)
     transport: Transport = model.route.transport or ctx.transport
     log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
     try:
         wire = await transport.open(ctx.http, prepared, ctx.http_timeout())
     except httpx.HTTPError as exc:
-        raise transport_error(exc, prepared) from None
+        raise transport_error(exc, prepared, "first_byte") from None
+    attempt.wire = wire
     if 200 <= wire.status < 300:
-        return wire, prepared
-    try:
-        body = await wire.read_capped(ctx.max_error_bytes)
-    except httpx.HTTPError:
-        body = b""
-    finally:
-        await wire.aclose()
+        return wire
+    body = b""
+    with anyio.CancelScope(deadline=min(deadline, anyio.current_time() + ctx.timeouts.idle)):
+        with contextlib.suppress(httpx.HTTPError):
+            body = await wire.read_capped(ctx.max_error_bytes)
+    await attempt.close()  # never drain a large error body: the connection is dropped instead
     raise error_from_response(
         wire.status,
         wire.headers,
@@ -78,6 +132,18 @@ async def _open(ctx: ExecutionContext, request: LLMRequest) -> tuple[Wire, Any]:
     )
 
 
+def _should_retry(exc: BaseException, attempt: _Attempt, policy: RetryPolicy) -> bool:
+    if isinstance(exc, httpx.HTTPError):
+        return policy.retry_connect and not attempt.read_body and connection_not_used(exc)
+    if not isinstance(exc, LLMError) or not exc.retryable or isinstance(exc, TransportError):
+        return False  # transport failures are decided on the raw httpx error above
+    status = exc.http.status if exc.http is not None else None
+    if status is not None and status >= 300:
+        return status in policy.statuses
+    # An error event inside a 200 stream (Anthropic overloaded_error, Bedrock throttlingException).
+    return attempt.wire is not None
+
+
 async def run_step(
     ctx: ExecutionContext, request: LLMRequest, index: int = 0
 ) -> AsyncGenerator[list[LLMEvent], None]:
@@ -85,32 +151,128 @@ async def run_step(
     model = model_of(request)
     route = model.route
     protocol = route.protocol
-    wire, prepared = await _open(ctx, request)
-    try:
-        state = protocol.new_state(request)
-        decoder = route.framing.decoder()
-        feed = decoder.feed
-        step = protocol.step
-        out: list[LLMEvent] = [StepStart(index)]
-        async for chunk in wire.chunks():
-            for frame in feed(chunk):
-                step(state, frame, out)
-            if out:
+    policy = ctx.retry
+    timeouts = ctx.timeouts
+    clock = anyio.current_time
+    total_at = clock() + timeouts.total if timeouts.total is not None else math.inf
+    idle = timeouts.idle
+    tries = 0
+    while True:
+        tries += 1
+        attempt = _Attempt()
+        delivered = False
+        state: Any = None
+        try:
+            try:
+                first_at = min(clock() + timeouts.first_byte, total_at)
+                wire: Wire | None = None
+                with anyio.CancelScope(deadline=first_at):
+                    wire = await _open(ctx, request, attempt, first_at)
+                if wire is None:
+                    which = "total" if first_at >= total_at else "first_byte"
+                    raise _deadline_error(which, _limit(timeouts, which), attempt.prepared)
+                state = protocol.new_state(request)
+                decoder = route.framing.decoder()
+                feed = decoder.feed
+                step = protocol.step
+                out: list[LLMEvent] = [StepStart(index)]
+                pending = 1  # step-start waits for the first real event (so a first-event error can retry)
+                chunks: AsyncIterator[bytes] = wire.chunks().__aiter__()
+                read = chunks.__anext__
+                at = first_at
+                which = "total" if first_at >= total_at else "first_byte"
+                while True:
+                    chunk = b""
+                    with anyio.CancelScope(deadline=at) as scope:
+                        try:
+                            chunk = await read()
+                        except StopAsyncIteration:
+                            break
+                    if scope.cancelled_caught:
+                        raise _deadline_error(which, _limit(timeouts, which), attempt.prepared)
+                    attempt.read_body = True
+                    for frame in feed(chunk):
+                        step(state, frame, out)
+                    if len(out) > pending:
+                        delivered = True
+                        pending = 0
+                        yield out
+                        out = []
+                    if state.done:
+                        break
+                    at = clock() + idle
+                    if at >= total_at:
+                        at, which = total_at, "total"
+                    else:
+                        which = "idle"
+                if not state.done:
+                    for frame in decoder.close():
+                        step(state, frame, out)
+                protocol.on_halt(state, out)
+                out.append(StepFinish(index, state.reason, state.usage, state.metadata))
+                delivered = True
                 yield out
-                out = []
-            if state.done:
-                break
-        if not state.done:
-            for frame in decoder.close():
-                step(state, frame, out)
-        protocol.on_halt(state, out)
-        out.append(StepFinish(index, state.reason, state.usage, state.metadata))
-        yield out
-    except httpx.HTTPError as exc:
-        raise transport_error(exc, prepared) from None
-    except LLMError as exc:
-        if exc.provider is None:
-            exc.provider = model.provider
-        raise
-    finally:
-        await wire.aclose()
+                return
+            except httpx.HTTPError as exc:
+                if not delivered and tries <= policy.max_retries and _should_retry(exc, attempt, policy):
+                    error = transport_error(exc, attempt.prepared) if attempt.prepared else None
+                    await _backoff(ctx, tries, error, exc, total_at, route.name)
+                    continue
+                raise (
+                    transport_error(exc, attempt.prepared, "idle" if attempt.read_body else "first_byte")
+                    if attempt.prepared is not None
+                    else exc
+                ) from None
+        except LLMError as exc:
+            if exc.provider is None:
+                exc.provider = model.provider
+            if exc.http is None and attempt.prepared is not None:
+                wire_now = attempt.wire
+                exc.http = http_context(
+                    attempt.prepared.method,
+                    attempt.prepared.url,
+                    wire_now.status if wire_now is not None else None,
+                    wire_now.headers if wire_now is not None else None,
+                )
+            if state is not None and state.usage is not None:
+                exc.__dict__.setdefault("_llmroute_usage", state.usage)  # folded into .partial by EventStream
+            if not delivered and tries <= policy.max_retries and _should_retry(exc, attempt, policy):
+                await attempt.close()
+                await _backoff(ctx, tries, exc, exc, total_at, route.name)
+                continue
+            exc.attempts = tries
+            raise
+        finally:
+            await attempt.close()
+
+
+def _limit(timeouts: Timeouts, which: str) -> float | None:
+    return {"first_byte": timeouts.first_byte, "idle": timeouts.idle, "total": timeouts.total}.get(which)
+
+
+async def _backoff(
+    ctx: ExecutionContext,
+    tries: int,
+    error: LLMError | None,
+    cause: BaseException,
+    total_at: float,
+    route: str,
+) -> None:
+    """Wait before the next attempt, or re-raise ``error`` when the total deadline leaves no room."""
+    retry_after = getattr(error, "retry_after", None) if error is not None else None
+    delay = ctx.retry.delay(tries, retry_after)
+    what = str(error) if error is not None else type(cause).__name__
+    if anyio.current_time() + delay >= total_at:
+        if error is not None:
+            error.attempts = tries
+            raise error
+        raise cause
+    log.info(
+        "llmroute: %s attempt %d failed (%s); retrying in %.2fs (%d retries left)",
+        route,
+        tries,
+        redact_text(what),
+        delay,
+        ctx.retry.max_retries - tries,
+    )
+    await ctx.sleep(delay)

@@ -1,24 +1,61 @@
-"""Retry and deadline settings, per client and per request."""
+"""Retry and deadline settings, per client and per request.
+
+Set defaults on the client (``Client(retry=RetryPolicy(max_retries=4), timeouts=Timeouts(idle=30))``)
+and override them per call (``client.stream(request, timeouts=Timeouts(total=60), retry=RetryPolicy.none())``).
+"""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
+
 import msgspec
 
-__all__ = ["RetryPolicy", "Timeouts"]
+__all__ = ["RETRY_STATUSES", "RetryPolicy", "Timeouts"]
+
+# 408 request timeout, 409 conflict (lock contention), 429 rate limit (never quota), 5xx transient
+# server states and Anthropic's 529 overloaded.
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 
 class Timeouts(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Seconds. ``first_byte`` is long because reasoning models think before they speak; ``idle`` is
-    the longest gap between two body chunks; ``total`` bounds the whole call (``None``: unbounded)."""
+    """Seconds; each deadline raises ``llmroute.TimeoutError`` whose ``deadline`` names it.
+
+    ``connect``: opening the TCP/TLS connection. ``first_byte``: from sending the request to the
+    first body byte (long, because reasoning models think before they speak). ``idle``: the longest
+    gap between two body chunks once bytes flow. ``total``: the whole call, retries and backoff
+    included (``None``: unbounded)."""
 
     connect: float = 10.0
     first_byte: float = 600.0
     idle: float = 120.0
     total: float | None = None
 
+    def replace(
+        self,
+        *,
+        connect: float | None = None,
+        first_byte: float | None = None,
+        idle: float | None = None,
+        total: float | None = None,
+    ) -> Timeouts:
+        """A copy with the given deadlines changed (``None`` keeps the current value)."""
+        return Timeouts(
+            connect if connect is not None else self.connect,
+            first_byte if first_byte is not None else self.first_byte,
+            idle if idle is not None else self.idle,
+            total if total is not None else self.total,
+        )
+
 
 class RetryPolicy(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Retries happen only before any event reached the caller."""
+    """Retries happen only before any event reached the caller.
+
+    Retried: an HTTP status in ``statuses`` (a 429 that means quota exhaustion is not), a connection
+    failure before any body byte was read (when ``retry_connect``), and a 200 stream whose first
+    event is an overloaded / rate-limit error. The wait is the provider's ``retry-after-ms`` /
+    ``Retry-After`` capped at ``max_retry_after``, else ``initial_backoff * multiplier**n`` capped at
+    ``max_backoff``, spread by +/- ``jitter`` (a fraction)."""
 
     max_retries: int = 2
     initial_backoff: float = 0.5
@@ -26,3 +63,21 @@ class RetryPolicy(msgspec.Struct, frozen=True, omit_defaults=True):
     multiplier: float = 2.0
     jitter: float = 0.25
     max_retry_after: float = 60.0
+    statuses: frozenset[int] = RETRY_STATUSES
+    retry_connect: bool = True
+
+    @classmethod
+    def none(cls) -> RetryPolicy:
+        """Never retry."""
+        return cls(max_retries=0)
+
+    def delay(
+        self, retry: int, retry_after: float | None = None, rand: Callable[[], float] = random.random
+    ) -> float:
+        """Seconds to wait before retry number ``retry`` (1-based)."""
+        if retry_after is not None:
+            return min(max(0.0, retry_after), self.max_retry_after)
+        base = min(self.max_backoff, self.initial_backoff * self.multiplier ** (retry - 1))
+        if self.jitter:
+            base *= 1.0 + self.jitter * (2.0 * rand() - 1.0)
+        return max(0.0, min(base, self.max_backoff))

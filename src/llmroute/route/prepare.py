@@ -42,7 +42,7 @@ def resolve_request(request: LLMRequest) -> LLMRequest:
 
 
 def _overlay_body(body: Any, extra: dict[str, Any]) -> bytes:
-    data = msgspec.json.decode(_encoder.encode(body)) if not isinstance(body, dict) else dict(body)  # type: ignore[arg-type]
+    data: dict[str, Any] = msgspec.json.decode(_encoder.encode(body), type=dict[str, Any])
     clash = sorted(k for k in extra if k in data)
     if clash:
         raise InvalidRequestError(

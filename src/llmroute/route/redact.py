@@ -30,7 +30,9 @@ SECRET_HEADERS = frozenset(
         "x-amz-content-sha256-secret",
     }
 )
-SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "apikey", "access_token", "token", "x-amz-signature", "sig"})
+SECRET_QUERY_PARAMS = frozenset(
+    {"key", "api_key", "apikey", "access_token", "token", "x-amz-signature", "sig"}
+)
 
 # Shapes of credentials that may leak through provider error bodies or user text.
 _SECRET_PATTERNS = re.compile(

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from types import TracebackType
 
+import msgspec
+
 from ..schema.errors import InvalidProviderOutputError, LLMError
 from ..schema.events import LLMEvent
 from ..schema.response import LLMResponse, ResponseBuilder
+from ..schema.usage import Usage
 
-__all__ = ["EventStream"]
+__all__ = ["EventStream", "partial_response"]
 
 
 class EventStream:
@@ -35,7 +38,12 @@ class EventStream:
             event = batch[i]
         else:
             while True:
-                batch = await self._batches.__anext__()
+                try:
+                    batch = await self._batches.__anext__()
+                except LLMError as exc:
+                    if self._builder is not None and exc.partial is None:
+                        exc.partial = partial_response(self._builder, exc)
+                    raise
                 if batch:
                     break
             self._batch = batch
@@ -81,12 +89,20 @@ class EventStream:
                 for event in batch:
                     builder.add(event)
         except LLMError as exc:
-            exc.partial = builder.build()
+            exc.partial = partial_response(builder, exc)
             raise
         finally:
             await self.aclose()
         if not builder.finished:
-            raise InvalidProviderOutputError(
-                "stream ended without a finish event", partial=builder.build()
-            )
+            raise InvalidProviderOutputError("stream ended without a finish event", partial=builder.build())
         return builder.build()
+
+
+def partial_response(builder: ResponseBuilder, exc: LLMError) -> LLMResponse:
+    """What arrived before ``exc``: text and tool calls so far, and usage when the provider had
+    already reported it (the executor stashes the parser's usage on the error)."""
+    partial = builder.build()
+    usage = exc.__dict__.get("_llmroute_usage")
+    if partial.usage is None and isinstance(usage, Usage):
+        partial = msgspec.structs.replace(partial, usage=usage)
+    return partial

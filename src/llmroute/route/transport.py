@@ -7,11 +7,11 @@ from typing import Protocol
 
 import httpx
 
-from ..schema.errors import LLMError, TransportError
+from ..schema.errors import LLMError, TimeoutError, TransportError
 from .prepared import PreparedRequest
-from .redact import redact_url
+from .redact import redact_text, redact_url
 
-__all__ = ["HttpTransport", "Transport", "Wire", "transport_error"]
+__all__ = ["HttpTransport", "Transport", "Wire", "connection_not_used", "transport_error"]
 
 
 class Wire(Protocol):
@@ -28,16 +28,46 @@ class Wire(Protocol):
 
 
 class Transport(Protocol):
-    async def open(self, http: httpx.AsyncClient, prepared: PreparedRequest, timeout: httpx.Timeout) -> Wire: ...
+    async def open(
+        self,
+        http: httpx.AsyncClient,
+        prepared: PreparedRequest,
+        timeout: httpx.Timeout,  # noqa: ASYNC109
+    ) -> Wire: ...
 
 
-def transport_error(exc: Exception, prepared: PreparedRequest) -> LLMError:
-    """httpx failures -> ``TransportError`` with the redacted URL, never the headers."""
+_TIMEOUT_PHASE = {"ConnectTimeout": "connect", "PoolTimeout": "connect"}
+
+
+def transport_error(exc: Exception, prepared: PreparedRequest, phase: str = "first_byte") -> LLMError:
+    """httpx failures -> ``TransportError`` (``TimeoutError`` for timeouts) with the redacted URL,
+    never the headers. ``phase`` names the deadline a read timeout belongs to."""
     from .errors import http_context
 
     kind = type(exc).__name__
+    url = redact_url(prepared.url)
     ctx = http_context(prepared.method, prepared.url, None, None)
-    return TransportError(f"{kind} talking to {redact_url(prepared.url)}", http=ctx, code=kind)
+    detail = redact_text(str(exc), prepared.secrets).replace(prepared.url, url)
+    suffix = f": {detail[:300]}" if detail else ""
+    if isinstance(exc, httpx.TimeoutException):
+        deadline = _TIMEOUT_PHASE.get(kind, phase)
+        return TimeoutError(
+            f"{deadline} deadline exceeded ({kind}) talking to {url}", deadline=deadline, http=ctx, code=kind
+        )
+    return TransportError(f"{kind} talking to {url}{suffix}", http=ctx, code=kind)
+
+
+def connection_not_used(exc: Exception) -> bool:
+    """True when the failure happened before the request could have reached the server (or the
+    server dropped the connection before answering), so a retry cannot duplicate work."""
+    return isinstance(
+        exc,
+        httpx.ConnectError
+        | httpx.ConnectTimeout
+        | httpx.RemoteProtocolError
+        | httpx.ReadError
+        | httpx.WriteError,
+    )
 
 
 class HttpWire:
@@ -66,7 +96,12 @@ class HttpWire:
 class HttpTransport:
     name = "http"
 
-    async def open(self, http: httpx.AsyncClient, prepared: PreparedRequest, timeout: httpx.Timeout) -> HttpWire:
+    async def open(
+        self,
+        http: httpx.AsyncClient,
+        prepared: PreparedRequest,
+        timeout: httpx.Timeout,  # noqa: ASYNC109
+    ) -> HttpWire:
         request = http.build_request(
             prepared.method, prepared.url, headers=prepared.headers, content=prepared.body, timeout=timeout
         )

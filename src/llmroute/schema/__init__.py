@@ -1,22 +1,135 @@
 """The canonical data model. Imports nothing from the rest of the package."""
 
-from . import content, errors, events, options, request, response, tools, usage
-from .content import *  # noqa: F403
-from .errors import *  # noqa: F403
-from .events import *  # noqa: F403
-from .options import *  # noqa: F403
-from .request import *  # noqa: F403
-from .response import *  # noqa: F403
-from .tools import *  # noqa: F403
-from .usage import *  # noqa: F403
+from .content import (
+    AssistantPart,
+    MediaPart,
+    Message,
+    Part,
+    ReasoningPart,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from .errors import (
+    AuthenticationError,
+    ContentPolicyError,
+    ContextOverflowError,
+    HttpContext,
+    InvalidProviderOutputError,
+    InvalidRequestError,
+    LLMError,
+    NoRouteError,
+    ProviderInternalError,
+    QuotaExceededError,
+    RateLimitError,
+    TimeoutError,
+    ToolExecutionError,
+    TransportError,
+)
+from .events import (
+    Citation,
+    Finish,
+    FinishReason,
+    LLMEvent,
+    ProviderError,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    StepFinish,
+    StepStart,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCall,
+    ToolError,
+    ToolInputDelta,
+    ToolInputEnd,
+    ToolInputStart,
+    ToolResult,
+)
+from .options import (
+    CachePolicy,
+    GenerationOptions,
+    HttpOverlay,
+    merge_generation,
+)
+from .request import (
+    LLMRequest,
+    ModelRef,
+    OutputSchema,
+)
+from .response import (
+    LLMResponse,
+    ResponseBuilder,
+    StepResult,
+)
+from .tools import (
+    HostedTool,
+    ToolChoice,
+    ToolDefinition,
+    ToolSpec,
+)
+from .usage import (
+    Usage,
+)
 
 __all__ = [
-    *content.__all__,
-    *errors.__all__,
-    *events.__all__,
-    *options.__all__,
-    *request.__all__,
-    *response.__all__,
-    *tools.__all__,
-    *usage.__all__,
+    "AssistantPart",
+    "AuthenticationError",
+    "CachePolicy",
+    "Citation",
+    "ContentPolicyError",
+    "ContextOverflowError",
+    "Finish",
+    "FinishReason",
+    "GenerationOptions",
+    "HostedTool",
+    "HttpContext",
+    "HttpOverlay",
+    "InvalidProviderOutputError",
+    "InvalidRequestError",
+    "LLMError",
+    "LLMEvent",
+    "LLMRequest",
+    "LLMResponse",
+    "MediaPart",
+    "Message",
+    "ModelRef",
+    "NoRouteError",
+    "OutputSchema",
+    "Part",
+    "ProviderError",
+    "ProviderInternalError",
+    "QuotaExceededError",
+    "RateLimitError",
+    "ReasoningDelta",
+    "ReasoningEnd",
+    "ReasoningPart",
+    "ReasoningStart",
+    "ResponseBuilder",
+    "Role",
+    "StepFinish",
+    "StepResult",
+    "StepStart",
+    "TextDelta",
+    "TextEnd",
+    "TextPart",
+    "TextStart",
+    "TimeoutError",
+    "ToolCall",
+    "ToolCallPart",
+    "ToolChoice",
+    "ToolDefinition",
+    "ToolError",
+    "ToolExecutionError",
+    "ToolInputDelta",
+    "ToolInputEnd",
+    "ToolInputStart",
+    "ToolResult",
+    "ToolResultPart",
+    "ToolSpec",
+    "TransportError",
+    "Usage",
+    "merge_generation",
 ]

@@ -125,7 +125,7 @@ class TransportError(LLMError):
     retryable = True
 
 
-class TimeoutError(TransportError):  # noqa: A001 - deliberately shadows the builtin inside llmroute
+class TimeoutError(TransportError):
     """A deadline fired. ``deadline`` is ``"first_byte"``, ``"idle"`` or ``"total"``."""
 
     def __init__(self, message: str, *, deadline: str, **kwargs: Any) -> None:

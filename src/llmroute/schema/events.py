@@ -8,7 +8,7 @@ them; streamed tool input ends with exactly one parsed ``tool-call``; hosted too
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
@@ -42,49 +42,50 @@ Meta = dict[str, Any] | None
 
 
 class _Event(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, tag_field="type"):
-    pass
+    type: ClassVar[str]
+    """The wire tag (``"text-delta"``, ``"tool-call"``, ...): compare it, or use ``isinstance``."""
 
 
-class StepStart(_Event, tag="step-start"):
+class StepStart(_Event, frozen=True, tag="step-start"):
     index: int = 0
     provider_metadata: Meta = None
 
 
-class StepFinish(_Event, tag="step-finish"):
+class StepFinish(_Event, frozen=True, tag="step-finish"):
     index: int = 0
     reason: FinishReason = "unknown"
     usage: Usage | None = None
     provider_metadata: Meta = None
 
 
-class TextStart(_Event, tag="text-start"):
+class TextStart(_Event, frozen=True, tag="text-start"):
     id: str
     provider_metadata: Meta = None
 
 
-class TextDelta(_Event, tag="text-delta"):
-    id: str
-    text: str
-    provider_metadata: Meta = None
-
-
-class TextEnd(_Event, tag="text-end"):
-    id: str
-    provider_metadata: Meta = None
-
-
-class ReasoningStart(_Event, tag="reasoning-start"):
-    id: str
-    provider_metadata: Meta = None
-
-
-class ReasoningDelta(_Event, tag="reasoning-delta"):
+class TextDelta(_Event, frozen=True, tag="text-delta"):
     id: str
     text: str
     provider_metadata: Meta = None
 
 
-class ReasoningEnd(_Event, tag="reasoning-end"):
+class TextEnd(_Event, frozen=True, tag="text-end"):
+    id: str
+    provider_metadata: Meta = None
+
+
+class ReasoningStart(_Event, frozen=True, tag="reasoning-start"):
+    id: str
+    provider_metadata: Meta = None
+
+
+class ReasoningDelta(_Event, frozen=True, tag="reasoning-delta"):
+    id: str
+    text: str
+    provider_metadata: Meta = None
+
+
+class ReasoningEnd(_Event, frozen=True, tag="reasoning-end"):
     """Closes a reasoning block; carries what must round-trip (signature / encrypted content)."""
 
     id: str
@@ -93,27 +94,27 @@ class ReasoningEnd(_Event, tag="reasoning-end"):
     provider_metadata: Meta = None
 
 
-class ToolInputStart(_Event, tag="tool-input-start"):
+class ToolInputStart(_Event, frozen=True, tag="tool-input-start"):
     id: str
     name: str
     provider_executed: bool = False
     provider_metadata: Meta = None
 
 
-class ToolInputDelta(_Event, tag="tool-input-delta"):
+class ToolInputDelta(_Event, frozen=True, tag="tool-input-delta"):
     id: str
     name: str
     text: str
     provider_metadata: Meta = None
 
 
-class ToolInputEnd(_Event, tag="tool-input-end"):
+class ToolInputEnd(_Event, frozen=True, tag="tool-input-end"):
     id: str
     name: str
     provider_metadata: Meta = None
 
 
-class ToolCall(_Event, tag="tool-call"):
+class ToolCall(_Event, frozen=True, tag="tool-call"):
     """A complete tool call. ``input`` is the parsed JSON value (the raw text if it was not JSON)."""
 
     id: str
@@ -123,7 +124,7 @@ class ToolCall(_Event, tag="tool-call"):
     provider_metadata: Meta = None
 
 
-class ToolResult(_Event, tag="tool-result"):
+class ToolResult(_Event, frozen=True, tag="tool-result"):
     id: str
     name: str
     result: Any
@@ -132,14 +133,14 @@ class ToolResult(_Event, tag="tool-result"):
     provider_metadata: Meta = None
 
 
-class ToolError(_Event, tag="tool-error"):
+class ToolError(_Event, frozen=True, tag="tool-error"):
     id: str
     name: str
     message: str
     provider_metadata: Meta = None
 
 
-class Citation(_Event, tag="citation"):
+class Citation(_Event, frozen=True, tag="citation"):
     """Binds a source to ``text[start:end]`` of text block ``block_id`` (Python str indices,
     end exclusive; ``None`` when the provider gives no span)."""
 
@@ -152,13 +153,13 @@ class Citation(_Event, tag="citation"):
     provider_metadata: Meta = None
 
 
-class Finish(_Event, tag="finish"):
+class Finish(_Event, frozen=True, tag="finish"):
     reason: FinishReason = "unknown"
     usage: Usage | None = None
     provider_metadata: Meta = None
 
 
-class ProviderError(_Event, tag="provider-error"):
+class ProviderError(_Event, frozen=True, tag="provider-error"):
     message: str
     code: str | None = None
     retryable: bool = False
@@ -184,3 +185,29 @@ LLMEvent = (
     | Finish
     | ProviderError
 )
+
+
+def _expose_tags() -> None:
+    for cls in (
+        StepStart,
+        StepFinish,
+        TextStart,
+        TextDelta,
+        TextEnd,
+        ReasoningStart,
+        ReasoningDelta,
+        ReasoningEnd,
+        ToolInputStart,
+        ToolInputDelta,
+        ToolInputEnd,
+        ToolCall,
+        ToolResult,
+        ToolError,
+        Citation,
+        Finish,
+        ProviderError,
+    ):
+        cls.type = str(cls.__struct_config__.tag)
+
+
+_expose_tags()

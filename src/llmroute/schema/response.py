@@ -18,6 +18,7 @@ from .events import (
     ReasoningStart,
     StepFinish,
     TextDelta,
+    TextEnd,
     TextStart,
     ToolCall,
     ToolResult,
@@ -66,9 +67,7 @@ class LLMResponse(msgspec.Struct, frozen=True):
                 out.append(
                     Message(
                         "tool",
-                        tuple(
-                            ToolResultPart(r.id, r.name, r.result, is_error=r.is_error) for r in local
-                        ),
+                        tuple(ToolResultPart(r.id, r.name, r.result, is_error=r.is_error) for r in local),
                     )
                 )
         return tuple(out)
@@ -127,6 +126,10 @@ class ResponseBuilder:
             self._block("text", event.id).metadata = event.provider_metadata
         elif isinstance(event, ReasoningStart):
             self._block("reasoning", event.id).metadata = event.provider_metadata
+        elif isinstance(event, TextEnd):
+            if event.provider_metadata:  # e.g. Anthropic citations that must round-trip with the text
+                block = self._block("text", event.id)
+                block.metadata = {**(block.metadata or {}), **event.provider_metadata}
         elif isinstance(event, ReasoningEnd):
             block = self._block("reasoning", event.id)
             block.signature = event.signature or block.signature
@@ -169,11 +172,15 @@ class ResponseBuilder:
                     parts.append(ReasoningPart(text, item.signature, item.encrypted, item.metadata))
             elif isinstance(item, ToolCall):
                 parts.append(
-                    ToolCallPart(item.id, item.name, item.input, item.provider_executed, item.provider_metadata)
+                    ToolCallPart(
+                        item.id, item.name, item.input, item.provider_executed, item.provider_metadata
+                    )
                 )
             else:
                 parts.append(
-                    ToolResultPart(item.id, item.name, item.result, item.is_error, True, item.provider_metadata)
+                    ToolResultPart(
+                        item.id, item.name, item.result, item.is_error, True, item.provider_metadata
+                    )
                 )
         return StepResult(
             index,

@@ -14,9 +14,7 @@ class ToolDefinition(msgspec.Struct, frozen=True, omit_defaults=True):
 
     name: str
     description: str = ""
-    input_schema: dict[str, Any] = msgspec.field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    input_schema: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "object", "properties": {}})
     strict: bool | None = None
     provider_metadata: dict[str, Any] | None = None
 

@@ -3,7 +3,15 @@
 Needs the ``test`` extra (PyYAML; vcrpy for recording).
 """
 
-from .cassette import Cassette, CassetteSecretError, Interaction, RecordedRequest, RecordedResponse, find_secrets
+from .cassette import (
+    Cassette,
+    CassetteSecretError,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    find_secrets,
+)
+from .invariants import event_order_problems
 from .replay import Chunking, RechunkTransport, ReplayTransport
 
 __all__ = [
@@ -15,5 +23,6 @@ __all__ = [
     "RecordedRequest",
     "RecordedResponse",
     "ReplayTransport",
+    "event_order_problems",
     "find_secrets",
 ]

@@ -11,7 +11,14 @@ import msgspec
 
 from ..route.redact import _SECRET_PATTERNS, REDACTED, SECRET_HEADERS, SECRET_QUERY_PARAMS, redact_url  # pyright: ignore[reportPrivateUsage]
 
-__all__ = ["Cassette", "CassetteSecretError", "Interaction", "RecordedRequest", "RecordedResponse", "find_secrets"]
+__all__ = [
+    "Cassette",
+    "CassetteSecretError",
+    "Interaction",
+    "RecordedRequest",
+    "RecordedResponse",
+    "find_secrets",
+]
 
 _REDACTABLE = {"REDACTED", REDACTED, "", "DUMMY", "dummy", "test", "x"}
 _SCRUBBED_RESPONSE_HEADERS = frozenset({"set-cookie", "cookie"})
@@ -62,13 +69,13 @@ def _text_or_bytes(body: bytes) -> str | bytes:
 
 
 def _as_bytes(value: Any) -> bytes:
+    if isinstance(value, dict):
+        value = value.get("string")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     if value is None:
         return b""
-    if isinstance(value, dict):
-        value = value.get("string", b"")  # pyright: ignore[reportUnknownMemberType]
     if isinstance(value, bytes):
         return value
-    return str(value).encode("utf-8")
+    return str(value).encode("utf-8")  # pyright: ignore[reportUnknownArgumentType]
 
 
 def _headers(raw: Any) -> dict[str, list[str]]:
@@ -77,6 +84,12 @@ def _headers(raw: Any) -> dict[str, list[str]]:
         for k, v in raw.items():  # pyright: ignore[reportUnknownVariableType]
             out[str(k).lower()] = [str(x) for x in v] if isinstance(v, list) else [str(v)]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
     return out
+
+
+def _status(status: Any) -> int:
+    if isinstance(status, dict):
+        return int(status.get("code", 200))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+    return int(status)
 
 
 class Cassette:
@@ -94,7 +107,7 @@ class Cassette:
         interactions: list[Interaction] = []
         for item in data.get("interactions", []):
             req, resp = item["request"], item["response"]
-            status = resp.get("status", {})
+            status: Any = resp.get("status", {})
             interactions.append(
                 Interaction(
                     RecordedRequest(
@@ -104,7 +117,7 @@ class Cassette:
                         _as_bytes(req.get("body")),
                     ),
                     RecordedResponse(
-                        int(status.get("code", 200)) if isinstance(status, dict) else int(status),
+                        _status(status),
                         _headers(resp.get("headers")),
                         _as_bytes(resp.get("body")),
                     ),
@@ -153,7 +166,9 @@ class Cassette:
         cassette = self.scrubbed() if scrub else self
         yaml = _yaml()
         dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-        text = yaml.dump(cassette.to_vcr_dict(), Dumper=dumper, allow_unicode=True, sort_keys=False, width=120)
+        text = yaml.dump(
+            cassette.to_vcr_dict(), Dumper=dumper, allow_unicode=True, sort_keys=False, width=120
+        )
         problems = find_secrets(cassette, text)
         if problems:
             raise CassetteSecretError(f"refusing to write {path}: " + "; ".join(problems))
@@ -184,5 +199,14 @@ def find_secrets(cassette: Cassette, serialized: str | None = None) -> list[str]
     return problems
 
 
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-            429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+    529: "Overloaded",
+}

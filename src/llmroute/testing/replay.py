@@ -115,7 +115,9 @@ class ReplayTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         index = len(self.requests)
         if index >= len(self.interactions):
-            raise ReplayMismatchError(f"unexpected request #{index + 1}: {request.method} {request.url.copy_with(query=None)}")
+            raise ReplayMismatchError(
+                f"unexpected request #{index + 1}: {request.method} {request.url.copy_with(query=None)}"
+            )
         await request.aread()
         self.requests.append(request)
         recorded = self.interactions[index]

@@ -1,0 +1,830 @@
+"""Anthropic Messages (``POST /v1/messages``), streamed over SSE.
+
+Decisions worth knowing:
+
+- **Citations.** Anthropic gives no offsets: it splits text blocks at citation boundaries and attaches
+  ``citations`` to the block they support. So a ``Citation`` covers its whole text block:
+  ``start=0``, ``end=len(block text)`` (Python ``str`` indices, end exclusive; ``None``/``None`` for an
+  empty block). Because ``citations_delta`` usually arrives *before* the text it cites, citations are
+  emitted when the block closes (after its last ``text-delta``, just before ``text-end``), when the
+  length is known. The raw citation (``encrypted_index`` ...) is kept in ``provider_metadata`` and in
+  the ``text-end`` metadata, so the text block round-trips with its citations.
+- **pause_turn** maps to ``"tool-calls"``: the turn stopped inside a server-tool loop and, exactly as
+  after local tool calls, the caller sends the conversation back (the assistant message included) to
+  continue. ``provider_metadata["stop_reason"] == "pause_turn"`` tells the two apart.
+- **Round-trip.** Thinking blocks become ``ReasoningPart(text, signature)``; ``redacted_thinking``
+  becomes ``ReasoningPart("", encrypted=data)`` marked ``{"anthropic": {"type": "redacted_thinking"}}``.
+  Server tools (``server_tool_use`` / ``mcp_tool_use``) and their ``*_tool_result`` blocks become
+  provider-executed tool calls/results whose ``provider_metadata["anthropic"]["type"]`` names the
+  block; the lowering rebuilds the same blocks (content untouched). Provider-executed parts without
+  Anthropic metadata (another provider's hosted tools) and reasoning without a signature cannot be
+  replayed to Anthropic and are left out.
+- The parser reads only ``frame.data`` (the JSON event, dispatched on its ``type``), so an envelope
+  (Bedrock's event-stream ``{"bytes": ...}``) composes with ``Protocol.wrapped`` by handing it an
+  ``SSEEvent(data=...)``; ``reshape_body`` drops/adds top-level body keys for such an envelope.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import msgspec
+
+from ..framing.base import Framing
+from ..framing.sse import SSEEvent, SSEFraming
+from ..route.auth import Auth
+from ..route.endpoint import Endpoint
+from ..route.model import Model, Route
+from ..route.protocol import Protocol, StreamState
+from ..schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
+from ..schema.events import (
+    Citation,
+    FinishReason,
+    LLMEvent,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolResult,
+)
+from ..schema.request import LLMRequest
+from ..schema.tools import HostedTool, ToolDefinition
+from ..schema.usage import Usage
+from ._shared import ToolInput, decode_frame, parse_tool_input, result_text
+from .errors import stream_error
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "PROTOCOL",
+    "AnthropicBody",
+    "AnthropicState",
+    "build_body",
+    "envelope",
+    "on_halt",
+    "reshape_body",
+    "route",
+    "step",
+]
+
+DEFAULT_MAX_TOKENS = 4096
+MAX_CACHE_BREAKPOINTS = 4
+NAMESPACE = "anthropic"  # provider_metadata key for everything that must round-trip
+
+# 1. request body Structs -------------------------------------------------------------------------
+
+_Block = Any  # one of the block Structs below, or a raw dict (server-tool blocks)
+
+
+class _Text(msgspec.Struct, kw_only=True, omit_defaults=True, tag="text", tag_field="type"):
+    text: str
+    citations: list[Any] | None = None
+    cache_control: dict[str, str] | None = None
+
+
+class _Image(msgspec.Struct, kw_only=True, omit_defaults=True, tag="image", tag_field="type"):
+    source: dict[str, Any]
+    cache_control: dict[str, str] | None = None
+
+
+class _Document(msgspec.Struct, kw_only=True, omit_defaults=True, tag="document", tag_field="type"):
+    source: dict[str, Any]
+    title: str | None = None
+    context: str | None = None
+    citations: dict[str, Any] | None = None
+    cache_control: dict[str, str] | None = None
+
+
+class _ToolUse(msgspec.Struct, kw_only=True, omit_defaults=True, tag="tool_use", tag_field="type"):
+    id: str
+    name: str
+    input: Any
+    cache_control: dict[str, str] | None = None
+
+
+class _ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, tag="tool_result", tag_field="type"):
+    tool_use_id: str
+    content: str | list[Any]
+    is_error: bool = False
+    cache_control: dict[str, str] | None = None
+
+
+class _Thinking(msgspec.Struct, kw_only=True, tag="thinking", tag_field="type"):
+    thinking: str
+    signature: str
+
+
+class _RedactedThinking(msgspec.Struct, kw_only=True, tag="redacted_thinking", tag_field="type"):
+    data: str
+
+
+class _MessageOut(msgspec.Struct):
+    role: str
+    content: list[_Block]
+
+
+class _Tool(msgspec.Struct, kw_only=True, omit_defaults=True):
+    name: str
+    description: str | None = None
+    input_schema: dict[str, Any]
+    strict: bool | None = None
+    cache_control: dict[str, str] | None = None
+
+
+class AnthropicBody(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The Messages request. ``model``/``stream`` are optional and ``anthropic_version`` exists so
+    envelopes (Bedrock, Vertex) can drop or set them with ``reshape_body``."""
+
+    anthropic_version: str | None = None
+    model: str | None = None
+    system: list[_Text] | None = None
+    messages: list[_MessageOut]
+    tools: list[Any] | None = None  # _Tool or a hosted-tool dict
+    tool_choice: dict[str, Any] | None = None
+    mcp_servers: list[dict[str, Any]] | None = None
+    stream: bool | None = None
+    max_tokens: int
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    stop_sequences: list[str] | None = None
+    thinking: dict[str, Any] | None = None
+    output_config: dict[str, Any] | None = None
+
+
+# 2. stream event Structs ------------------------------------------------------------------------
+
+
+class _Delta(msgspec.Struct):
+    """Both ``content_block_delta.delta`` and ``message_delta.delta`` (flat: unknown types pass)."""
+
+    type: str = ""
+    text: str | None = None
+    partial_json: str | None = None
+    thinking: str | None = None
+    signature: str | None = None
+    citation: dict[str, Any] | None = None
+    stop_reason: str | None = None
+    stop_sequence: str | None = None
+    container: dict[str, Any] | None = None
+
+
+class _BlockIn(msgspec.Struct):
+    type: str = ""
+    id: str | None = None
+    name: str | None = None
+    input: Any = None
+    text: str | None = None
+    citations: list[dict[str, Any]] | None = None
+    thinking: str | None = None
+    signature: str | None = None
+    data: str | None = None
+    tool_use_id: str | None = None
+    content: Any = None
+    is_error: bool | None = None
+    server_name: str | None = None
+    caller: Any = None
+
+
+class _MessageIn(msgspec.Struct):
+    id: str | None = None
+    model: str | None = None
+    usage: dict[str, Any] | None = None
+
+
+class _Event(msgspec.Struct):
+    type: str = ""
+    index: int = 0
+    delta: _Delta | None = None
+    content_block: _BlockIn | None = None
+    message: _MessageIn | None = None
+    usage: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+_decoder = msgspec.json.Decoder(_Event)
+
+
+# 3. parser state --------------------------------------------------------------------------------
+
+_TEXT, _THINKING, _REDACTED, _TOOL = 0, 1, 2, 3
+
+
+class _Open:
+    """One open content block, keyed by its Anthropic ``index``."""
+
+    __slots__ = ("citations", "data", "id", "initial", "kind", "length", "signature", "tool")
+
+    def __init__(self, kind: int, id: str) -> None:
+        self.kind = kind
+        self.id = id
+        self.length = 0  # characters of text so far (citations span the whole block)
+        self.citations: list[dict[str, Any]] = []
+        self.signature: str | None = None
+        self.data: str | None = None
+        self.tool: ToolInput | None = None
+        self.initial: Any = None
+
+
+class AnthropicState(StreamState):
+    __slots__ = ("open", "raw_usage", "server_names", "stop_reason")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: dict[int, _Open] = {}
+        self.raw_usage: dict[str, Any] = {}
+        self.server_names: dict[str, str] = {}  # server tool id -> name, to name its result
+        self.stop_reason: str | None = None
+
+
+# 4. build_body ----------------------------------------------------------------------------------
+
+
+def _meta(part: Any) -> dict[str, Any]:
+    """The part's Anthropic provider metadata (empty when none)."""
+    meta = getattr(part, "provider_metadata", None)
+    if not meta:
+        return {}
+    value = meta.get(NAMESPACE)
+    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+def _text_bytes(part: MediaPart) -> str:
+    raw = part.data if isinstance(part.data, bytes) else base64.b64decode(part.data)
+    return raw.decode("utf-8")
+
+
+def _media(part: MediaPart) -> _Block:
+    mime = part.mime_type
+    extra = _meta(part)
+    url = {"type": "url", "url": part.data} if part.is_url else None
+    if mime.startswith("image/"):
+        return _Image(source=url or {"type": "base64", "media_type": mime, "data": part.base64()})
+    if mime == "application/pdf":
+        source = url or {"type": "base64", "media_type": mime, "data": part.base64()}
+    elif mime.startswith("text/") and url is None:
+        source = {"type": "text", "media_type": "text/plain", "data": _text_bytes(part)}
+    else:
+        where = "by URL" if url else "inline"
+        raise InvalidRequestError(f"anthropic-messages: {mime} is not accepted {where} (images, PDF and text only)")
+    return _Document(
+        source=source,
+        title=extra.get("title") or part.filename,
+        context=extra.get("context"),
+        citations=extra.get("citations"),
+    )
+
+
+def _with_cache_hint(block: _Block, part: Any) -> _Block:
+    hint = _meta(part).get("cache_control")
+    if isinstance(hint, dict):
+        _set_cache(block, hint)  # pyright: ignore[reportUnknownArgumentType]
+    return block
+
+
+def _tool_input(value: Any) -> Any:
+    """Anthropic wants an object; a raw (unparsed) argument string is decoded when possible."""
+    if isinstance(value, str):
+        value = parse_tool_input(value)
+    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+def _tool_result_content(result: Any) -> str | list[Any]:
+    if isinstance(result, tuple | list) and result and all(isinstance(p, TextPart | MediaPart) for p in result):  # pyright: ignore[reportUnknownVariableType]
+        return [_Text(text=p.text) if isinstance(p, TextPart) else _media(p) for p in result]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return result_text(result)
+
+
+def _user_block(part: Part) -> _Block:
+    if isinstance(part, TextPart):
+        return _with_cache_hint(_Text(text=part.text), part)
+    if isinstance(part, MediaPart):
+        return _with_cache_hint(_media(part), part)
+    if isinstance(part, ToolResultPart) and not part.provider_executed:
+        block = _ToolResult(tool_use_id=part.id, content=_tool_result_content(part.result), is_error=part.is_error)
+        return _with_cache_hint(block, part)
+    raise InvalidRequestError(f"anthropic-messages: a user message cannot hold a {type(part).__name__}")
+
+
+_RESULT_TYPES = {
+    "web_search": "web_search_tool_result",
+    "web_fetch": "web_fetch_tool_result",
+    "code_execution": "code_execution_tool_result",
+    "bash_code_execution": "bash_code_execution_tool_result",
+    "text_editor_code_execution": "text_editor_code_execution_tool_result",
+}
+
+
+def _server_call(part: ToolCallPart, meta: dict[str, Any]) -> dict[str, Any]:
+    kind = meta.get("type") or "server_tool_use"
+    block: dict[str, Any] = {"type": kind, "id": part.id, "name": part.name, "input": _tool_input(part.input)}
+    if kind == "mcp_tool_use":
+        block["server_name"] = meta.get("server_name")
+    return block
+
+
+def _server_result(part: ToolResultPart, meta: dict[str, Any]) -> dict[str, Any]:
+    kind = meta.get("type") or _RESULT_TYPES.get(part.name)
+    if kind is None:
+        raise InvalidRequestError(f"anthropic-messages: no result block type for hosted tool {part.name!r}")
+    block: dict[str, Any] = {"type": kind, "tool_use_id": part.id, "content": part.result}
+    if kind in ("mcp_tool_result", "tool_result"):
+        block["is_error"] = part.is_error
+    return block
+
+
+def _assistant_block(part: Part) -> _Block | None:
+    meta = _meta(part)
+    if isinstance(part, TextPart):
+        if not part.text:
+            return None  # Anthropic rejects empty text blocks
+        citations = meta.get("citations")
+        return _with_cache_hint(_Text(text=part.text, citations=citations or None), part)
+    if isinstance(part, ReasoningPart):
+        if meta.get("type") == "redacted_thinking":
+            data = part.encrypted or meta.get("data")
+            return _RedactedThinking(data=data) if data else None
+        signature = part.signature or meta.get("signature")
+        return _Thinking(thinking=part.text, signature=signature) if signature else None
+    if isinstance(part, ToolCallPart):
+        if part.provider_executed:
+            return _with_cache_hint(_server_call(part, meta), part) if meta else None
+        return _with_cache_hint(_ToolUse(id=part.id, name=part.name, input=_tool_input(part.input)), part)
+    if isinstance(part, ToolResultPart) and part.provider_executed:
+        return _with_cache_hint(_server_result(part, meta), part) if meta else None
+    raise InvalidRequestError(f"anthropic-messages: an assistant message cannot hold a {type(part).__name__}")
+
+
+def _system_update(message: Message) -> _MessageOut:
+    text = "\n".join(p.text for p in message.content if isinstance(p, TextPart))
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MessageOut("user", [_Text(text=f"<system-update>\n{escaped}\n</system-update>")])
+
+
+def _lower(request: LLMRequest) -> tuple[list[_Text] | None, list[_MessageOut]]:
+    system = [_with_cache_hint(_Text(text=p.text), p) for p in request.system]
+    messages: list[_MessageOut] = []
+    for message in request.messages:
+        role = message.role
+        if role == "system":
+            if messages:  # mid-conversation operator update: Anthropic has no system role in messages
+                messages.append(_system_update(message))
+            else:
+                system.extend(_with_cache_hint(_Text(text=p.text), p) for p in message.content if isinstance(p, TextPart))
+        elif role == "assistant":
+            blocks = [b for b in (_assistant_block(p) for p in message.content) if b is not None]
+            if blocks:
+                messages.append(_MessageOut("assistant", blocks))
+        else:  # user, and tool results (which Anthropic carries in a user message)
+            messages.append(_MessageOut("user", [_user_block(p) for p in message.content]))
+    return system or None, messages
+
+
+def _hosted(tool: HostedTool, servers: list[dict[str, Any]]) -> dict[str, Any] | None:
+    options = dict(tool.options)
+    kind = tool.kind
+    version = options.pop("type", None) or options.pop("version", None)
+    if kind == "web_search":
+        options.pop("search_context_size", None)  # OpenAI's knob; Anthropic has none
+        location = options.get("user_location")
+        if isinstance(location, dict) and "type" not in location:
+            options["user_location"] = {"type": "approximate", **location}
+        return {"type": version or "web_search_20250305", "name": "web_search", **options}
+    if kind == "web_fetch":
+        return {"type": version or "web_fetch_20250910", "name": "web_fetch", **options}
+    if kind == "code_execution":
+        return {"type": version or "code_execution_20250825", "name": "code_execution", **options}
+    if kind == "mcp":
+        server = {"type": "url", "url": options.pop("server_url"), "name": options.pop("server_label")}
+        servers.append({**server, **options})
+        return None
+    raise InvalidRequestError(
+        f"anthropic-messages has no hosted {kind!r} tool (supported: web_search, web_fetch, code_execution, mcp)"
+    )
+
+
+def _tools(request: LLMRequest) -> tuple[list[Any] | None, list[dict[str, Any]] | None]:
+    tools: list[Any] = []
+    servers: list[dict[str, Any]] = []
+    for tool in request.tools:
+        if isinstance(tool, HostedTool):
+            hosted = _hosted(tool, servers)
+            if hosted is not None:
+                tools.append(hosted)
+        else:
+            tools.append(_tool_def(tool))
+    return tools or None, servers or None
+
+
+def _tool_def(tool: ToolDefinition) -> _Tool:
+    out = _Tool(name=tool.name, description=tool.description or None, input_schema=tool.input_schema, strict=tool.strict)
+    return _with_cache_hint(out, tool)
+
+
+def _tool_choice(request: LLMRequest, disable_parallel: Any) -> dict[str, Any] | None:
+    choice = request.tool_choice
+    if choice is None:
+        out: dict[str, Any] | None = None if disable_parallel is None else {"type": "auto"}
+    elif choice.mode == "tool":
+        out = {"type": "tool", "name": choice.name}
+    else:
+        out = {"type": {"auto": "auto", "required": "any", "none": "none"}[choice.mode]}
+    if out is not None and disable_parallel is not None and out["type"] != "none":
+        out["disable_parallel_tool_use"] = bool(disable_parallel)
+    return out
+
+
+def _thinking(value: Any) -> dict[str, Any] | None:
+    """``thinking``: an int budget, ``"adaptive"``/``"disabled"``, or the wire dict (``budgetTokens``
+    accepted for ``budget_tokens``)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise InvalidRequestError("anthropic thinking: give a budget (int), 'adaptive', 'disabled' or a dict")
+    if isinstance(value, int):
+        return {"type": "enabled", "budget_tokens": value}
+    if isinstance(value, str):
+        if value in ("adaptive", "disabled"):
+            return {"type": value}
+        raise InvalidRequestError(f"anthropic thinking {value!r}: use a budget (int), 'adaptive' or 'disabled'")
+    if isinstance(value, dict):
+        items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        out: dict[str, Any] = {("budget_tokens" if k == "budgetTokens" else str(k)): v for k, v in items.items()}
+        out.setdefault("type", "enabled")
+        if out["type"] == "enabled" and not isinstance(out.get("budget_tokens"), int):
+            raise InvalidRequestError("anthropic thinking {'type': 'enabled'} needs an int budget_tokens")
+        return out
+    raise InvalidRequestError(f"anthropic thinking: unsupported value of type {type(value).__name__}")
+
+
+# -- cache breakpoints
+
+
+def _has_cache(block: Any) -> bool:
+    if isinstance(block, dict):
+        return "cache_control" in block
+    return getattr(block, "cache_control", None) is not None
+
+
+def _set_cache(block: Any, control: dict[str, str]) -> None:
+    if isinstance(block, dict):
+        block["cache_control"] = control
+    else:
+        block.cache_control = control
+
+
+def _cacheable(block: Any) -> bool:
+    if isinstance(block, _Thinking | _RedactedThinking):
+        return False
+    return not (isinstance(block, _Text) and not block.text)
+
+
+def _apply_cache(request: LLMRequest, body: AnthropicBody) -> None:
+    """Breakpoints from ``request.cache``: last tool, last system block, then the last
+    ``messages`` messages (latest first), at most four in all, counting manual hints."""
+    policy = request.cache
+    if policy is None:
+        return
+    control = {"type": "ephemeral"} if policy.ttl is None else {"type": "ephemeral", "ttl": policy.ttl}
+    every: list[Any] = [*(body.tools or ()), *(body.system or ())]
+    every.extend(b for m in body.messages for b in m.content)
+    budget = MAX_CACHE_BREAKPOINTS - sum(1 for b in every if _has_cache(b))
+    targets: list[Any] = []
+    if policy.tools and body.tools:
+        targets.append(body.tools[-1])
+    if policy.system and body.system:
+        targets.append(body.system[-1])
+    for message in reversed(body.messages[-policy.messages :] if policy.messages > 0 else []):
+        block = next((b for b in reversed(message.content) if _cacheable(b)), None)
+        if block is not None:
+            targets.append(block)
+    for block in targets:
+        if budget <= 0:
+            break
+        if not _has_cache(block):
+            _set_cache(block, control)
+            budget -= 1
+
+
+def _with_options(body: AnthropicBody, options: dict[str, Any]) -> AnthropicBody | dict[str, Any]:
+    """Remaining provider options become top-level body keys; they may not replace a built field."""
+    if not options:
+        return body
+    data: dict[str, Any] = msgspec.to_builtins(body)
+    clash = sorted(k for k in options if k in data)
+    if clash:
+        raise InvalidRequestError(f"provider option(s) {', '.join(clash)} clash with fields built from the request")
+    data.update(options)
+    return data
+
+
+def build_body(request: LLMRequest, model: Model) -> AnthropicBody | dict[str, Any]:
+    g = request.generation
+    assert g is not None  # resolved by prepare()
+    options = dict(request.options_for(model.provider))
+    thinking = _thinking(options.pop("thinking", None))
+    output_config: dict[str, Any] | None = options.pop("output_config", None)
+    effort = options.pop("effort", None)
+    if effort is not None:
+        output_config = {**(output_config or {}), "effort": effort}
+    system, messages = _lower(request)
+    tools, servers = _tools(request)
+    extra_servers = options.pop("mcp_servers", None)
+    if extra_servers:
+        servers = [*(servers or ()), *extra_servers]
+    choice = _tool_choice(request, options.pop("disable_parallel_tool_use", None))
+    body = AnthropicBody(
+        model=model.id,
+        system=system,
+        messages=messages,
+        tools=tools,
+        tool_choice=choice if (tools or servers) else None,
+        mcp_servers=servers,
+        stream=True,
+        max_tokens=g.max_tokens or DEFAULT_MAX_TOKENS,
+        temperature=g.temperature,
+        top_p=g.top_p,
+        top_k=g.top_k,
+        stop_sequences=list(g.stop) if g.stop else None,
+        thinking=thinking,
+        output_config=output_config,
+    )
+    _apply_cache(request, body)
+    return _with_options(body, options)
+
+
+def reshape_body(body: Any, *, drop: Iterable[str] = (), add: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A built body as a dict without the ``drop`` keys and with ``add`` set: what an envelope
+    (Bedrock: no ``model``/``stream``, ``anthropic_version`` in the body) needs."""
+    data: dict[str, Any] = dict(body) if isinstance(body, dict) else msgspec.to_builtins(body)  # pyright: ignore[reportUnknownArgumentType]
+    for key in drop:
+        data.pop(key, None)
+    if add:
+        data = {**add, **data}
+    return data
+
+
+def envelope(anthropic_version: str, drop: Iterable[str] = ("model", "stream")) -> Callable[[Any, LLMRequest, Any], Any]:
+    """A ``wrap_body`` for ``Protocol.wrapped``: e.g. ``envelope("bedrock-2023-05-31")``."""
+    dropped = tuple(drop)
+
+    def wrap(body: Any, _request: LLMRequest, _model: Any) -> dict[str, Any]:
+        return reshape_body(body, drop=dropped, add={"anthropic_version": anthropic_version})
+
+    return wrap
+
+
+# 5. step / on_halt ------------------------------------------------------------------------------
+
+_FINISH: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool-calls",
+    "pause_turn": "tool-calls",  # resend the conversation to continue (see the module docstring)
+    "refusal": "content-filter",
+}
+
+
+def step(state: AnthropicState, frame: SSEEvent, out: list[LLMEvent]) -> None:
+    event = decode_frame(_decoder, frame.data, "anthropic-messages event")
+    kind = event.type
+    if kind == "content_block_delta":
+        delta = event.delta
+        if delta is not None and delta.type == "text_delta" and delta.text is not None:
+            block = state.open.get(event.index)
+            if block is not None and block.kind == _TEXT:  # hot path
+                out.append(TextDelta(block.id, delta.text))
+                block.length += len(delta.text)
+                return
+        _on_delta(state, event, out)
+        return
+    handler = _HANDLERS.get(kind)
+    if handler is not None:
+        handler(state, event, out)
+    # ping and event types added after this was written are ignored
+
+
+def _on_message_start(state: AnthropicState, event: _Event, _out: list[LLMEvent]) -> None:
+    message = event.message
+    if message is None:
+        return
+    state.metadata = {"id": message.id, "model": message.model}
+    if message.usage:
+        state.raw_usage.update(message.usage)
+
+
+def _on_block_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
+    block = event.content_block
+    if block is None:
+        return
+    index = event.index
+    kind = block.type
+    if kind == "text":
+        opened = _Open(_TEXT, f"text-{index}")
+        out.append(TextStart(opened.id))
+        if block.text:
+            out.append(TextDelta(opened.id, block.text))
+            opened.length = len(block.text)
+        opened.citations.extend(block.citations or ())
+    elif kind in ("thinking", "redacted_thinking"):
+        opened = _Open(_THINKING if kind == "thinking" else _REDACTED, f"reasoning-{index}")
+        out.append(ReasoningStart(opened.id))
+        if block.thinking:
+            out.append(ReasoningDelta(opened.id, block.thinking))
+        opened.signature = block.signature or None
+        opened.data = block.data
+    elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+        opened = _Open(_TOOL, block.id or f"toolu_{index}")
+        name = block.name or ""
+        meta: dict[str, Any] | None = None
+        if kind != "tool_use":
+            state.server_names[opened.id] = name
+            info: dict[str, Any] = {"type": kind}
+            if block.server_name is not None:
+                info["server_name"] = block.server_name
+            meta = {NAMESPACE: info}
+        opened.tool = ToolInput(opened.id, name, out, kind != "tool_use", meta)
+        opened.initial = block.input
+    elif kind.endswith("_tool_result") or kind == "tool_result":
+        _server_result_event(state, block, out)  # arrives whole; its stop event closes nothing
+        return
+    else:
+        return  # a block type this parser does not know: its deltas are ignored
+    state.open[index] = opened
+
+
+def _server_result_event(state: AnthropicState, block: _BlockIn, out: list[LLMEvent]) -> None:
+    content = block.content
+    is_error = bool(block.is_error) or (isinstance(content, dict) and str(content.get("type", "")).endswith("_error"))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+    id = block.tool_use_id or ""
+    name = state.server_names.get(id) or block.type.removesuffix("_tool_result")
+    info: dict[str, Any] = {"type": block.type}
+    if block.caller is not None:
+        info["caller"] = block.caller
+    out.append(ToolResult(id, name, content, is_error, True, {NAMESPACE: info}))
+
+
+def _on_delta(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
+    delta = event.delta
+    block = state.open.get(event.index)
+    if delta is None or block is None:
+        return
+    kind = delta.type
+    if kind == "thinking_delta":
+        if delta.thinking:
+            out.append(ReasoningDelta(block.id, delta.thinking))
+    elif kind == "signature_delta":
+        block.signature = (block.signature or "") + (delta.signature or "")
+    elif kind == "input_json_delta":
+        if block.tool is not None and delta.partial_json:
+            block.tool.delta(delta.partial_json, out)
+    elif kind == "citations_delta":
+        if delta.citation is not None:
+            block.citations.append(delta.citation)
+    elif kind == "text_delta" and delta.text:  # text for a block not opened as text: keep it anyway
+        out.append(TextDelta(block.id, delta.text))
+        block.length += len(delta.text)
+
+
+def _citation(block: _Open, raw: dict[str, Any]) -> Citation:
+    url = raw.get("url") or raw.get("source")
+    title = raw.get("title") or raw.get("document_title")
+    cited = raw.get("cited_text")
+    span = (0, block.length) if block.length else (None, None)
+    return Citation(block.id, url, title, span[0], span[1], cited, {NAMESPACE: raw})
+
+
+def _close(block: _Open, out: list[LLMEvent]) -> None:
+    kind = block.kind
+    if kind == _TEXT:
+        for raw in block.citations:
+            out.append(_citation(block, raw))
+        out.append(TextEnd(block.id, {NAMESPACE: {"citations": block.citations}} if block.citations else None))
+    elif kind == _THINKING:
+        out.append(ReasoningEnd(block.id, block.signature or None))
+    elif kind == _REDACTED:
+        out.append(ReasoningEnd(block.id, None, block.data, {NAMESPACE: {"type": "redacted_thinking"}}))
+    elif block.tool is not None:
+        initial = block.initial
+        if not block.tool.chunks and isinstance(initial, dict) and initial:
+            block.tool.finish(out, input=initial)  # complete input in the start event, no deltas
+        else:
+            block.tool.finish(out)
+
+
+def _on_block_stop(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
+    block = state.open.pop(event.index, None)
+    if block is not None:
+        _close(block, out)
+
+
+def _on_message_delta(state: AnthropicState, event: _Event, _out: list[LLMEvent]) -> None:
+    delta = event.delta
+    if delta is not None:
+        state.stop_reason = delta.stop_reason or state.stop_reason or ""
+        state.reason = _FINISH.get(state.stop_reason, "unknown")
+        meta = dict(state.metadata or {})
+        meta["stop_reason"] = delta.stop_reason
+        if delta.stop_sequence is not None:
+            meta["stop_sequence"] = delta.stop_sequence
+        if delta.container is not None:
+            meta["container"] = delta.container
+        state.metadata = meta
+    elif state.stop_reason is None:
+        state.stop_reason = ""
+    if event.usage:
+        state.raw_usage.update({k: v for k, v in event.usage.items() if v is not None})
+    if state.raw_usage:
+        state.usage = _usage(dict(state.raw_usage))
+
+
+def _on_message_stop(state: AnthropicState, _event: _Event, out: list[LLMEvent]) -> None:
+    _close_all(state, out)
+    state.done = True
+
+
+def _on_error(_state: AnthropicState, event: _Event, _out: list[LLMEvent]) -> None:
+    raise stream_error(event.error or {"message": "Anthropic Messages stream error"}, "anthropic")
+
+
+_HANDLERS: dict[str, Callable[[AnthropicState, _Event, list[LLMEvent]], None]] = {
+    "message_start": _on_message_start,
+    "content_block_start": _on_block_start,
+    "content_block_stop": _on_block_stop,
+    "message_delta": _on_message_delta,
+    "message_stop": _on_message_stop,
+    "error": _on_error,
+}
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    """Anthropic's ``input_tokens`` excludes cached input: the inclusive total adds cache reads and
+    cache writes back."""
+    uncached = raw.get("input_tokens")
+    read = raw.get("cache_read_input_tokens")
+    write = raw.get("cache_creation_input_tokens")
+    total = None if uncached is None and read is None and write is None else (uncached or 0) + (read or 0) + (write or 0)
+    details = raw.get("output_tokens_details")
+    server = raw.get("server_tool_use")
+    return Usage.from_cached(
+        input_tokens=total,
+        output_tokens=raw.get("output_tokens"),
+        cache_read=read,
+        cache_write=write,
+        reasoning=details.get("thinking_tokens") if isinstance(details, dict) else None,  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        web_search_requests=server.get("web_search_requests") if isinstance(server, dict) else None,  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        raw=raw,
+    )
+
+
+def _close_all(state: AnthropicState, out: list[LLMEvent]) -> None:
+    for index in sorted(state.open):
+        _close(state.open[index], out)
+    state.open.clear()
+
+
+def on_halt(state: AnthropicState, out: list[LLMEvent]) -> None:
+    _close_all(state, out)
+    if state.stop_reason is None and not state.done:
+        raise InvalidProviderOutputError("anthropic-messages: stream ended before message_delta / message_stop")
+    state.done = True
+
+
+# 6. the Protocol value and its default route ---------------------------------------------------
+
+PROTOCOL = Protocol(
+    name="anthropic-messages",
+    build_body=build_body,
+    new_state=lambda _request: AnthropicState(),
+    step=step,
+    on_halt=on_halt,
+)
+
+
+def route(
+    endpoint: Endpoint | str,
+    auth: Auth,
+    *,
+    framing: Framing[Any] | None = None,
+    protocol: Protocol = PROTOCOL,
+    name: str = "anthropic-messages",
+    **changes: Any,
+) -> Route:
+    """A Messages route. ``endpoint`` is an ``Endpoint`` or a base URL (``.../v1``, ``/messages`` is
+    appended); ``framing`` defaults to SSE; ``protocol`` may be a ``PROTOCOL.wrapped(...)`` envelope."""
+    if isinstance(endpoint, str):
+        endpoint = Endpoint(endpoint, "/messages")
+    return Route(
+        name=name,
+        protocol=protocol,
+        endpoint=endpoint,
+        auth=auth,
+        framing=framing or SSEFraming(),
+        **changes,
+    )

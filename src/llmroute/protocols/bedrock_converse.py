@@ -1,0 +1,784 @@
+"""AWS Bedrock Converse (``/model/{id}/converse-stream``), streamed as AWS event-stream messages."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from ..framing.eventstream import EventStreamFraming, EventStreamMessage, message_error
+from ..route.auth import Auth
+from ..route.endpoint import Endpoint
+from ..route.model import Model, Route
+from ..route.protocol import Protocol, StreamState
+from ..schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
+from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolResult
+from ..schema.request import LLMRequest
+from ..schema.tools import HostedTool, ToolDefinition
+from ..schema.usage import Usage
+from ._shared import Blocks, ToolInput, decode_frame
+
+__all__ = [
+    "ACCEPT",
+    "MAX_CACHE_POINTS",
+    "PROTOCOL",
+    "ConverseBody",
+    "build_body",
+    "endpoint",
+    "on_halt",
+    "route",
+    "step",
+]
+
+ACCEPT = "application/vnd.amazon.eventstream"
+MAX_CACHE_POINTS = 4
+NAMESPACE = "bedrock"  # provider options namespace
+
+# 1. request body Structs -------------------------------------------------------------------------
+
+
+class _S3Location(msgspec.Struct):
+    uri: str
+
+
+class _Source(msgspec.Struct, omit_defaults=True):
+    bytes: str | None = None  # base64
+    s3Location: _S3Location | None = None
+
+
+class _Image(msgspec.Struct):
+    format: str
+    source: _Source
+
+
+class _Document(msgspec.Struct, omit_defaults=True):
+    format: str
+    name: str
+    source: _Source
+    citations: dict[str, Any] | None = None
+
+
+class _Video(msgspec.Struct):
+    format: str
+    source: _Source
+
+
+class _ToolUse(msgspec.Struct, omit_defaults=True):
+    toolUseId: str
+    name: str
+    input: Any
+    type: str | None = None  # "server_tool_use" for provider-executed tools
+
+
+class _ToolResult(msgspec.Struct, omit_defaults=True):
+    toolUseId: str
+    content: list[_Block]
+    status: str = "success"
+    type: str | None = None  # e.g. "nova_code_interpreter_result" for provider-executed results
+
+
+class _ReasoningText(msgspec.Struct, omit_defaults=True):
+    text: str
+    signature: str | None = None
+
+
+class _Reasoning(msgspec.Struct, omit_defaults=True):
+    reasoningText: _ReasoningText | None = None
+    redactedContent: str | None = None
+
+
+class _CachePoint(msgspec.Struct):
+    type: str = "default"
+
+
+class _Block(msgspec.Struct, omit_defaults=True):
+    """One content block: exactly one field is set."""
+
+    text: str | None = None
+    image: _Image | None = None
+    document: _Document | None = None
+    video: _Video | None = None
+    json: Any | UnsetType = UNSET
+    toolUse: _ToolUse | None = None
+    toolResult: _ToolResult | None = None
+    reasoningContent: _Reasoning | None = None
+    cachePoint: _CachePoint | None = None
+
+
+class _Message(msgspec.Struct):
+    role: str
+    content: list[_Block]
+
+
+class _InferenceConfig(msgspec.Struct, omit_defaults=True):
+    maxTokens: int | None = None
+    temperature: float | None = None
+    topP: float | None = None
+    stopSequences: list[str] | None = None
+
+
+class _ToolSpec(msgspec.Struct, omit_defaults=True):
+    name: str
+    inputSchema: dict[str, Any]
+    description: str | None = None
+
+
+class _SystemTool(msgspec.Struct):
+    name: str
+
+
+class _Tool(msgspec.Struct, omit_defaults=True):
+    toolSpec: _ToolSpec | None = None
+    systemTool: _SystemTool | None = None
+    cachePoint: _CachePoint | None = None
+
+
+class _ToolConfig(msgspec.Struct, omit_defaults=True):
+    tools: list[_Tool]
+    toolChoice: dict[str, Any] | None = None
+
+
+class ConverseBody(msgspec.Struct, kw_only=True, omit_defaults=True):
+    messages: list[_Message]
+    system: list[_Block] | None = None
+    inferenceConfig: _InferenceConfig | None = None
+    toolConfig: _ToolConfig | None = None
+    additionalModelRequestFields: dict[str, Any] | None = None
+
+
+# 2. stream event Structs ------------------------------------------------------------------------
+
+
+class _ToolUseStart(msgspec.Struct):
+    toolUseId: str
+    name: str
+    type: str | None = None
+
+
+class _ToolResultStart(msgspec.Struct):
+    toolUseId: str
+    status: str | None = None
+    type: str | None = None
+
+
+class _Start(msgspec.Struct):
+    toolUse: _ToolUseStart | None = None
+    toolResult: _ToolResultStart | None = None
+
+
+class _BlockStart(msgspec.Struct):
+    contentBlockIndex: int = 0
+    start: _Start | None = None
+
+
+class _ReasoningDelta(msgspec.Struct):
+    text: str | None = None
+    signature: str | None = None
+    redactedContent: str | None = None
+
+
+class _ToolUseDelta(msgspec.Struct):
+    input: str = ""
+
+
+class _CitationDelta(msgspec.Struct):
+    title: str | None = None
+    source: str | None = None
+    sourceContent: list[dict[str, Any]] | None = None
+    location: dict[str, Any] | None = None
+
+
+class _Delta(msgspec.Struct):
+    text: str | None = None
+    reasoningContent: _ReasoningDelta | None = None
+    toolUse: _ToolUseDelta | None = None
+    toolResult: list[dict[str, Any]] | None = None
+    citation: _CitationDelta | None = None
+
+
+class _BlockDelta(msgspec.Struct):
+    contentBlockIndex: int = 0
+    delta: _Delta | None = None
+
+
+class _BlockStop(msgspec.Struct):
+    contentBlockIndex: int = 0
+
+
+class _MessageStop(msgspec.Struct):
+    stopReason: str | None = None
+    additionalModelResponseFields: Any = None
+
+
+class _Metadata(msgspec.Struct):
+    usage: dict[str, Any] | None = None
+    metrics: dict[str, Any] | None = None
+
+
+_start_decoder = msgspec.json.Decoder(_BlockStart)
+_delta_decoder = msgspec.json.Decoder(_BlockDelta)
+_stop_decoder = msgspec.json.Decoder(_BlockStop)
+_message_stop_decoder = msgspec.json.Decoder(_MessageStop)
+_metadata_decoder = msgspec.json.Decoder(_Metadata)
+
+
+# 3. parser state --------------------------------------------------------------------------------
+
+
+class _PendingResult:
+    __slots__ = ("id", "items", "status", "type")
+
+    def __init__(self, id: str, status: str | None, type: str | None) -> None:
+        self.id = id
+        self.status = status
+        self.type = type
+        self.items: list[dict[str, Any]] = []
+
+
+class ConverseState(StreamState):
+    __slots__ = (
+        "blocks",
+        "client_tools",
+        "redacted",
+        "results",
+        "signature",
+        "stop_reason",
+        "tool_names",
+        "tools",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = Blocks()
+        self.tools: dict[int, ToolInput] = {}
+        self.results: dict[int, _PendingResult] = {}
+        self.tool_names: dict[str, str] = {}  # toolUseId -> name, for provider-executed results
+        self.client_tools = False
+        self.signature: str | None = None  # of the open reasoning block
+        self.redacted: str | None = None
+        self.stop_reason: str | None = None
+
+
+# 4. build_body ----------------------------------------------------------------------------------
+
+_IMAGE_FORMATS = {
+    "image/png": "png",
+    "image/jpeg": "jpeg",
+    "image/jpg": "jpeg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+}
+_DOCUMENT_FORMATS = {
+    "application/pdf": "pdf",
+    "text/csv": "csv",
+    "application/msword": "doc",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.ms-excel": "xls",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "text/html": "html",
+    "text/plain": "txt",
+    "text/markdown": "md",
+}
+_VIDEO_FORMATS = {
+    "video/mp4": "mp4",
+    "video/quicktime": "mov",
+    "video/x-matroska": "mkv",
+    "video/webm": "webm",
+    "video/x-flv": "flv",
+    "video/mpeg": "mpeg",
+    "video/x-ms-wmv": "wmv",
+    "video/3gpp": "three_gp",
+}
+_DOC_NAME_BAD = re.compile(r"[^A-Za-z0-9\s\-()\[\]]+")
+# Converse's own top-level fields that provider options may set; anything else in the "bedrock"
+# namespace is a model-specific field and goes into additionalModelRequestFields.
+_TOP_LEVEL_OPTIONS = frozenset(
+    {
+        "guardrailConfig",
+        "performanceConfig",
+        "promptVariables",
+        "requestMetadata",
+        "additionalModelResponseFieldPaths",
+    }
+)
+_CODE_INTERPRETER = "nova_code_interpreter"
+
+
+def _ns(metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """Our namespace of a part's provider metadata."""
+    value: Any = (metadata or {}).get(NAMESPACE)
+    return value if isinstance(value, dict) else {}  # type: ignore[return-value]
+
+
+def _source(part: MediaPart, what: str) -> _Source:
+    data = part.data
+    if isinstance(data, str) and data.startswith("s3://"):
+        return _Source(s3Location=_S3Location(data))
+    if part.is_url:
+        raise InvalidRequestError(f"bedrock-converse: {what} must be inline bytes or an s3:// URI, not a URL")
+    return _Source(bytes=part.base64())
+
+
+def _document_name(part: MediaPart, index: int) -> str:
+    name = part.filename.rsplit(".", 1)[0] if part.filename else ""
+    name = " ".join(_DOC_NAME_BAD.sub("-", name).split())
+    return name or f"document-{index}"
+
+
+def _media(part: MediaPart, index: int) -> _Block:
+    mime = part.mime_type.lower()
+    if mime in _IMAGE_FORMATS:
+        return _Block(image=_Image(_IMAGE_FORMATS[mime], _source(part, "an image")))
+    if mime in _DOCUMENT_FORMATS:
+        citations = {"enabled": True} if _ns(part.provider_metadata).get("citations") else None
+        return _Block(
+            document=_Document(
+                _DOCUMENT_FORMATS[mime], _document_name(part, index), _source(part, "a document"), citations
+            )
+        )
+    if mime in _VIDEO_FORMATS:
+        return _Block(video=_Video(_VIDEO_FORMATS[mime], _source(part, "a video")))
+    raise InvalidRequestError(f"bedrock-converse does not accept {part.mime_type} content")
+
+
+def _reasoning(part: ReasoningPart) -> _Block | None:
+    if part.encrypted:
+        return _Block(reasoningContent=_Reasoning(redactedContent=part.encrypted))
+    signature: str | None = part.signature or _ns(part.provider_metadata).get("signature")
+    if not part.text and not signature:
+        return None
+    return _Block(reasoningContent=_Reasoning(reasoningText=_ReasoningText(part.text, signature)))
+
+
+def _result_content(result: Any) -> list[_Block]:
+    if isinstance(result, str):
+        return [_Block(text=result)]
+    if (
+        isinstance(result, tuple | list)
+        and result
+        and all(isinstance(p, TextPart | MediaPart) for p in result)
+    ):  # type: ignore[union-attr]
+        parts: tuple[TextPart | MediaPart, ...] = tuple(result)  # type: ignore[arg-type]  # pyright: ignore[reportUnknownArgumentType]
+        return [_Block(text=p.text) if isinstance(p, TextPart) else _media(p, i) for i, p in enumerate(parts)]
+    if isinstance(result, dict | list):
+        value: Any = result
+        return [_Block(json=value)]
+    return [_Block(text=msgspec.json.encode(result).decode())]
+
+
+def _tool_result(part: ToolResultPart) -> _Block:
+    kind = (
+        ((part.provider_metadata or {}).get(NAMESPACE) or {}).get("type") if part.provider_executed else None
+    )
+    return _Block(
+        toolResult=_ToolResult(
+            part.id, _result_content(part.result), "error" if part.is_error else "success", kind
+        )
+    )
+
+
+def _lower_part(part: Part, index: int) -> _Block | None:
+    if isinstance(part, TextPart):
+        return _Block(text=part.text) if part.text else None
+    if isinstance(part, MediaPart):
+        return _media(part, index)
+    if isinstance(part, ReasoningPart):
+        return _reasoning(part)
+    if isinstance(part, ToolCallPart):
+        return _Block(
+            toolUse=_ToolUse(
+                part.id, part.name, part.input, "server_tool_use" if part.provider_executed else None
+            )
+        )
+    return _tool_result(part)
+
+
+def _lower_messages(messages: tuple[Message, ...]) -> list[_Message]:
+    """Converse roles alternate user/assistant: tool results and mid-conversation system text are
+    user content, and consecutive same-role messages are merged."""
+    out: list[_Message] = []
+    for message in messages:
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks: list[_Block] = []
+        for index, part in enumerate(message.content):
+            if role == "user" and isinstance(part, ReasoningPart | ToolCallPart):
+                raise InvalidRequestError(
+                    f"bedrock-converse: a {message.role} message cannot hold a {type(part).__name__}"
+                )
+            block = _lower_part(part, index)
+            if block is not None:
+                blocks.append(block)
+        if not blocks:
+            continue
+        if out and out[-1].role == role:
+            out[-1].content.extend(blocks)
+        else:
+            out.append(_Message(role, blocks))
+    return out
+
+
+def _tools(request: LLMRequest) -> list[_Tool]:
+    tools: list[_Tool] = []
+    for tool in request.tools:
+        if isinstance(tool, HostedTool):
+            tools.append(_hosted_tool(tool))
+        else:
+            tools.append(_tool_spec(tool))
+    return tools
+
+
+def _tool_spec(tool: ToolDefinition) -> _Tool:
+    return _Tool(toolSpec=_ToolSpec(tool.name, {"json": tool.input_schema}, tool.description or None))
+
+
+def _hosted_tool(tool: HostedTool) -> _Tool:
+    if tool.kind == "code_execution":
+        return _Tool(systemTool=_SystemTool(str(tool.options.get("name", _CODE_INTERPRETER))))
+    raise InvalidRequestError(f"bedrock-converse has no hosted {tool.kind!r} tool (only code_execution)")
+
+
+def _uses_tools(messages: list[_Message]) -> bool:
+    return any(b.toolUse is not None or b.toolResult is not None for m in messages for b in m.content)
+
+
+def _tool_config(request: LLMRequest, messages: list[_Message]) -> _ToolConfig | None:
+    tools = _tools(request)
+    if not tools:
+        return None
+    choice = request.tool_choice
+    if choice is None or choice.mode == "auto":
+        return _ToolConfig(tools, {"auto": {}} if choice is not None else None)
+    if choice.mode == "required":
+        return _ToolConfig(tools, {"any": {}})
+    if choice.mode == "tool":
+        return _ToolConfig(tools, {"tool": {"name": choice.name}})
+    # "none": Converse has no such choice. Tools are omitted, unless the history holds tool blocks:
+    # then Bedrock requires toolConfig, so the tools stay without a forced choice.
+    return _ToolConfig(tools) if _uses_tools(messages) else None
+
+
+def _apply_cache(
+    request: LLMRequest,
+    system: list[_Block] | None,
+    tool_config: _ToolConfig | None,
+    messages: list[_Message],
+) -> None:
+    """Positional ``cachePoint`` blocks: tools -> system -> the last N messages, at most four."""
+    policy = request.cache
+    if policy is None:
+        return
+    budget = MAX_CACHE_POINTS
+    if policy.tools and tool_config is not None and tool_config.tools:
+        tool_config.tools.append(_Tool(cachePoint=_CachePoint()))
+        budget -= 1
+    if policy.system and system:
+        system.append(_Block(cachePoint=_CachePoint()))
+        budget -= 1
+    count = min(policy.messages, budget, len(messages))
+    for message in messages[len(messages) - count :] if count > 0 else ():
+        message.content.append(_Block(cachePoint=_CachePoint()))
+
+
+def _additional_fields(request: LLMRequest, options: dict[str, Any]) -> dict[str, Any] | None:
+    fields: dict[str, Any] = {}
+    g = request.generation
+    if g is not None and g.top_k is not None:
+        fields["top_k"] = g.top_k
+    explicit = options.get("additionalModelRequestFields") or options.get("additional_model_request_fields")
+    if isinstance(explicit, dict):
+        fields.update(explicit)  # type: ignore[arg-type]
+    for key, value in options.items():
+        if key in _TOP_LEVEL_OPTIONS or key in (
+            "additionalModelRequestFields",
+            "additional_model_request_fields",
+        ):
+            continue
+        fields[key] = value  # "thinking", "reasoningConfig", "anthropic_beta", ...
+    return fields or None
+
+
+def build_body(request: LLMRequest, model: Model) -> ConverseBody | dict[str, Any]:
+    g = request.generation
+    messages = _lower_messages(request.messages)
+    system = [_Block(text=p.text) for p in request.system if p.text] or None
+    tool_config = _tool_config(request, messages)
+    _apply_cache(request, system, tool_config, messages)
+    inference = None
+    if g is not None:
+        inference = _InferenceConfig(
+            maxTokens=g.max_tokens,
+            temperature=g.temperature,
+            topP=g.top_p,
+            stopSequences=list(g.stop) if g.stop else None,
+        )
+        if inference == _InferenceConfig():
+            inference = None
+    options = request.options_for(NAMESPACE)
+    body = ConverseBody(
+        messages=messages,
+        system=system,
+        inferenceConfig=inference,
+        toolConfig=tool_config,
+        additionalModelRequestFields=_additional_fields(request, options),
+    )
+    top = {k: v for k, v in options.items() if k in _TOP_LEVEL_OPTIONS}
+    if not top:
+        return body
+    data: dict[str, Any] = msgspec.to_builtins(body)
+    data.update(top)
+    return data
+
+
+# 5. step / on_halt ------------------------------------------------------------------------------
+
+_FINISH: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool-calls",
+    "content_filtered": "content-filter",
+    "guardrail_intervened": "content-filter",
+}
+
+
+def step(state: ConverseState, frame: EventStreamMessage, out: list[LLMEvent]) -> None:
+    if frame.message_type != "event":
+        raise message_error(frame)
+    kind = frame.event_type
+    if kind == "contentBlockDelta":
+        _on_delta(state, decode_frame(_delta_decoder, frame.payload, "bedrock contentBlockDelta"), out)
+    elif kind == "contentBlockStart":
+        _on_start(state, decode_frame(_start_decoder, frame.payload, "bedrock contentBlockStart"), out)
+    elif kind == "contentBlockStop":
+        _on_stop(
+            state,
+            decode_frame(_stop_decoder, frame.payload, "bedrock contentBlockStop").contentBlockIndex,
+            out,
+        )
+    elif kind == "messageStop":
+        _on_message_stop(
+            state, decode_frame(_message_stop_decoder, frame.payload, "bedrock messageStop"), out
+        )
+    elif kind == "metadata":
+        _on_metadata(state, decode_frame(_metadata_decoder, frame.payload, "bedrock metadata"))
+    # messageStart carries only the role; unknown event types are skipped.
+
+
+def _on_delta(state: ConverseState, event: _BlockDelta, out: list[LLMEvent]) -> None:
+    delta = event.delta
+    if delta is None:
+        return
+    index = event.contentBlockIndex
+    blocks = state.blocks
+    text = delta.text
+    if text is not None:
+        if blocks.reasoning is None and blocks.text is not None and blocks.text == f"text-{index}":
+            if text:
+                out.append(TextDelta(blocks.text, text))  # hot path
+        else:
+            _end_reasoning(state, out)
+            blocks.text_delta(text, out, f"text-{index}")
+    if delta.reasoningContent is not None:
+        _on_reasoning(state, index, delta.reasoningContent, out)
+    if delta.toolUse is not None:
+        tool = state.tools.get(index)
+        if tool is None:
+            raise InvalidProviderOutputError(
+                f"bedrock-converse: toolUse delta for block {index}, which did not start a tool",
+                raw=delta.toolUse.input[:200],
+            )
+        tool.delta(delta.toolUse.input, out)
+    if delta.toolResult is not None:
+        pending = state.results.get(index)
+        if pending is None:
+            raise InvalidProviderOutputError(
+                f"bedrock-converse: toolResult delta for block {index}, which did not start one"
+            )
+        pending.items.extend(delta.toolResult)
+    if delta.citation is not None:
+        _on_citation(state, index, delta.citation, out)
+
+
+def _on_reasoning(state: ConverseState, index: int, delta: _ReasoningDelta, out: list[LLMEvent]) -> None:
+    blocks = state.blocks
+    block_id = f"reasoning-{index}"
+    if blocks.reasoning != block_id:
+        blocks.end_text(out)
+        _end_reasoning(state, out)
+        blocks.reasoning_delta("", out, block_id)
+    if delta.text:
+        out.append(ReasoningDelta(block_id, delta.text))
+    if delta.signature:
+        state.signature = (state.signature or "") + delta.signature
+    if delta.redactedContent:
+        state.redacted = (state.redacted or "") + delta.redactedContent
+
+
+def _end_reasoning(state: ConverseState, out: list[LLMEvent]) -> None:
+    if state.blocks.reasoning is None:
+        return
+    signature, redacted = state.signature, state.redacted
+    metadata = {NAMESPACE: {"signature": signature}} if signature else None
+    state.blocks.end_reasoning(out, signature, redacted, metadata)
+    state.signature = state.redacted = None
+
+
+def _on_citation(state: ConverseState, index: int, cite: _CitationDelta, out: list[LLMEvent]) -> None:
+    location = cite.location or {}
+    web = location.get("web")
+    url = web.get("url") if isinstance(web, dict) else None  # type: ignore[union-attr]
+    cited = "".join(str(c.get("text", "")) for c in cite.sourceContent or ()) or None
+    block_id = state.blocks.text or f"text-{index}"
+    metadata = {NAMESPACE: {"location": location}} if location else None
+    out.append(
+        Citation(
+            block_id, url if isinstance(url, str) else cite.source, cite.title, None, None, cited, metadata
+        )
+    )
+
+
+def _on_start(state: ConverseState, event: _BlockStart, out: list[LLMEvent]) -> None:
+    start = event.start
+    if start is None:
+        return
+    index = event.contentBlockIndex
+    if start.toolUse is not None:
+        use = start.toolUse
+        _close_blocks(state, out)
+        server = use.type == "server_tool_use"
+        metadata = {NAMESPACE: {"type": use.type}} if use.type and use.type != "tool_use" else None
+        state.tools[index] = ToolInput(use.toolUseId, use.name, out, server, metadata)
+        state.tool_names[use.toolUseId] = use.name
+        state.client_tools = state.client_tools or not server
+    elif start.toolResult is not None:
+        result = start.toolResult
+        _close_blocks(state, out)
+        state.results[index] = _PendingResult(result.toolUseId, result.status, result.type)
+
+
+def _on_stop(state: ConverseState, index: int, out: list[LLMEvent]) -> None:
+    tool = state.tools.get(index)
+    if tool is not None:
+        tool.finish(out)
+        return
+    pending = state.results.pop(index, None)
+    if pending is not None:
+        _emit_result(state, pending, out)
+        return
+    blocks = state.blocks
+    if blocks.reasoning == f"reasoning-{index}":
+        _end_reasoning(state, out)
+    elif blocks.text == f"text-{index}":
+        blocks.end_text(out)
+
+
+def _emit_result(state: ConverseState, pending: _PendingResult, out: list[LLMEvent]) -> None:
+    items = pending.items
+    value: Any = items
+    if len(items) == 1:
+        only = items[0]
+        value = only["json"] if "json" in only else only.get("text", only)
+    metadata: dict[str, Any] = {NAMESPACE: {"type": pending.type, "status": pending.status}}
+    name = state.tool_names.get(pending.id, pending.type or "tool")
+    out.append(ToolResult(pending.id, name, value, pending.status == "error", True, metadata))
+
+
+def _close_blocks(state: ConverseState, out: list[LLMEvent]) -> None:
+    _end_reasoning(state, out)
+    state.blocks.end_text(out)
+
+
+def _on_message_stop(state: ConverseState, event: _MessageStop, out: list[LLMEvent]) -> None:
+    state.stop_reason = event.stopReason or "unknown"
+    if event.additionalModelResponseFields is not None:
+        state.metadata = {
+            **(state.metadata or {}),
+            "additional_model_response_fields": event.additionalModelResponseFields,
+        }
+    _finish(state, out)
+
+
+def _on_metadata(state: ConverseState, event: _Metadata) -> None:
+    if event.usage is not None:
+        state.usage = _usage(event.usage)
+    if event.metrics:
+        state.metadata = {**(state.metadata or {}), "metrics": event.metrics}
+    if state.stop_reason is not None:
+        state.done = True  # metadata is the last event of a converse stream
+
+
+def _finish(state: ConverseState, out: list[LLMEvent]) -> None:
+    _close_blocks(state, out)
+    for tool in state.tools.values():
+        tool.finish(out)
+    for pending in state.results.values():
+        _emit_result(state, pending, out)
+    state.results.clear()
+    reason = _FINISH.get(state.stop_reason or "", "unknown")
+    if reason == "stop" and state.client_tools:
+        reason = "tool-calls"
+    state.reason = reason
+
+
+def _int(raw: dict[str, Any], key: str) -> int | None:
+    value = raw.get(key)
+    return value if isinstance(value, int) else None
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    """``inputTokens`` excludes cache reads and writes (``totalTokens`` = input + output + both);
+    a provider that reports it inclusive is recognised by ``totalTokens``."""
+    inp, output, total = _int(raw, "inputTokens"), _int(raw, "outputTokens"), _int(raw, "totalTokens")
+    read, write = _int(raw, "cacheReadInputTokens"), _int(raw, "cacheWriteInputTokens")
+    cached = (read or 0) + (write or 0)
+    total_input = inp
+    if (
+        inp is not None
+        and cached
+        and not (total is not None and output is not None and total == inp + output)
+    ):
+        total_input = inp + cached
+    return Usage.from_cached(
+        input_tokens=total_input, output_tokens=output, cache_read=read, cache_write=write, raw=raw
+    )
+
+
+def on_halt(state: ConverseState, out: list[LLMEvent]) -> None:
+    if state.stop_reason is None:
+        _close_blocks(state, out)
+        raise InvalidProviderOutputError("bedrock-converse: stream ended before messageStop")
+    _finish(state, out)
+    state.done = True
+
+
+# 6. the Protocol value and its default route ---------------------------------------------------
+
+PROTOCOL = Protocol(
+    name="bedrock-converse",
+    build_body=build_body,
+    new_state=lambda _request: ConverseState(),
+    step=step,
+    on_halt=on_halt,
+    accept=ACCEPT,
+)
+
+
+def endpoint(region: str, base_url: str | None = None) -> Endpoint:
+    return Endpoint(
+        base_url or f"https://bedrock-runtime.{region}.amazonaws.com", "/model/{model}/converse-stream"
+    )
+
+
+def route(region: str, auth: Auth, *, base_url: str | None = None, **changes: Any) -> Route:
+    return Route(
+        name="bedrock-converse",
+        protocol=PROTOCOL,
+        endpoint=endpoint(region, base_url),
+        auth=auth,
+        framing=EventStreamFraming(),
+        **changes,
+    )

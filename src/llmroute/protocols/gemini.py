@@ -1,0 +1,1182 @@
+"""Gemini ``generateContent`` (Google AI Studio, Vertex AI, Code Assist), streamed over SSE.
+
+``:streamGenerateContent?alt=sse`` sends one complete ``GenerateContentResponse`` per event; its
+``parts`` hold only the new delta. Grounding (``groundingMetadata``) usually arrives with the last
+chunk, sometimes earlier, and may be split across chunks: it is merged field-wise and turned into a
+hosted ``google_search`` call/result plus ``citation`` events once the stream ends. Support
+segments are UTF-8 *byte* offsets into one part's text; they become Python ``str`` indices of the
+text block we emitted for that part.
+
+Code Assist (``cloudcode-pa``) is this protocol inside an envelope: see ``code_assist_protocol``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ..framing.sse import SSEEvent, SSEFraming
+from ..route.auth import Auth
+from ..route.endpoint import Endpoint
+from ..route.model import Model, Route
+from ..route.protocol import Protocol, StreamState
+from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
+from ..schema.events import (
+    Citation,
+    FinishReason,
+    LLMEvent,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolResult,
+)
+from ..schema.request import LLMRequest
+from ..schema.tools import HostedTool, ToolDefinition
+from ..schema.usage import Usage
+from ._shared import ToolInput, decode_frame, result_text
+from .errors import stream_error
+
+__all__ = [
+    "PROTOCOL",
+    "GeminiState",
+    "build_body",
+    "byte_span_to_str",
+    "code_assist_protocol",
+    "on_halt",
+    "route",
+    "sanitize_schema",
+    "step",
+]
+
+NS = "google"  # provider_metadata namespace for what must round-trip (thought signatures)
+
+
+# 1. request body Structs -------------------------------------------------------------------------
+
+
+class _Blob(msgspec.Struct, rename="camel"):
+    mime_type: str
+    data: str
+
+
+class _FileData(msgspec.Struct, rename="camel"):
+    mime_type: str
+    file_uri: str
+
+
+class _FunctionCallOut(msgspec.Struct, omit_defaults=True):
+    name: str
+    args: Any
+    id: str | None = None
+
+
+class _FunctionResponseOut(msgspec.Struct, omit_defaults=True):
+    name: str
+    response: dict[str, Any]
+    id: str | None = None
+
+
+class _PartOut(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    text: str | None = None
+    thought: bool | None = None
+    inline_data: _Blob | None = None
+    file_data: _FileData | None = None
+    function_call: _FunctionCallOut | None = None
+    function_response: _FunctionResponseOut | None = None
+    executable_code: dict[str, Any] | None = None
+    code_execution_result: dict[str, Any] | None = None
+    thought_signature: str | None = None
+
+
+class _ContentOut(msgspec.Struct):
+    role: str
+    parts: list[_PartOut]
+
+
+class _SystemInstruction(msgspec.Struct):
+    parts: list[_PartOut]
+
+
+class _FunctionDeclaration(msgspec.Struct, omit_defaults=True):
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class _ToolOut(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    function_declarations: list[_FunctionDeclaration] | None = None
+    google_search: dict[str, Any] | None = None
+    url_context: dict[str, Any] | None = None
+    code_execution: dict[str, Any] | None = None
+    file_search: dict[str, Any] | None = None
+
+
+class _FunctionCallingConfig(msgspec.Struct, omit_defaults=True, rename="camel"):
+    mode: str
+    allowed_function_names: list[str] | None = None
+
+
+class _ToolConfig(msgspec.Struct, rename="camel"):
+    function_calling_config: _FunctionCallingConfig
+
+
+class _GenerationConfig(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    stop_sequences: list[str] | None = None
+    seed: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    response_mime_type: str | None = None
+    response_schema: dict[str, Any] | None = None
+    response_json_schema: dict[str, Any] | None = None
+    response_modalities: list[str] | None = None
+    media_resolution: str | None = None
+    thinking_config: dict[str, Any] | None = None
+
+
+class GeminiBody(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    contents: list[_ContentOut]
+    system_instruction: _SystemInstruction | None = None
+    tools: list[_ToolOut] | None = None
+    tool_config: _ToolConfig | None = None
+    generation_config: _GenerationConfig | None = None
+    safety_settings: list[dict[str, Any]] | None = None
+    cached_content: str | None = None
+    labels: dict[str, str] | None = None
+
+
+# 2. stream event Structs ------------------------------------------------------------------------
+
+
+class _FunctionCall(msgspec.Struct):
+    name: str = ""
+    args: dict[str, Any] | None = None
+    id: str | None = None
+
+
+class _Part(msgspec.Struct, rename="camel"):
+    text: str | None = None
+    thought: bool = False
+    thought_signature: str | None = None
+    function_call: _FunctionCall | None = None
+    executable_code: dict[str, Any] | None = None
+    code_execution_result: dict[str, Any] | None = None
+
+
+class _Content(msgspec.Struct):
+    parts: list[_Part] | None = None
+    role: str | None = None
+
+
+class _Source(msgspec.Struct, rename="camel"):
+    """``web``, ``retrievedContext`` (file search / RAG) and ``maps`` grounding chunks alike."""
+
+    uri: str | None = None
+    title: str | None = None
+    domain: str | None = None
+    text: str | None = None
+    file_search_store: str | None = None
+
+
+class _GroundingChunk(msgspec.Struct, rename="camel"):
+    web: _Source | None = None
+    retrieved_context: _Source | None = None
+    maps: _Source | None = None
+
+
+class _Segment(msgspec.Struct, rename="camel"):
+    part_index: int | None = None
+    start_index: int | None = None
+    end_index: int | None = None
+    text: str | None = None
+
+
+class _Support(msgspec.Struct, rename="camel"):
+    segment: _Segment | None = None
+    grounding_chunk_indices: list[int] | None = None
+    confidence_scores: list[float] | None = None
+
+
+class _Grounding(msgspec.Struct, rename="camel"):
+    web_search_queries: list[str] | None = None
+    grounding_chunks: list[_GroundingChunk] | None = None
+    grounding_supports: list[_Support] | None = None
+    search_entry_point: dict[str, Any] | None = None
+    retrieval_metadata: dict[str, Any] | None = None
+
+
+class _UrlMetadata(msgspec.Struct, rename="camel"):
+    retrieved_url: str | None = None
+    url_retrieval_status: str | None = None
+
+
+class _UrlContext(msgspec.Struct, rename="camel"):
+    url_metadata: list[_UrlMetadata] | None = None
+
+
+class _Candidate(msgspec.Struct, rename="camel"):
+    content: _Content | None = None
+    finish_reason: str | None = None
+    finish_message: str | None = None
+    index: int = 0
+    grounding_metadata: _Grounding | None = None
+    url_context_metadata: _UrlContext | None = None
+
+
+class _PromptFeedback(msgspec.Struct, rename="camel"):
+    block_reason: str | None = None
+    block_reason_message: str | None = None
+
+
+class _Chunk(msgspec.Struct, rename="camel"):
+    candidates: list[_Candidate] | None = None
+    usage_metadata: msgspec.Raw | None = None  # decoded once, from the last chunk that had it
+    prompt_feedback: _PromptFeedback | None = None
+    model_version: str | None = None
+    response_id: str | None = None
+    error: dict[str, Any] | None = None
+
+
+_decoder = msgspec.json.Decoder(_Chunk)
+_usage_decoder = msgspec.json.Decoder(dict[str, Any])
+
+
+# 3. parser state --------------------------------------------------------------------------------
+
+
+class _TextBuf:
+    """One logical part as the non-streamed response would hold it: consecutive streamed deltas of
+    the same kind are one part. ``kind`` is ``text``, ``thought`` or ``other`` (calls, code)."""
+
+    __slots__ = ("block_id", "chunks", "kind", "signature")
+
+    def __init__(self, kind: str, block_id: str, signature: str | None) -> None:
+        self.kind = kind
+        self.block_id = block_id
+        self.chunks: list[str] = []
+        self.signature = signature
+
+
+class _MergedGrounding:
+    """Field-wise merge across chunks: the latest non-empty value of each field wins."""
+
+    __slots__ = ("chunks", "entry_point", "queries", "retrieval", "seen", "supports")
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.queries: list[str] = []
+        self.chunks: list[_GroundingChunk] = []
+        self.supports: list[_Support] = []
+        self.entry_point: dict[str, Any] | None = None
+        self.retrieval: dict[str, Any] | None = None
+
+    def merge(self, g: _Grounding) -> None:
+        if g.web_search_queries:
+            self.queries = g.web_search_queries
+        if g.grounding_chunks:
+            self.chunks = g.grounding_chunks
+        if g.grounding_supports:
+            self.supports = g.grounding_supports
+        if g.search_entry_point:
+            self.entry_point = g.search_entry_point
+        if g.retrieval_metadata:
+            self.retrieval = g.retrieval_metadata
+        self.seen = self.seen or bool(self.queries or self.chunks or self.supports)
+
+
+class GeminiState(StreamState):
+    __slots__ = (
+        "block_reason",
+        "counter",
+        "finish_message",
+        "finish_reason",
+        "grounding",
+        "hosted",
+        "local_calls",
+        "open",
+        "parts",
+        "raw_usage",
+        "response_id",
+        "started",
+        "url_context",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[_TextBuf] = []
+        self.open: _TextBuf | None = None  # the open text/reasoning block
+        self.counter = 0  # block ids
+        self.local_calls = 0
+        self.hosted = 0
+        self.finish_reason: str | None = None
+        self.finish_message: str | None = None
+        self.block_reason: str | None = None
+        self.raw_usage: msgspec.Raw | None = None
+        self.grounding = _MergedGrounding()
+        self.url_context: list[_UrlMetadata] = []
+        self.response_id: str | None = None
+        self.started = False
+
+
+# 4. build_body ----------------------------------------------------------------------------------
+
+# Keywords of the OpenAPI-3.0 subset Gemini's ``Schema`` accepts; everything else is dropped.
+_SCHEMA_KEYS = frozenset(
+    {
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "enum",
+        "maxItems",
+        "minItems",
+        "properties",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "example",
+        "anyOf",
+        "propertyOrdering",
+        "default",
+        "items",
+        "minimum",
+        "maximum",
+    }
+)
+_FORMATS = {"string": {"enum", "date-time"}, "integer": {"int32", "int64"}, "number": {"float", "double"}}
+_MAX_REF_DEPTH = 16
+
+
+def sanitize_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON Schema as Gemini's ``Schema`` accepts it: ``$ref``/``$defs`` inlined, ``const`` and
+    ``oneOf`` rewritten, ``null`` types folded into ``nullable``, unsupported keywords dropped."""
+    defs: dict[str, Any] = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
+    return _sanitize(schema, defs, 0)
+
+
+def _resolve_ref(ref: str, defs: dict[str, Any]) -> dict[str, Any] | None:
+    for prefix in ("#/$defs/", "#/definitions/"):
+        if ref.startswith(prefix):
+            return _as_dict(defs.get(ref[len(prefix) :]))
+    return None
+
+
+def _as_dict(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None  # type: ignore[return-value]
+
+
+def _as_list(value: Any) -> list[Any] | None:
+    return value if isinstance(value, list) else None  # type: ignore[return-value]
+
+
+def _sanitize(schema: Any, defs: dict[str, Any], depth: int) -> dict[str, Any]:
+    if not isinstance(schema, dict):
+        return {}
+    node: dict[str, Any] = dict(schema)  # type: ignore[arg-type]
+    ref = node.pop("$ref", None)
+    if isinstance(ref, str):
+        target = _resolve_ref(ref, defs)
+        if target is None or depth >= _MAX_REF_DEPTH:
+            return {"type": "object"}  # unresolvable or recursive beyond the limit
+        node = {**target, **node}  # siblings of $ref (description, ...) override the target
+        depth += 1
+    out: dict[str, Any] = {}
+    nullable = False
+    if "const" in node:
+        node.setdefault("enum", [node["const"]])
+    kind: Any = node.get("type")
+    kinds = _as_list(kind)
+    if kinds is not None:
+        types: list[Any] = [t for t in kinds if t != "null"]
+        nullable = len(types) < len(kinds)
+        if len(types) == 1:
+            kind = types[0]
+        elif types:
+            node.setdefault("anyOf", [{"type": t} for t in types])
+            kind = None
+        else:
+            kind = None
+    variants = _as_list(node.get("anyOf") or node.get("oneOf"))
+    if variants is not None:
+        kept: list[Any] = [v for v in variants if (_as_dict(v) or {}).get("type") != "null"]
+        nullable = nullable or len(kept) < len(variants)
+        if len(kept) == 1:
+            inner = _sanitize(kept[0], defs, depth)
+            for key in ("description", "title", "default"):
+                if key in node and key in _SCHEMA_KEYS:
+                    inner[key] = node[key]
+            if nullable:
+                inner["nullable"] = True
+            return inner
+        if kept:
+            out["anyOf"] = [_sanitize(v, defs, depth) for v in kept]
+    all_of = node.get("allOf")
+    if isinstance(all_of, list) and all_of:
+        merged: dict[str, Any] = {}
+        for part in all_of:  # type: ignore[union-attr]
+            resolved = _sanitize(part, defs, depth)
+            props = {**merged.get("properties", {}), **resolved.get("properties", {})}
+            required = [*merged.get("required", []), *resolved.get("required", [])]
+            merged.update(resolved)
+            if props:
+                merged["properties"] = props
+            if required:
+                merged["required"] = list(dict.fromkeys(required))
+        out.update(merged)
+    if kind is not None:
+        out["type"] = kind
+    for key, value in node.items():
+        if key not in _SCHEMA_KEYS or key in ("type", "anyOf"):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out["properties"] = {str(k): _sanitize(v, defs, depth) for k, v in value.items()}  # type: ignore[union-attr]
+        elif key == "items":
+            out["items"] = _sanitize(value[0] if isinstance(value, list) and value else value, defs, depth)  # type: ignore[index]
+        elif key == "format":
+            lowered = str(kind).lower() if isinstance(kind, str) else ""
+            if value in _FORMATS.get(lowered, ()):
+                out["format"] = value
+        elif key == "enum" and isinstance(value, list):
+            if all(isinstance(v, str) for v in value):  # type: ignore[union-attr]
+                out["enum"] = value
+            else:  # Gemini enums are strings only: state the allowed values instead
+                allowed = ", ".join(msgspec.json.encode(v).decode() for v in value)  # type: ignore[union-attr]
+                note = f"Allowed values: {allowed}."
+                desc = out.get("description") or node.get("description")
+                out["description"] = f"{desc} {note}" if desc else note
+        elif key == "required" and isinstance(value, list):
+            out["required"] = value
+        elif key == "description" and "description" in out:
+            continue  # already extended with enum values
+        else:
+            out[key] = value
+    props = _as_dict(out.get("properties"))
+    required = _as_list(out.get("required"))
+    if required is not None and props is not None:
+        out["required"] = [r for r in required if r in props]
+    if nullable:
+        out["nullable"] = True
+    return out
+
+
+def _text_out(part: TextPart) -> _PartOut:
+    return _PartOut(text=part.text, thought_signature=_signature_of(part.provider_metadata))
+
+
+def _signature_of(metadata: dict[str, Any] | None) -> str | None:
+    if not metadata:
+        return None
+    ns = metadata.get(NS)
+    if isinstance(ns, dict):
+        sig = ns.get("thoughtSignature")  # type: ignore[union-attr]
+        return sig if isinstance(sig, str) else None
+    return None
+
+
+def _media_out(part: MediaPart) -> _PartOut:
+    if part.is_url:
+        return _PartOut(file_data=_FileData(part.mime_type, part.data))  # type: ignore[arg-type]
+    return _PartOut(inline_data=_Blob(part.mime_type, part.base64()))
+
+
+def _user_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
+    out: list[_PartOut] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            out.append(_PartOut(text=part.text))
+        elif isinstance(part, MediaPart):
+            out.append(_media_out(part))
+        else:
+            raise InvalidRequestError(f"gemini: a user message cannot hold a {type(part).__name__}")
+    return out
+
+
+def _model_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
+    out: list[_PartOut] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            out.append(_text_out(part))
+        elif isinstance(part, ReasoningPart):
+            # Only Gemini's own reasoning carries a signature Gemini can verify.
+            sig = _signature_of(part.provider_metadata)
+            if part.text or sig:
+                out.append(_PartOut(text=part.text, thought=True, thought_signature=sig))
+        elif isinstance(part, ToolCallPart):
+            if part.provider_executed:
+                if part.name == "code_execution" and isinstance(part.input, dict):
+                    out.append(_PartOut(executable_code=part.input))  # type: ignore[arg-type]
+                continue  # grounding / url context calls are not replayable
+            args = _as_dict(part.input)
+            if args is None:
+                args = {"input": part.input}  # functionCall.args must be an object
+            out.append(
+                _PartOut(
+                    function_call=_FunctionCallOut(part.name, args, part.id),
+                    thought_signature=_signature_of(part.provider_metadata),
+                )
+            )
+        elif isinstance(part, ToolResultPart):
+            if part.provider_executed and part.name == "code_execution" and isinstance(part.result, dict):
+                out.append(_PartOut(code_execution_result=part.result))  # type: ignore[arg-type]
+        elif isinstance(part, MediaPart):
+            out.append(_media_out(part))
+    return out
+
+
+def _tool_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
+    out: list[_PartOut] = []
+    media: list[_PartOut] = []
+    for part in parts:
+        if isinstance(part, ToolResultPart):
+            if part.provider_executed:
+                continue
+            key = "error" if part.is_error else "content"
+            response = {"name": part.name, key: result_text(part.result)}
+            out.append(_PartOut(function_response=_FunctionResponseOut(part.name, response, part.id)))
+            if isinstance(part.result, tuple | list):
+                media.extend(_media_out(p) for p in part.result if isinstance(p, MediaPart))  # type: ignore[union-attr]
+        elif isinstance(part, TextPart):
+            out.append(_PartOut(text=part.text))
+        elif isinstance(part, MediaPart):
+            out.append(_media_out(part))
+    return out + media  # images a tool returned follow its functionResponse in the same user turn
+
+
+def _lower(request: LLMRequest) -> tuple[list[_ContentOut], list[_PartOut]]:
+    system = [_PartOut(text=p.text) for p in request.system]
+    contents: list[_ContentOut] = []
+    for message in request.messages:
+        if message.role == "system":
+            system.extend(_PartOut(text=p.text) for p in message.content if isinstance(p, TextPart))
+            continue
+        parts = _parts_for(message)
+        if not parts:
+            continue
+        role = "model" if message.role == "assistant" else "user"
+        if contents and contents[-1].role == role and message.role == "tool":
+            contents[-1].parts.extend(parts)  # results of one turn's calls share a user turn
+        else:
+            contents.append(_ContentOut(role, parts))
+    return contents, system
+
+
+def _parts_for(message: Message) -> list[_PartOut]:
+    if message.role == "user":
+        return _user_parts(message.content)
+    if message.role == "assistant":
+        return _model_parts(message.content)
+    return _tool_parts(message.content)
+
+
+_HOSTED_GENERIC = ("max_uses", "allowed_domains", "user_location", "search_context_size")
+
+
+def _hosted(tool: HostedTool) -> _ToolOut:
+    options = dict(tool.options)
+    if tool.kind == "web_search":
+        unsupported = sorted(k for k in _HOSTED_GENERIC if k in options)
+        if unsupported:
+            raise InvalidRequestError(f"gemini googleSearch has no {', '.join(unsupported)} option")
+        blocked = options.pop("blocked_domains", None)
+        if blocked:
+            options["excludeDomains"] = blocked
+        return _ToolOut(google_search=options)
+    if tool.kind == "url_context":
+        return _ToolOut(url_context=options)
+    if tool.kind == "code_execution":
+        return _ToolOut(code_execution=options)
+    if tool.kind == "file_search":
+        stores = options.pop("vector_store_ids", None)
+        if stores:
+            options["fileSearchStoreNames"] = stores
+        return _ToolOut(file_search=options)
+    raise InvalidRequestError(
+        f"gemini has no hosted {tool.kind!r} tool (supported: web_search, url_context, code_execution, file_search)"
+    )
+
+
+def _tools(request: LLMRequest) -> list[_ToolOut] | None:
+    functions: list[_FunctionDeclaration] = []
+    hosted: list[_ToolOut] = []
+    for tool in request.tools:
+        if isinstance(tool, HostedTool):
+            hosted.append(_hosted(tool))
+        else:
+            functions.append(_declaration(tool))
+    tools = [_ToolOut(function_declarations=functions)] if functions else []
+    return (tools + hosted) or None
+
+
+def _declaration(tool: ToolDefinition) -> _FunctionDeclaration:
+    return _FunctionDeclaration(
+        name=tool.name,
+        description=tool.description or None,
+        parameters=sanitize_schema(tool.input_schema),
+    )
+
+
+def _tool_config(request: LLMRequest) -> _ToolConfig | None:
+    choice = request.tool_choice
+    if choice is None:
+        return None
+    if choice.mode == "tool":
+        if choice.name is None:
+            raise InvalidRequestError("gemini: a named tool choice needs a tool name")
+        return _ToolConfig(_FunctionCallingConfig("ANY", [choice.name]))
+    mode = {"auto": "AUTO", "none": "NONE", "required": "ANY"}[choice.mode]
+    return _ToolConfig(_FunctionCallingConfig(mode))
+
+
+# Provider options (``provider_options={"google": {...}}`` or ``google.configure().gemini(id, **opts)``)
+# with a place in the body; any other key is sent as a top-level body field as given.
+_THINKING_KEYS = {
+    "thinking_budget": "thinkingBudget",
+    "thinkingBudget": "thinkingBudget",
+    "include_thoughts": "includeThoughts",
+    "includeThoughts": "includeThoughts",
+    "thinking_level": "thinkingLevel",
+    "thinkingLevel": "thinkingLevel",
+}
+_BODY_KEYS = {
+    "safety_settings": "safety_settings",
+    "safetySettings": "safety_settings",
+    "cached_content": "cached_content",
+    "cachedContent": "cached_content",
+    "labels": "labels",
+}
+_GENERATION_KEYS = {
+    "response_modalities": "response_modalities",
+    "responseModalities": "response_modalities",
+    "media_resolution": "media_resolution",
+    "mediaResolution": "media_resolution",
+}
+
+
+def _options(request: LLMRequest, model: Model) -> dict[str, Any]:
+    options = dict(request.options_for(NS))
+    if model.provider != NS:
+        options.update(request.options_for(model.provider))
+    return options
+
+
+def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]:
+    g = request.generation
+    assert g is not None  # resolved by prepare()
+    options = _options(request, model)
+    thinking: dict[str, Any] = dict(options.pop("thinking_config", None) or options.pop("thinkingConfig", None) or {})
+    generation: dict[str, Any] = {}
+    body_fields: dict[str, Any] = {}
+    json_schema_mode = bool(options.pop("response_json_schema", False))
+    raw_generation: dict[str, Any] = options.pop("generation_config", None) or {}
+    for key in list(options):
+        if key in _THINKING_KEYS:
+            thinking[_THINKING_KEYS[key]] = options.pop(key)
+        elif key in _BODY_KEYS:
+            body_fields[_BODY_KEYS[key]] = options.pop(key)
+        elif key in _GENERATION_KEYS:
+            generation[_GENERATION_KEYS[key]] = options.pop(key)
+    out_schema = request.output_schema
+    if out_schema is not None:
+        generation["response_mime_type"] = "application/json"
+        if json_schema_mode:
+            generation["response_json_schema"] = out_schema.schema
+        else:
+            generation["response_schema"] = sanitize_schema(out_schema.schema)
+    config = _GenerationConfig(
+        max_output_tokens=g.max_tokens,
+        temperature=g.temperature,
+        top_p=g.top_p,
+        top_k=g.top_k,
+        stop_sequences=list(g.stop) if g.stop else None,
+        seed=g.seed,
+        presence_penalty=g.presence_penalty,
+        frequency_penalty=g.frequency_penalty,
+        thinking_config=thinking or None,
+        **generation,
+    )
+    contents, system = _lower(request)
+    body = GeminiBody(
+        contents=contents,
+        system_instruction=_SystemInstruction(system) if system else None,
+        tools=_tools(request),
+        tool_config=_tool_config(request),
+        generation_config=config if config != _EMPTY_CONFIG else None,
+        **body_fields,
+    )
+    if not options and not raw_generation:
+        return body
+    data: dict[str, Any] = msgspec.to_builtins(body)
+    if raw_generation:
+        data["generationConfig"] = {**data.get("generationConfig", {}), **raw_generation}
+    clash = sorted(k for k in options if k in data)
+    if clash:
+        raise InvalidRequestError(f"provider option(s) {', '.join(clash)} clash with fields built from the request")
+    data.update(options)
+    return data
+
+
+_EMPTY_CONFIG = _GenerationConfig()
+
+
+# 5. step / on_halt ------------------------------------------------------------------------------
+
+_FINISH: dict[str, FinishReason] = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content-filter",
+    "RECITATION": "content-filter",
+    "BLOCKLIST": "content-filter",
+    "PROHIBITED_CONTENT": "content-filter",
+    "SPII": "content-filter",
+    "IMAGE_SAFETY": "content-filter",
+    "IMAGE_PROHIBITED_CONTENT": "content-filter",
+    "IMAGE_RECITATION": "content-filter",
+    "MALFORMED_FUNCTION_CALL": "error",
+    "UNEXPECTED_TOOL_CALL": "error",
+    "TOO_MANY_TOOL_CALLS": "error",
+    "MISSING_THOUGHT_SIGNATURE": "error",
+    "LANGUAGE": "unknown",
+    "OTHER": "unknown",
+    "FINISH_REASON_UNSPECIFIED": "unknown",
+}
+
+
+def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
+    data = frame.data
+    if not data.strip():
+        return
+    chunk = decode_frame(_decoder, data, "gemini chunk")
+    if chunk.error is not None:
+        _close(state, out)
+        raise stream_error(_google_error(chunk.error), "gemini")
+    if not state.started:
+        state.started = True
+        state.response_id = chunk.response_id
+        state.metadata = {"id": chunk.response_id, "model": chunk.model_version}
+    if chunk.usage_metadata is not None:
+        state.raw_usage = chunk.usage_metadata
+    candidates = chunk.candidates
+    if candidates:
+        candidate = candidates[0]
+        if candidate.index != 0:
+            return  # candidateCount > 1: only the first candidate is surfaced
+        content = candidate.content
+        if content is not None and content.parts:
+            for part in content.parts:
+                text = part.text
+                current = state.open
+                if (
+                    text
+                    and current is not None
+                    and current.kind == ("thought" if part.thought else "text")
+                    and (part.thought_signature is None or current.signature is None)
+                ):
+                    current.chunks.append(text)  # hot path: the open block continues
+                    if part.thought_signature is not None:
+                        current.signature = part.thought_signature
+                    out.append(
+                        ReasoningDelta(current.block_id, text) if part.thought else TextDelta(current.block_id, text)
+                    )
+                else:
+                    _on_part(state, part, out)
+        if candidate.grounding_metadata is not None:
+            state.grounding.merge(candidate.grounding_metadata)
+        if candidate.url_context_metadata is not None and candidate.url_context_metadata.url_metadata:
+            state.url_context = candidate.url_context_metadata.url_metadata
+        if candidate.finish_reason:
+            state.finish_reason = candidate.finish_reason
+            state.finish_message = candidate.finish_message or state.finish_message
+    feedback = chunk.prompt_feedback
+    if feedback is not None and feedback.block_reason:
+        state.block_reason = feedback.block_reason
+        state.finish_message = feedback.block_reason_message or state.finish_message
+
+
+def _google_error(error: dict[str, Any]) -> dict[str, Any]:
+    """Google RPC errors carry ``code`` (HTTP-like int) and ``status`` (``RESOURCE_EXHAUSTED``...)."""
+    status = error.get("status")
+    if status == "RESOURCE_EXHAUSTED" and "quota" in str(error.get("message", "")).lower():
+        return {**error, "message": f"insufficient_quota: {error.get('message')}"}
+    return error
+
+
+def _next_id(state: GeminiState, kind: str) -> str:
+    id = f"{kind}-{state.counter}"
+    state.counter += 1
+    return id
+
+
+def _on_part(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
+    if part.function_call is not None:
+        _on_function_call(state, part, out)
+    elif part.executable_code is not None:
+        _on_code(state, part.executable_code, out)
+    elif part.code_execution_result is not None:
+        _on_code_result(state, part.code_execution_result, out)
+    elif part.text is not None:
+        _on_text(state, part, out)
+    elif part.thought_signature is not None:
+        _on_text(state, msgspec.structs.replace(part, text=""), out)
+
+
+def _on_text(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
+    text = part.text or ""
+    kind = "thought" if part.thought else "text"
+    sig = part.thought_signature
+    current = state.open
+    if current is not None and current.kind == kind and (sig is None or current.signature is None):
+        # continues the open block (an empty text part may carry the signature of the part)
+        if sig is not None:
+            current.signature = sig
+    elif current is None and not text and sig is None:
+        return  # an empty part outside any block ({"text": ""} closing a Gemini 3 stream)
+    else:
+        _close(state, out)
+        current = _TextBuf(kind, _next_id(state, "reasoning" if part.thought else "text"), sig)
+        state.parts.append(current)
+        state.open = current
+        meta = {NS: {"thoughtSignature": sig}} if sig is not None and not part.thought else None
+        out.append(ReasoningStart(current.block_id) if part.thought else TextStart(current.block_id, meta))
+    if text:
+        current.chunks.append(text)
+        out.append(ReasoningDelta(current.block_id, text) if part.thought else TextDelta(current.block_id, text))
+
+
+def _close(state: GeminiState, out: list[LLMEvent]) -> None:
+    current = state.open
+    if current is None:
+        return
+    state.open = None
+    sig = current.signature
+    meta = {NS: {"thoughtSignature": sig}} if sig is not None else None
+    if current.kind == "thought":
+        out.append(ReasoningEnd(current.block_id, sig, None, meta))
+    else:
+        out.append(TextEnd(current.block_id, meta))
+
+
+def _call_id(state: GeminiState, given: str | None) -> str:
+    if given:
+        return given
+    n = state.local_calls
+    # Gemini 2.x sends no call ids: derive stable ones (identical under any re-chunking).
+    return f"call_{state.response_id}_{n}" if state.response_id else f"call_{n}"
+
+
+def _on_function_call(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
+    _close(state, out)
+    call = part.function_call
+    assert call is not None
+    sig = part.thought_signature
+    meta = {NS: {"thoughtSignature": sig}} if sig is not None else None
+    tool = ToolInput(_call_id(state, call.id), call.name, out, metadata=meta)
+    state.local_calls += 1
+    state.parts.append(_TextBuf("other", tool.id, sig))
+    tool.finish(out, input=call.args if call.args is not None else {})
+
+
+def _hosted_id(state: GeminiState, kind: str) -> str:
+    n = state.hosted
+    state.hosted += 1
+    return f"{kind}_{state.response_id}_{n}" if state.response_id else f"{kind}_{n}"
+
+
+def _on_code(state: GeminiState, code: dict[str, Any], out: list[LLMEvent]) -> None:
+    _close(state, out)
+    tool = ToolInput(_hosted_id(state, "code"), "code_execution", out, provider_executed=True)
+    state.parts.append(_TextBuf("other", tool.id, None))
+    tool.finish(out, input=code)
+
+
+def _on_code_result(state: GeminiState, result: dict[str, Any], out: list[LLMEvent]) -> None:
+    _close(state, out)
+    last = next((p for p in reversed(state.parts) if p.kind == "other" and p.block_id.startswith("code_")), None)
+    id = last.block_id if last is not None else _hosted_id(state, "code")
+    state.parts.append(_TextBuf("other", id, None))
+    failed = result.get("outcome") not in (None, "OUTCOME_OK")
+    out.append(ToolResult(id, "code_execution", result, is_error=failed, provider_executed=True))
+
+
+def byte_span_to_str(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """UTF-8 byte offsets ``[start, end)`` into ``data`` -> ``str`` indices into ``data.decode()``.
+    Offsets are clamped to the text; one inside a multi-byte character snaps to that character's
+    start (never raises, never yields U+FFFD)."""
+    size = len(data)
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    s = len(data[:start].decode("utf-8", "ignore"))
+    e = s + len(data[start:end].decode("utf-8", "ignore")) if end > start else s
+    # a start inside a character: the partial bytes decode to nothing, so ``s`` is already snapped
+    return s, e
+
+
+class _Span(msgspec.Struct):
+    block_id: str
+    start: int | None
+    end: int | None
+    text: str
+
+
+def _locate(segment: _Segment, parts: list[_TextBuf]) -> _Span | None:
+    """Which emitted text block a support segment covers, and where (``str`` indices).
+
+    Candidates, in order: the part ``partIndex`` names (when it is answer text); the first answer
+    part (``partIndex`` is omitted when it is 0, even behind thought parts); all answer text
+    concatenated. The first whose slice equals ``segment.text`` wins; else the first candidate."""
+    answers = [p for p in parts if p.kind == "text"]
+    if not answers or segment.end_index is None:
+        return None
+    start, end = segment.start_index or 0, segment.end_index
+    options: list[list[_TextBuf]] = []
+    index = segment.part_index
+    if index is not None and 0 <= index < len(parts) and parts[index].kind == "text":
+        options.append([parts[index]])
+    if [answers[0]] not in options:
+        options.append([answers[0]])
+    if len(answers) > 1:
+        options.append(answers)
+    spans = [_span_in(option, start, end) for option in options]
+    if segment.text is not None:
+        for span in spans:
+            if span.text == segment.text:
+                return span
+    return spans[0]
+
+
+def _span_in(parts: list[_TextBuf], start: int, end: int) -> _Span:
+    """Byte offsets into the concatenated text of ``parts`` -> a span of one block (clipped to it)."""
+    base = 0
+    datas = [("".join(p.chunks)).encode() for p in parts]
+    for part, data in zip(parts, datas, strict=True):
+        if start < base + len(data) or part is parts[-1]:
+            s, e = byte_span_to_str(data, start - base, end - base)
+            text = data.decode()
+            if e <= s:
+                return _Span(part.block_id, None, None, "")
+            return _Span(part.block_id, s, e, text[s:e])
+        base += len(data)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _source(chunk: _GroundingChunk) -> tuple[str, _Source] | None:
+    if chunk.web is not None:
+        return "web", chunk.web
+    if chunk.retrieved_context is not None:
+        return "retrieved_context", chunk.retrieved_context
+    if chunk.maps is not None:
+        return "maps", chunk.maps
+    return None
+
+
+def _source_dict(kind: str, source: _Source, index: int) -> dict[str, Any]:
+    item: dict[str, Any] = {"type": kind, "url": source.uri, "title": source.title}
+    if source.domain:
+        item["domain"] = source.domain
+    if source.text is not None:
+        item["text"] = source.text
+    if source.file_search_store is not None:
+        item["file_search_store"] = source.file_search_store
+    item["chunk_index"] = index
+    return item
+
+
+def _emit_grounding(state: GeminiState, out: list[LLMEvent]) -> None:
+    g = state.grounding
+    sources = [(i, s) for i, c in enumerate(g.chunks) if (s := _source(c)) is not None]
+    web = [(i, s) for i, (kind, s) in sources if kind == "web"]
+    if state.url_context:
+        id = _hosted_id(state, "url_context")
+        urls = [u.retrieved_url for u in state.url_context]
+        tool = ToolInput(id, "url_context", out, provider_executed=True)
+        tool.finish(out, input={"urls": urls})
+        result = [{"url": u.retrieved_url, "status": u.url_retrieval_status} for u in state.url_context]
+        out.append(ToolResult(id, "url_context", result, provider_executed=True))
+    if g.queries or (web and not state.url_context):
+        id = _hosted_id(state, "google_search")
+        tool = ToolInput(id, "google_search", out, provider_executed=True)
+        tool.finish(out, input={"queries": list(g.queries)})
+        meta: dict[str, Any] = {}
+        if g.entry_point is not None:
+            meta["searchEntryPoint"] = g.entry_point
+        if g.retrieval:
+            meta["retrievalMetadata"] = g.retrieval
+        result = {"sources": [_source_dict("web", s, i) for i, s in web]}
+        out.append(ToolResult(id, "google_search", result, provider_executed=True,
+                              provider_metadata={NS: meta} if meta else None))
+    elif sources and not state.url_context:
+        id = _hosted_id(state, "file_search")
+        tool = ToolInput(id, "file_search", out, provider_executed=True)
+        tool.finish(out, input={})
+        result = {"sources": [_source_dict(kind, s, i) for i, (kind, s) in sources]}
+        out.append(ToolResult(id, "file_search", result, provider_executed=True))
+    _emit_citations(state, out)
+
+
+def _emit_citations(state: GeminiState, out: list[LLMEvent]) -> None:
+    chunks = state.grounding.chunks
+    for support in state.grounding.supports:
+        segment = support.segment
+        if segment is None or not support.grounding_chunk_indices:
+            continue
+        span = _locate(segment, state.parts)
+        if span is None:
+            continue
+        scores = support.confidence_scores or []
+        for n, index in enumerate(dict.fromkeys(support.grounding_chunk_indices)):
+            if not 0 <= index < len(chunks):
+                continue  # indices may point past groundingChunks
+            found = _source(chunks[index])
+            if found is None:
+                continue
+            kind, source = found
+            meta: dict[str, Any] = {"chunk_index": index, "source_type": kind}
+            if source.domain:
+                meta["domain"] = source.domain
+            if n < len(scores):
+                meta["confidence"] = scores[n]
+            if source.file_search_store is not None:
+                meta["file_search_store"] = source.file_search_store
+            cited = segment.text if segment.text is not None else (span.text or None)
+            out.append(Citation(span.block_id, source.uri, source.title, span.start, span.end, cited, {NS: meta}))
+
+
+def _usage(state: GeminiState) -> Usage | None:
+    if state.raw_usage is None:
+        return None
+    raw = _usage_decoder.decode(state.raw_usage)
+    prompt = raw.get("promptTokenCount")
+    tool_prompt = raw.get("toolUsePromptTokenCount")
+    candidates = raw.get("candidatesTokenCount")
+    thoughts = raw.get("thoughtsTokenCount")
+    input_tokens = None if prompt is None and tool_prompt is None else (prompt or 0) + (tool_prompt or 0)
+    output = None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
+    searches = len(state.grounding.queries) if state.grounding.queries else None
+    return Usage.from_cached(
+        input_tokens=input_tokens,
+        output_tokens=output,
+        cache_read=raw.get("cachedContentTokenCount"),
+        reasoning=thoughts if thoughts is not None or output is None else 0,
+        web_search_requests=searches,
+        raw=raw,
+    )
+
+
+def on_halt(state: GeminiState, out: list[LLMEvent]) -> None:
+    _close(state, out)
+    if state.done:
+        return
+    if state.finish_reason is None and state.block_reason is None:
+        raise InvalidProviderOutputError("gemini: stream ended before a finishReason")
+    _emit_grounding(state, out)
+    if state.block_reason is not None and state.finish_reason is None:
+        reason: FinishReason = "content-filter"
+    else:
+        reason = _FINISH.get(state.finish_reason or "", "unknown")
+    if reason == "stop" and state.local_calls:
+        reason = "tool-calls"
+    state.reason = reason
+    state.usage = _usage(state)
+    extra = {
+        k: v
+        for k, v in (
+            ("finish_reason", state.finish_reason),
+            ("finish_message", state.finish_message),
+            ("block_reason", state.block_reason),
+        )
+        if v is not None
+    }
+    if extra:
+        state.metadata = {**(state.metadata or {}), **extra}
+    state.done = True
+
+
+# 6. the Protocol value and its default route ---------------------------------------------------
+
+PROTOCOL = Protocol(
+    name="gemini",
+    build_body=build_body,
+    new_state=lambda _request: GeminiState(),
+    step=step,
+    on_halt=on_halt,
+    native_output_schema=True,
+)
+
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+_STREAM_QUERY = {"alt": "sse"}
+
+
+def route(base_url: str, auth: Auth, *, name: str = "gemini", **changes: Any) -> Route:
+    """Google AI Studio / Vertex: ``{base_url}/models/{model}:streamGenerateContent?alt=sse``."""
+    return Route(
+        name=name,
+        protocol=PROTOCOL,
+        endpoint=Endpoint(base_url, "/models/{model}:streamGenerateContent", _STREAM_QUERY),
+        auth=auth,
+        framing=SSEFraming(),
+        **changes,
+    )
+
+
+# Code Assist (cloudcode-pa v1internal): the same protocol in an envelope ------------------------
+
+
+class _CodeAssistBody(msgspec.Struct):
+    model: str
+    project: str
+    request: Any
+
+
+class _CodeAssistFrame(msgspec.Struct, rename="camel"):
+    response: msgspec.Raw | None = None
+    trace_id: str | None = None
+
+
+_envelope_decoder = msgspec.json.Decoder(_CodeAssistFrame)
+
+
+def _unwrap(frame: SSEEvent) -> SSEEvent:
+    """``data: {"response": {...}, "traceId": ...}`` -> ``data: {...}``; anything else (an
+    ``error`` object, a frame already unwrapped) passes through to the inner step unchanged."""
+    data = frame.data
+    if not data.strip():
+        return frame
+    envelope = decode_frame(_envelope_decoder, data, "code assist frame")
+    if envelope.response is None:
+        return frame
+    return SSEEvent(bytes(envelope.response), frame.event, frame.id, frame.retry)
+
+
+def code_assist_protocol(project: str) -> Protocol:
+    """``PROTOCOL`` wrapped for Code Assist: body ``{model, project, request}``, frames unwrapped."""
+
+    def wrap(body: Any, _request: LLMRequest, model: Any) -> _CodeAssistBody:
+        return _CodeAssistBody(model.id, project, body)
+
+    return PROTOCOL.wrapped("gemini-code-assist", wrap, _unwrap)
+
+
+CODE_ASSIST_BASE_URL = "https://cloudcode-pa.googleapis.com"
+
+
+def code_assist_route(base_url: str, auth: Auth, project: str, **changes: Any) -> Route:
+    return Route(
+        name="gemini-code-assist",
+        protocol=code_assist_protocol(project),
+        endpoint=Endpoint(base_url, "/v1internal:streamGenerateContent", _STREAM_QUERY),
+        auth=auth,
+        framing=SSEFraming(),
+        **changes,
+    )
+

@@ -1,0 +1,68 @@
+"""Anthropic: ``anthropic.configure(api_key=...).messages("claude-sonnet-4-5")``.
+
+The key defaults to ``ANTHROPIC_API_KEY`` and is sent as ``x-api-key`` with ``anthropic-version``
+(and ``anthropic-beta`` when ``betas`` are given: web fetch, MCP connector, code execution and other
+beta tools need theirs). Keyword options of ``messages(...)`` are provider options: ``thinking``
+(an int budget, ``"adaptive"``, ``"disabled"`` or the wire dict), ``effort``,
+``disable_parallel_tool_use``; anything else becomes a top-level body key (``metadata``,
+``service_tier``, ``container``, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..protocols import anthropic_messages
+from ..route.auth import header
+from ..route.model import Model
+from ..route.redact import Secret
+from ..schema.options import GenerationOptions
+from ._facade import make_model
+
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_VERSION", "Anthropic", "configure"]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
+DEFAULT_VERSION = "2023-06-01"
+
+
+class Anthropic:
+    def __init__(
+        self,
+        api_key: str | Secret | None = None,
+        *,
+        base_url: str | None = None,
+        version: str = DEFAULT_VERSION,
+        betas: Sequence[str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.auth = header("x-api-key", api_key, "ANTHROPIC_API_KEY", provider="anthropic")
+        extra = {"anthropic-version": version}
+        if betas:
+            extra["anthropic-beta"] = ",".join(betas)
+        extra.update({k.lower(): v for k, v in (headers or {}).items()})
+        self.headers = extra
+        self._route = anthropic_messages.route(self.base_url, self.auth, headers=self.headers)
+
+    def messages(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
+        """A Messages API model. ``generation`` sets defaults (``max_tokens`` falls back to 4096)."""
+        return make_model(model_id, self._route, "anthropic", generation, options)
+
+    def model(self, model_id: str, **kwargs: Any) -> Model:
+        """The recommended API for ``model_id`` (Messages)."""
+        return self.messages(model_id, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Anthropic(base_url={self.base_url!r})"
+
+
+def configure(
+    api_key: str | Secret | None = None,
+    *,
+    base_url: str | None = None,
+    version: str = DEFAULT_VERSION,
+    betas: Sequence[str] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Anthropic:
+    return Anthropic(api_key, base_url=base_url, version=version, betas=betas, headers=headers)

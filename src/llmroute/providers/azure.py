@@ -1,0 +1,154 @@
+"""Azure OpenAI: deployments over Chat Completions, and the v1 Responses API.
+
+    azure.configure("my-resource").chat("gpt-4o-prod")        # AZURE_OPENAI_API_KEY in the api-key header
+    azure.configure(base_url="https://my-resource.openai.azure.com", token_provider=entra_token).chat("prod")
+    azure.configure("my-resource").responses("gpt-5-prod")      # /openai/v1/responses
+
+The resource comes from ``resource=`` / ``base_url=``, else ``AZURE_OPENAI_ENDPOINT`` /
+``AZURE_OPENAI_RESOURCE``. Model ids are deployment names. With ``token_provider`` (an async callable
+returning a Microsoft Entra access token, e.g. from ``azure.identity.aio``) requests carry
+``Authorization: Bearer``; otherwise the key goes in ``api-key``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from ..protocols import openai_chat
+from ..protocols.openai_chat import ChatQuirks
+from ..route.auth import ApiKey, Auth, HeaderAuth, TokenProvider, TokenProviderAuth
+from ..route.endpoint import Endpoint
+from ..route.model import Model, Route
+from ..route.redact import Secret
+from ..schema.errors import InvalidRequestError, NoRouteError
+from ..schema.options import GenerationOptions
+from ._facade import make_model
+
+__all__ = ["DEFAULT_API_VERSION", "Azure", "configure"]
+
+DEFAULT_API_VERSION = "2024-10-21"
+_KEY_ENV = ("AZURE_OPENAI_API_KEY",)
+# Reasoning deployments want ``max_completion_tokens``; deployment names often echo the model name.
+_REASONING_MODEL = re.compile(r"^(o\d|gpt-5|codex)")
+# Azure may open a stream with a chunk whose ``choices`` is empty (prompt-filter results): declared.
+_QUIRKS = ChatQuirks(empty_choices_ok=True)
+_REASONING_QUIRKS = ChatQuirks(empty_choices_ok=True, max_tokens_field="max_completion_tokens")
+
+
+def _root(base_url: str) -> str:
+    """``https://x.openai.azure.com`` from any of its spellings (``/``, ``/openai``, ``/openai/v1``)."""
+    root = base_url.rstrip("/")
+    for suffix in ("/openai/v1", "/openai"):
+        if root.endswith(suffix):
+            return root[: -len(suffix)]
+    return root
+
+
+class Azure:
+    def __init__(
+        self,
+        resource: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | Secret | None = None,
+        token_provider: TokenProvider | None = None,
+        api_version: str = DEFAULT_API_VERSION,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        if resource and "://" in resource:
+            resource, base_url = None, base_url or resource  # a URL passed positionally
+        if base_url is None and resource is None:
+            base_url = os.environ.get("AZURE_OPENAI_ENDPOINT") or None
+            resource = None if base_url else os.environ.get("AZURE_OPENAI_RESOURCE") or None
+        if base_url:
+            self.root = _root(base_url)
+        elif resource:
+            self.root = f"https://{resource}.openai.azure.com"
+        else:
+            raise NoRouteError(
+                "azure: no resource; pass resource= or base_url=, or set AZURE_OPENAI_RESOURCE or AZURE_OPENAI_ENDPOINT"
+            )
+        if token_provider is not None and api_key is not None:
+            raise InvalidRequestError("azure: pass api_key= or token_provider=, not both")
+        if not api_version:
+            raise InvalidRequestError("azure: api_version must not be empty")
+        self.api_version = api_version
+        self.auth: Auth = (
+            TokenProviderAuth(token_provider)
+            if token_provider is not None
+            else HeaderAuth("api-key", ApiKey(api_key, _KEY_ENV, "azure"))
+        )
+        self.headers = headers
+        endpoint = Endpoint(
+            f"{self.root}/openai", "/deployments/{model}/chat/completions", {"api-version": api_version}
+        )
+        self._chat = openai_chat.route(
+            endpoint.base_url, self.auth, quirks=_QUIRKS, name="azure-chat", headers=headers
+        ).with_(endpoint=endpoint)
+        self._chat_reasoning = self._chat.with_(
+            protocol=openai_chat.make_protocol(_REASONING_QUIRKS, "azure-chat")
+        )
+        self._responses: Route | None = None
+
+    def chat(
+        self,
+        deployment: str,
+        *,
+        reasoning: bool | None = None,
+        generation: GenerationOptions | None = None,
+        **options: Any,
+    ) -> Model:
+        """A Chat Completions deployment. ``reasoning`` (default: guessed from the deployment name)
+        sends ``max_completion_tokens``; extra keyword options become body fields."""
+        is_reasoning = _REASONING_MODEL.match(deployment) is not None if reasoning is None else reasoning
+        route = self._chat_reasoning if is_reasoning else self._chat
+        return make_model(deployment, route, "azure", generation, options)
+
+    def responses(
+        self, deployment: str, *, generation: GenerationOptions | None = None, **options: Any
+    ) -> Model:
+        """A deployment over the v1 Responses API (``{resource}/openai/v1/responses``)."""
+        if self._responses is None:
+            self._responses = _responses_route(
+                f"{self.root}/openai/v1", self.auth, "azure-responses", self.headers
+            )
+        return make_model(deployment, self._responses, "azure", generation, options)
+
+    def model(self, deployment: str, **kwargs: Any) -> Model:
+        return self.chat(deployment, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Azure({self.root!r}, api_version={self.api_version!r}, auth={self.auth!r})"
+
+
+def _responses_route(base_url: str, auth: Auth, name: str, headers: dict[str, str] | None) -> Route:
+    try:
+        from ..protocols import openai_responses
+    except ImportError:
+        raise NoRouteError(f"{name}: the OpenAI Responses protocol is not available in this build") from None
+    make_route = getattr(openai_responses, "route", None)
+    if make_route is None:
+        raise NoRouteError(f"{name}: the OpenAI Responses protocol has no route() in this build")
+    route: Route = make_route(base_url, auth, name=name, headers=headers)
+    return route
+
+
+def configure(
+    resource: str | None = None,
+    *,
+    base_url: str | None = None,
+    api_key: str | Secret | None = None,
+    token_provider: TokenProvider | None = None,
+    api_version: str = DEFAULT_API_VERSION,
+    headers: dict[str, str] | None = None,
+) -> Azure:
+    return Azure(
+        resource,
+        base_url=base_url,
+        api_key=api_key,
+        token_provider=token_provider,
+        api_version=api_version,
+        headers=headers,
+    )

@@ -1,0 +1,147 @@
+"""AWS Bedrock: ``bedrock.configure(region="us-east-1").converse("us.amazon.nova-micro-v1:0")``.
+
+Auth: a Bedrock API key (``api_key=`` or ``AWS_BEARER_TOKEN_BEDROCK``) is sent as a bearer token;
+otherwise requests are SigV4-signed with botocore credentials (explicit keys, the environment,
+``profile``/``AWS_PROFILE``, the default chain). Region: ``region=`` -> ``AWS_REGION`` ->
+``AWS_DEFAULT_REGION``. SigV4 needs the ``llmroute[bedrock]`` extra (botocore).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..protocols import bedrock_converse
+from ..route.auth import ApiKey, BearerAuth
+from ..route.model import Model, Route
+from ..route.prepared import PreparedRequest
+from ..route.redact import Secret
+from ..route.sigv4 import AwsCredentials, SigV4Auth, require_botocore
+from ..schema.errors import NoRouteError
+from ..schema.options import GenerationOptions
+from ._facade import make_model
+
+__all__ = ["API_KEY_ENV", "Bedrock", "BedrockAuth", "configure", "resolve_region"]
+
+API_KEY_ENV = "AWS_BEARER_TOKEN_BEDROCK"
+PROVIDER = "bedrock"
+
+
+def resolve_region(region: str | None = None) -> str:
+    value = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if not value:
+        raise NoRouteError(
+            "bedrock: no AWS region: pass region=... or set AWS_REGION (or AWS_DEFAULT_REGION)"
+        )
+    return value
+
+
+class BedrockAuth:
+    """Bearer when a Bedrock API key is given or ``AWS_BEARER_TOKEN_BEDROCK`` is set (checked per
+    request, unless explicit AWS keys were given); SigV4 otherwise."""
+
+    __slots__ = ("_bearer", "_credentials", "_explicit_key", "_explicit_sigv4", "_region", "_sigv4")
+
+    def __init__(
+        self,
+        region: str,
+        *,
+        api_key: str | Secret | None = None,
+        credentials: AwsCredentials | None = None,
+        explicit_sigv4: bool = False,
+    ) -> None:
+        self._region = region
+        self._explicit_key = api_key is not None
+        self._explicit_sigv4 = explicit_sigv4
+        self._bearer = BearerAuth(ApiKey(api_key, (API_KEY_ENV,), PROVIDER))
+        self._credentials = credentials or AwsCredentials()
+        self._sigv4: SigV4Auth | None = None
+        if explicit_sigv4:
+            self._sigv4 = SigV4Auth(PROVIDER, region, self._credentials)  # fails early without botocore
+
+    def uses_bearer(self) -> bool:
+        if self._explicit_key:
+            return True
+        return not self._explicit_sigv4 and bool(os.environ.get(API_KEY_ENV))
+
+    async def apply(self, request: PreparedRequest) -> PreparedRequest:
+        if self.uses_bearer():
+            return await self._bearer.apply(request)
+        if self._sigv4 is None:
+            self._sigv4 = SigV4Auth(PROVIDER, self._region, self._credentials)
+        return await self._sigv4.apply(request)
+
+    def __repr__(self) -> str:
+        mode = "api key" if self._explicit_key else repr(self._credentials)
+        return f"BedrockAuth(region={self._region!r}, {mode})"
+
+
+class Bedrock:
+    def __init__(
+        self,
+        region: str | None = None,
+        *,
+        access_key_id: str | None = None,
+        secret_access_key: str | Secret | None = None,
+        session_token: str | Secret | None = None,
+        profile: str | None = None,
+        api_key: str | Secret | None = None,
+        base_url: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.region = resolve_region(region)
+        self.base_url = base_url
+        self.headers = headers or None
+        explicit = access_key_id is not None or secret_access_key is not None or profile is not None
+        if api_key is None and (explicit or not os.environ.get(API_KEY_ENV)):
+            require_botocore("Bedrock SigV4 signing")  # NoRouteError naming the extra
+        credentials = AwsCredentials(access_key_id, secret_access_key, session_token, profile)
+        self.auth = BedrockAuth(
+            self.region, api_key=api_key, credentials=credentials, explicit_sigv4=explicit and api_key is None
+        )
+        self._converse = bedrock_converse.route(
+            self.region, self.auth, base_url=base_url, headers=self.headers
+        )
+
+    @property
+    def converse_route(self) -> Route:
+        return self._converse
+
+    def converse(
+        self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any
+    ) -> Model:
+        """A Converse model. Keyword options go to the ``bedrock`` provider-options namespace: Converse
+        top-level fields (``guardrailConfig``, ``performanceConfig``, ``requestMetadata``, ...) are
+        sent as such; anything else (``thinking``, ``reasoningConfig``, ...) goes into
+        ``additionalModelRequestFields``."""
+        return make_model(model_id, self._converse, PROVIDER, generation, options)
+
+    def model(self, model_id: str, **kwargs: Any) -> Model:
+        """The recommended API for ``model_id`` (Converse)."""
+        return self.converse(model_id, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Bedrock(region={self.region!r}, auth={self.auth!r})"
+
+
+def configure(
+    region: str | None = None,
+    access_key_id: str | None = None,
+    secret_access_key: str | Secret | None = None,
+    session_token: str | Secret | None = None,
+    profile: str | None = None,
+    api_key: str | Secret | None = None,
+    base_url: str | None = None,
+    *,
+    headers: dict[str, str] | None = None,
+) -> Bedrock:
+    return Bedrock(
+        region,
+        access_key_id=access_key_id,
+        secret_access_key=secret_access_key,
+        session_token=session_token,
+        profile=profile,
+        api_key=api_key,
+        base_url=base_url,
+        headers=headers,
+    )

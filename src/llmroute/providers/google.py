@@ -1,0 +1,126 @@
+"""Google Gemini: ``google.configure(api_key=...).gemini("gemini-2.5-flash")``.
+
+The key defaults to ``GEMINI_API_KEY`` (then ``GOOGLE_API_KEY``) and is sent as ``x-goog-api-key``.
+``google.code_assist(access_token=..., project=...)`` reaches the same models through Code Assist
+(``cloudcode-pa``, OAuth bearer token, the same protocol in a ``{model, project, request}`` envelope).
+
+Provider options live under ``"google"``: ``thinking_budget``, ``include_thoughts``,
+``thinking_level``, ``response_modalities``, ``media_resolution``, ``safety_settings``,
+``cached_content``, ``labels``, ``response_json_schema`` (send ``output_schema`` as
+``responseJsonSchema`` unchanged instead of a sanitised ``responseSchema``), ``generation_config``
+(raw ``generationConfig`` fields); any other key becomes a top-level body field.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..protocols import gemini
+from ..route.auth import ApiKey, HeaderAuth, TokenProviderAuth
+from ..route.model import Model
+from ..route.redact import Secret
+from ..schema.errors import AuthenticationError, NoRouteError
+from ..schema.options import GenerationOptions
+from ._facade import make_model
+
+__all__ = ["DEFAULT_BASE_URL", "CodeAssist", "Google", "code_assist", "configure", "token_auth"]
+
+DEFAULT_BASE_URL = gemini.DEFAULT_BASE_URL
+ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+AccessToken = str | Secret | Callable[[], Awaitable[str]]
+
+
+class Google:
+    def __init__(
+        self,
+        api_key: str | Secret | None = None,
+        *,
+        base_url: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.auth = HeaderAuth("x-goog-api-key", ApiKey(api_key, ENV, "google"))
+        self.headers = dict(headers) if headers else None
+        self._route = gemini.route(self.base_url, self.auth, headers=self.headers)
+
+    def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
+        """A Gemini model. Keyword options are Google provider options (see the module doc)."""
+        return make_model(_bare(model_id), self._route, "google", generation, options)
+
+    model = gemini
+
+    def __repr__(self) -> str:
+        return f"Google(base_url={self.base_url!r})"
+
+
+def configure(
+    api_key: str | Secret | None = None,
+    *,
+    base_url: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Google:
+    return Google(api_key, base_url=base_url, headers=headers)
+
+
+def _bare(model_id: str) -> str:
+    return model_id.removeprefix("models/")
+
+
+def token_auth(access_token: AccessToken | None, provider: str) -> TokenProviderAuth:
+    """Bearer auth from a fixed token or an async callable that returns a fresh one per request."""
+    if access_token is None:
+        raise AuthenticationError(
+            f"{provider}: pass access_token= (a token string or an async callable returning a fresh token)",
+            kind="missing",
+            provider=provider,
+        )
+    if callable(access_token):
+        return TokenProviderAuth(access_token)
+    secret = access_token if isinstance(access_token, Secret) else Secret(access_token)
+
+    async def fixed() -> str:
+        return secret.reveal()
+
+    return TokenProviderAuth(fixed)
+
+
+class CodeAssist:
+    """Gemini through Code Assist (``cloudcode-pa.googleapis.com/v1internal``)."""
+
+    def __init__(
+        self,
+        access_token: AccessToken | None,
+        *,
+        project: str | None = None,
+        base_url: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        project = project or os.environ.get("GOOGLE_CLOUD_PROJECT")
+        if not project:
+            raise NoRouteError("google.code_assist: pass project= (the Code Assist project id) or set GOOGLE_CLOUD_PROJECT")
+        self.project = project
+        self.base_url = (base_url or gemini.CODE_ASSIST_BASE_URL).rstrip("/")
+        self.auth = token_auth(access_token, "google-code-assist")
+        self.headers = dict(headers) if headers else None
+        self._route = gemini.code_assist_route(self.base_url, self.auth, project, headers=self.headers)
+
+    def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
+        return make_model(_bare(model_id), self._route, "google", generation, options)
+
+    model = gemini
+
+    def __repr__(self) -> str:
+        return f"CodeAssist(project={self.project!r}, base_url={self.base_url!r})"
+
+
+def code_assist(
+    access_token: AccessToken | None = None,
+    *,
+    project: str | None = None,
+    base_url: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> CodeAssist:
+    return CodeAssist(access_token, project=project, base_url=base_url, headers=headers)

@@ -1,0 +1,288 @@
+"""A WebSocket transport: one connection per call, one request message, server messages as frames.
+
+Built on the ``websockets`` library's sans-I/O client protocol over anyio streams, so it runs on
+asyncio and trio alike and closes under cancellation. ``websockets`` is imported lazily (extra
+``llmroute[websocket]``): ``import llmroute`` never imports it.
+
+The prepared request keeps its meaning: its URL (``https`` -> ``wss``), its headers (auth
+included) on the upgrade request, and its body turned into the one message sent after the
+handshake by ``to_message`` (e.g. ``{"type": "response.create", ...}`` for OpenAI Responses).
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib.util
+import ssl
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+import httpx
+
+from ..framing.sse import SSEEvent
+from ..schema.errors import NoRouteError, TimeoutError, TransportError
+from .errors import http_context
+from .prepared import PreparedRequest
+from .redact import redact_url
+
+_DeadlineExceeded = builtins.TimeoutError  # what anyio.fail_after raises (ours shadows the name)
+
+if TYPE_CHECKING:
+    from websockets.client import ClientProtocol
+    from websockets.frames import Frame
+
+__all__ = ["MessageDecoder", "MessageFraming", "WebSocketTransport", "WebSocketWire", "require_websockets"]
+
+_SKIP_HEADERS = frozenset({"content-type", "content-length", "accept", "host", "connection", "upgrade"})
+
+
+def require_websockets() -> None:
+    """Raise a ``NoRouteError`` naming the extra when ``websockets`` is not installed."""
+    if importlib.util.find_spec("websockets") is None:
+        raise NoRouteError("the WebSocket transport needs the websockets package: pip install 'llmroute[websocket]'")
+
+
+class MessageDecoder:
+    """One WebSocket message is one frame (as an ``SSEEvent`` so SSE protocols accept it)."""
+
+    __slots__ = ()
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        return [SSEEvent(chunk)] if chunk else []
+
+    def close(self) -> list[SSEEvent]:
+        return []
+
+
+class MessageFraming:
+    name = "websocket-message"
+
+    def decoder(self) -> MessageDecoder:
+        return MessageDecoder()
+
+    def __repr__(self) -> str:
+        return "MessageFraming()"
+
+
+def _ws_url(url: str) -> str:
+    if url.startswith("https://"):
+        return "wss://" + url[len("https://") :]
+    if url.startswith("http://"):
+        return "ws://" + url[len("http://") :]
+    return url
+
+
+class WebSocketWire:
+    """An open socket after the upgrade. ``chunks()`` yields each data message as bytes until the
+    server closes (the executor stops earlier, at the protocol's terminal event). ``aclose()``
+    sends a close frame, waits briefly for the server's, and closes the stream, even when the
+    caller is being cancelled."""
+
+    def __init__(
+        self,
+        stream: anyio.abc.ByteStream | None,
+        protocol: ClientProtocol | None,
+        *,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes = b"",
+        pending: list[Any] | None = None,
+        url: str = "",
+        read_timeout: float | None = None,
+        close_timeout: float = 2.0,
+    ) -> None:
+        self._stream = stream
+        self._protocol = protocol
+        self.status = status
+        self.headers = headers
+        self._body = body
+        self._pending: deque[Any] = deque(pending or ())
+        self._url = url
+        self._read_timeout = read_timeout
+        self._close_timeout = close_timeout
+        self._eof = False
+        self._closed = False
+
+    async def _flush(self) -> None:
+        assert self._stream is not None and self._protocol is not None
+        for data in self._protocol.data_to_send():
+            if data:
+                await self._stream.send(data)
+
+    async def _receive(self) -> None:
+        """Read once from the socket into the protocol; queue the events; answer pings/closes."""
+        assert self._stream is not None and self._protocol is not None
+        try:
+            data = await self._stream.receive()
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            self._protocol.receive_eof()
+            self._eof = True
+        else:
+            self._protocol.receive_data(data)
+        self._pending.extend(self._protocol.events_received())
+        try:
+            await self._flush()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            self._eof = True
+
+    async def _next_frame(self) -> Frame | None:
+        while not self._pending:
+            if self._eof:
+                return None
+            if self._read_timeout is None:
+                await self._receive()
+            else:
+                try:
+                    with anyio.fail_after(self._read_timeout):
+                        await self._receive()
+                except _DeadlineExceeded as exc:
+                    raise TimeoutError(
+                        f"no data from {redact_url(self._url)} for {self._read_timeout:g}s", deadline="idle"
+                    ) from exc
+        return self._pending.popleft()
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        from websockets.frames import Opcode
+
+        if self._protocol is None:
+            if self._body:
+                yield self._body
+            return
+        parts: list[bytes] = []
+        while True:
+            frame = await self._next_frame()
+            if frame is None:
+                return
+            opcode = frame.opcode
+            if opcode in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT):
+                parts.append(bytes(frame.data))
+                if frame.fin:
+                    message = parts[0] if len(parts) == 1 else b"".join(parts)
+                    parts = []
+                    yield message
+            elif opcode is Opcode.CLOSE:
+                return
+
+    async def read_capped(self, limit: int) -> bytes:
+        return self._body[:limit]
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        stream, protocol = self._stream, self._protocol
+        if stream is None:
+            return
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(self._close_timeout):
+                await self._close_handshake(protocol)
+            await stream.aclose()
+
+    async def _close_handshake(self, protocol: ClientProtocol | None) -> None:
+        from websockets.protocol import State
+
+        if protocol is None or self._eof:
+            return
+        try:
+            if protocol.state is State.OPEN:
+                protocol.send_close(1000)
+                await self._flush()
+            while protocol.state is not State.CLOSED and not self._eof:
+                await self._receive()
+                self._pending.clear()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
+
+
+class WebSocketTransport:
+    """Opens ``wss://`` for the prepared URL with the prepared headers, sends
+    ``to_message(prepared.body)`` as one text message, and returns the wire."""
+
+    name = "websocket"
+
+    def __init__(
+        self,
+        to_message: Callable[[bytes], bytes] = lambda body: body,
+        *,
+        max_message_bytes: int = 64 * 1024 * 1024,
+        close_timeout: float = 2.0,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        require_websockets()
+        self.to_message = to_message
+        self.max_message_bytes = max_message_bytes
+        self.close_timeout = close_timeout
+        self.ssl_context = ssl_context
+
+    async def open(self, http: httpx.AsyncClient, prepared: PreparedRequest, timeout: httpx.Timeout) -> WebSocketWire:
+        try:
+            return await self._open(prepared, timeout)
+        except _DeadlineExceeded as exc:
+            raise TimeoutError(
+                f"connecting to {redact_url(prepared.url)} timed out", deadline="connect",
+                http=http_context(prepared.method, prepared.url, None, None),
+            ) from exc
+        except (OSError, anyio.BrokenResourceError, anyio.EndOfStream, ssl.SSLError) as exc:
+            raise TransportError(
+                f"{type(exc).__name__} opening a WebSocket to {redact_url(prepared.url)}",
+                http=http_context(prepared.method, prepared.url, None, None),
+                code=type(exc).__name__,
+            ) from None
+
+    async def _open(self, prepared: PreparedRequest, timeout: httpx.Timeout) -> WebSocketWire:
+        from websockets.client import ClientProtocol
+        from websockets.http11 import Response
+        from websockets.uri import parse_uri
+
+        url = _ws_url(prepared.url)
+        uri = parse_uri(url)
+        protocol = ClientProtocol(uri, max_size=self.max_message_bytes)
+        request = protocol.connect()
+        for key, value in prepared.headers.items():
+            if key.lower() in _SKIP_HEADERS:
+                continue
+            if key in request.headers:
+                del request.headers[key]
+            request.headers[key] = value
+        protocol.send_request(request)
+        tls = self.ssl_context or ssl.create_default_context() if uri.secure else None
+        with anyio.fail_after(timeout.connect):
+            stream: anyio.abc.ByteStream = await anyio.connect_tcp(
+                uri.host, uri.port, ssl_context=tls, tls_standard_compatible=False
+            )
+        wire = WebSocketWire(
+            stream,
+            protocol,
+            status=101,
+            headers={},
+            url=prepared.url,
+            read_timeout=timeout.read,
+            close_timeout=self.close_timeout,
+        )
+        try:
+            with anyio.fail_after(timeout.read if timeout.read is not None else timeout.connect):
+                await wire._flush()  # pyright: ignore[reportPrivateUsage]
+                while not wire._pending and not wire._eof:  # pyright: ignore[reportPrivateUsage]
+                    await wire._receive()  # pyright: ignore[reportPrivateUsage]
+            response = wire._pending.popleft() if wire._pending else None  # pyright: ignore[reportPrivateUsage]
+            if not isinstance(response, Response):
+                raise TransportError(f"no WebSocket handshake response from {redact_url(prepared.url)}")
+            wire.headers = {k.lower(): v for k, v in response.headers.raw_items()}
+            if protocol.handshake_exc is not None:
+                wire.status = response.status_code if response.status_code != 101 else 502
+                wire._body = bytes(response.body or b"")  # pyright: ignore[reportPrivateUsage]
+                wire._protocol = None  # pyright: ignore[reportPrivateUsage]
+                return wire
+            wire.status = 200
+            protocol.send_text(self.to_message(prepared.body))
+            await wire._flush()  # pyright: ignore[reportPrivateUsage]
+        except BaseException:
+            await wire.aclose()
+            raise
+        return wire
+
+    def __repr__(self) -> str:
+        return "WebSocketTransport()"

@@ -1,0 +1,143 @@
+"""Structured output: ``await client.generate_object(request, schema=MyStruct)``.
+
+Where the protocol lowers ``request.output_schema`` natively (``Protocol.native_output_schema``:
+OpenAI Chat ``response_format``, Responses ``text.format``, Gemini ``responseSchema``) the schema is
+sent that way (strict projection by default); elsewhere (Anthropic, Bedrock, ...) a synthetic tool
+with the schema is forced with ``tool_choice`` and its input is the object. Either way the JSON is
+decoded with msgspec into the requested type; if it does not validate, ``InvalidProviderOutputError``
+carries the raw text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar
+
+import msgspec
+
+from ..route.prepare import model_of
+from ..schema.errors import InvalidProviderOutputError
+from ..schema.request import LLMRequest, OutputSchema
+from ..schema.response import LLMResponse
+from ..schema.tools import ToolChoice, ToolDefinition
+from .schema import json_schema, strict_schema, strip_null_defaults
+
+if TYPE_CHECKING:
+    from ..route.client import Client
+    from ..route.policy import RetryPolicy, Timeouts
+
+__all__ = ["ObjectResponse", "generate_object", "output_request"]
+
+T = TypeVar("T")
+
+_RAW_LIMIT = 4000
+_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n(.*)\n\s*```\s*$", re.S)
+
+
+class ObjectResponse(NamedTuple, Generic[T]):
+    """``value`` (an instance of the requested type) and the full ``response``; unpacks as a pair."""
+
+    value: T
+    response: LLMResponse
+
+
+def _name_of(schema: Any, name: str | None) -> str:
+    raw = name or getattr(schema, "__name__", None) or "output"
+    return _NAME.sub("_", raw)[:64]
+
+
+def output_request(
+    request: LLMRequest,
+    schema: Any,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    strict: bool = True,
+    mode: Literal["auto", "native", "tool"] = "auto",
+) -> tuple[LLMRequest, str | None]:
+    """The request asking for ``schema``, and the forced tool's name (``None`` in native mode)."""
+    out_name = _name_of(schema, name)
+    plain = json_schema(schema)
+    native = model_of(request).route.protocol.native_output_schema if mode == "auto" else mode == "native"
+    if native:
+        body = strict_schema(plain) if strict else plain
+        output = OutputSchema(out_name, body, description, strict)
+        return msgspec.structs.replace(request, output_schema=output), None
+    definition = ToolDefinition(
+        out_name, description or f"Respond by calling this tool with the {out_name} object.", plain
+    )
+    tools = tuple(t for t in request.tools if not (isinstance(t, ToolDefinition) and t.name == out_name))
+    return (
+        msgspec.structs.replace(request, tools=(*tools, definition), tool_choice=ToolChoice.named(out_name)),
+        out_name,
+    )
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= _RAW_LIMIT else text[:_RAW_LIMIT] + "..."
+
+
+def decode_object(value: Any, schema: type[T], raw: str, *, strict: bool) -> T:
+    """Validate a decoded JSON value into ``schema``, or raise ``InvalidProviderOutputError``."""
+    if strict:
+        value = strip_null_defaults(value, schema)
+    try:
+        return msgspec.convert(value, schema)
+    except msgspec.ValidationError as exc:
+        name = getattr(schema, "__name__", repr(schema))
+        raise InvalidProviderOutputError(
+            f"structured output does not match {name}: {exc}", raw=_cap(raw)
+        ) from None
+
+
+def parse_text(text: str, schema: type[T], *, strict: bool = True) -> T:
+    """JSON text (a fenced code block is tolerated) -> ``schema``."""
+    body = text
+    fenced = _FENCE.match(text)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        value = msgspec.json.decode(body)
+    except msgspec.DecodeError as exc:
+        raise InvalidProviderOutputError(f"structured output is not valid JSON: {exc}", raw=_cap(text)) from None
+    return decode_object(value, schema, text, strict=strict)
+
+
+def object_from_response(response: LLMResponse, schema: type[T], tool_name: str | None, *, strict: bool) -> T:
+    if tool_name is None:
+        return parse_text(response.text, schema, strict=strict)
+    for call in response.tool_calls:
+        if call.name == tool_name and not call.provider_executed:
+            value = call.input
+            if isinstance(value, str):
+                raise InvalidProviderOutputError("structured output is not valid JSON", raw=_cap(value))
+            return decode_object(value, schema, msgspec.json.encode(value).decode(), strict=False)
+    raise InvalidProviderOutputError(
+        f"the model did not call the {tool_name} output tool", raw=_cap(response.text) or None
+    )
+
+
+async def generate_object(
+    client: Client,
+    request: LLMRequest,
+    schema: type[T],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    strict: bool = True,
+    mode: Literal["auto", "native", "tool"] = "auto",
+    timeouts: Timeouts | None = None,
+    retry: RetryPolicy | None = None,
+) -> ObjectResponse[T]:
+    """One model call asking for ``schema``; returns ``ObjectResponse(value, response)``."""
+    prepared, tool_name = output_request(
+        request, schema, name=name, description=description, strict=strict, mode=mode
+    )
+    response = await client.generate(prepared, timeouts=timeouts, retry=retry)
+    try:
+        value = object_from_response(response, schema, tool_name, strict=strict and tool_name is None)
+    except InvalidProviderOutputError as exc:
+        exc.partial = response
+        raise
+    return ObjectResponse(value, response)
