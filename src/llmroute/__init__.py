@@ -7,9 +7,10 @@ async with llmroute.Client() as client:
         ...
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
 from .build import assistant, image, request, system, tool_message, user
-from typing import TYPE_CHECKING, Any
 from .schema import (
     AssistantPart,
     AuthenticationError,
@@ -72,7 +73,7 @@ from .schema import (
 
 if TYPE_CHECKING:
     from .route import Client, EventStream, Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
-    from .tools import Tool, ToolFailure, has_tool_call, step_count_is, tool
+    from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
 
 # The route layer pulls in httpx; load it on first use so `import llmroute` stays fast.
 _LAZY = {
@@ -84,6 +85,7 @@ _LAZY = {
     "Route": "route",
     "Secret": "route",
     "Timeouts": "route",
+    "ObjectResponse": "tools",
     "Tool": "tools",
     "ToolFailure": "tools",
     "has_tool_call": "tools",
@@ -133,6 +135,7 @@ __all__ = [
     "Model",
     "ModelRef",
     "NoRouteError",
+    "ObjectResponse",
     "OutputSchema",
     "Part",
     "PreparedRequest",
@@ -157,6 +160,7 @@ __all__ = [
     "TextPart",
     "TextStart",
     "TimeoutError",
+    "Tool",
     "Timeouts",
     "ToolCall",
     "ToolCallPart",
@@ -164,6 +168,7 @@ __all__ = [
     "ToolDefinition",
     "ToolError",
     "ToolExecutionError",
+    "ToolFailure",
     "ToolInputDelta",
     "ToolInputEnd",
     "ToolInputStart",
@@ -174,10 +179,13 @@ __all__ = [
     "Usage",
     "__version__",
     "assistant",
+    "has_tool_call",
     "image",
     "merge_generation",
     "request",
+    "step_count_is",
     "system",
+    "tool",
     "tool_message",
     "user",
 ]

@@ -1,6 +1,6 @@
 """``import llmroute`` wall time: median of fresh processes, and which heavy modules it pulls in.
 
-    .venv/bin/python tests/bench/bench_import.py
+.venv/bin/python tests/bench/bench_import.py
 """
 
 from __future__ import annotations
@@ -25,8 +25,14 @@ def main() -> None:
     print(f"python startup: {baseline * 1e3:.0f} ms")
     print(f"import llmroute: {(ours - baseline) * 1e3:.0f} ms over startup (median of {RUNS})")
     heavy = subprocess.run(
-        [sys.executable, "-c", "import sys, llmroute; print(sorted(m for m in ('botocore','websockets','yaml','vcr','openai') if m in sys.modules))"],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, llmroute; print(sorted(m for m in ('botocore','websockets','yaml','vcr','openai') if m in sys.modules))",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     print(f"heavy modules imported: {heavy}")
 

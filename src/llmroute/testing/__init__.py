@@ -12,9 +12,11 @@ from .cassette import (
     find_secrets,
 )
 from .invariants import event_order_problems
+from .recording import RECORD_ENV, recording_enabled, use_cassette
 from .replay import Chunking, RechunkTransport, ReplayTransport
 
 __all__ = [
+    "RECORD_ENV",
     "Cassette",
     "CassetteSecretError",
     "Chunking",
@@ -25,4 +27,6 @@ __all__ = [
     "ReplayTransport",
     "event_order_problems",
     "find_secrets",
+    "recording_enabled",
+    "use_cassette",
 ]

@@ -1,0 +1,96 @@
+"""Record and replay with vcrpy: replay by default, record only with ``LLMROUTE_RECORD=1``.
+
+Requests are scrubbed before they are written (auth headers, ``key=`` query parameters, cookies), and
+a cassette that still holds anything shaped like a credential is refused. The refusal is raised after
+vcrpy has restored httpx, never from inside its save hook (vcrpy leaves httpx patched when saving
+fails).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..route.redact import REDACTED, SECRET_HEADERS, SECRET_QUERY_PARAMS
+from .cassette import Cassette, CassetteSecretError, find_secrets
+
+__all__ = ["RECORD_ENV", "recording_enabled", "use_cassette"]
+
+RECORD_ENV = "LLMROUTE_RECORD"
+MATCH_ON = ("method", "scheme", "host", "port", "path", "query", "body")
+
+
+def recording_enabled() -> bool:
+    return os.environ.get(RECORD_ENV, "") in ("1", "true", "yes")
+
+
+def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
+    headers: dict[str, Any] = response.get("headers", {})
+    for name in list(headers):
+        if name.lower() in ("set-cookie", "cookie"):
+            del headers[name]
+    return response
+
+
+class _Guard:
+    """Persister that scans before writing and remembers (instead of raising) a refusal."""
+
+    problems: dict[str, list[str]] = {}
+
+    @classmethod
+    def load_cassette(cls, cassette_path: Any, serializer: Any) -> Any:
+        from vcr.persisters.filesystem import FilesystemPersister
+
+        return FilesystemPersister.load_cassette(cassette_path, serializer)
+
+    @classmethod
+    def save_cassette(cls, cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:
+        from vcr.serialize import serialize
+
+        text: str = serialize(cassette_dict, serializer)
+        path = Path(cassette_path)
+        tmp = path.with_suffix(path.suffix + ".check")
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        try:
+            problems = find_secrets(Cassette.load(tmp), text)
+        finally:
+            tmp.unlink(missing_ok=True)
+        if problems:
+            cls.problems[str(path)] = problems
+            return
+        path.write_text(text, encoding="utf-8")
+
+
+@contextmanager
+def use_cassette(
+    path: str | Path, *, record: bool | None = None, match_on: tuple[str, ...] = MATCH_ON
+) -> Iterator[Any]:
+    """``with use_cassette("cassettes/x.yaml"):`` around code that talks to a provider through httpx.
+
+    Replays (never touching the network) unless ``record`` or ``LLMROUTE_RECORD=1``; then records
+    anew. Raises ``CassetteSecretError`` after the block if the recording was refused.
+    """
+    import vcr
+
+    record = recording_enabled() if record is None else record
+    recorder = vcr.VCR(
+        record_mode="all" if record else "none",
+        filter_headers=[(h, REDACTED) for h in sorted(SECRET_HEADERS)],
+        filter_query_parameters=[(q, REDACTED) for q in sorted(SECRET_QUERY_PARAMS)],
+        before_record_response=_scrub_response,
+        match_on=list(match_on),
+        decode_compressed_response=True,
+        serializer="yaml",
+    )
+    recorder.register_persister(_Guard)
+    key = str(Path(path))
+    _Guard.problems.pop(key, None)
+    with recorder.use_cassette(key) as cassette:
+        yield cassette
+    problems = _Guard.problems.pop(key, None)
+    if problems:
+        raise CassetteSecretError(f"refused to write {key}: " + "; ".join(problems))
