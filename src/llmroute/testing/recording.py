@@ -8,8 +8,9 @@ fails).
 
 from __future__ import annotations
 
+import importlib
 import os
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,11 @@ __all__ = ["RECORD_ENV", "recording_enabled", "use_cassette"]
 
 RECORD_ENV = "LLMROUTE_RECORD"
 MATCH_ON = ("method", "scheme", "host", "port", "path", "query", "body")
+
+
+def _vcr(module: str) -> Any:
+    """vcrpy is untyped and optional: load it only when recording or replaying through it."""
+    return importlib.import_module(module)
 
 
 def recording_enabled() -> bool:
@@ -42,15 +48,12 @@ class _Guard:
 
     @classmethod
     def load_cassette(cls, cassette_path: Any, serializer: Any) -> Any:
-        from vcr.persisters.filesystem import FilesystemPersister
-
-        return FilesystemPersister.load_cassette(cassette_path, serializer)
+        persister: Any = _vcr("vcr.persisters.filesystem").FilesystemPersister
+        return persister.load_cassette(cassette_path, serializer)
 
     @classmethod
     def save_cassette(cls, cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:
-        from vcr.serialize import serialize
-
-        text: str = serialize(cassette_dict, serializer)
+        text: str = _vcr("vcr.serialize").serialize(cassette_dict, serializer)
         path = Path(cassette_path)
         tmp = path.with_suffix(path.suffix + ".check")
         tmp.parent.mkdir(parents=True, exist_ok=True)
@@ -74,10 +77,8 @@ def use_cassette(
     Replays (never touching the network) unless ``record`` or ``LLMROUTE_RECORD=1``; then records
     anew. Raises ``CassetteSecretError`` after the block if the recording was refused.
     """
-    import vcr
-
     record = recording_enabled() if record is None else record
-    recorder = vcr.VCR(
+    recorder: Any = _vcr("vcr").VCR(
         record_mode="all" if record else "none",
         filter_headers=[(h, REDACTED) for h in sorted(SECRET_HEADERS)],
         filter_query_parameters=[(q, REDACTED) for q in sorted(SECRET_QUERY_PARAMS)],
@@ -89,7 +90,8 @@ def use_cassette(
     recorder.register_persister(_Guard)
     key = str(Path(path))
     _Guard.problems.pop(key, None)
-    with recorder.use_cassette(key) as cassette:
+    context: Any = recorder.use_cassette(key)
+    with context as cassette:
         yield cassette
     problems = _Guard.problems.pop(key, None)
     if problems:
