@@ -71,7 +71,7 @@ class _Guard:
 @contextmanager
 def use_cassette(
     path: str | Path, *, record: bool | None = None, match_on: tuple[str, ...] = MATCH_ON
-) -> Iterator[Any]:
+) -> Generator[Any, None, None]:
     """``with use_cassette("cassettes/x.yaml"):`` around code that talks to a provider through httpx.
 
     Replays (never touching the network) unless ``record`` or ``LLMROUTE_RECORD=1``; then records
