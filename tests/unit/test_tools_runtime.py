@@ -99,7 +99,10 @@ def calls_turn(*calls: ToolCall, usage: int = 10) -> Interaction:
 
 def text_turn(text: str, usage: int = 20) -> Interaction:
     return turn(
-        TextStart("t"), TextDelta("t", text), TextEnd("t"), Finish("stop", Usage(input_tokens=usage, output_tokens=2))
+        TextStart("t"),
+        TextDelta("t", text),
+        TextEnd("t"),
+        Finish("stop", Usage(input_tokens=usage, output_tokens=2)),
     )
 
 
@@ -171,7 +174,12 @@ async def test_loop_runs_tool_and_continues_with_history() -> None:
     assert second[2] == {
         "role": "tool",
         "content": [
-            {"type": "tool-result", "id": "c1", "name": "get_weather", "result": {"city": "Paris", "temperature": 22}}
+            {
+                "type": "tool-result",
+                "id": "c1",
+                "name": "get_weather",
+                "result": {"city": "Paris", "temperature": 22},
+            }
         ],
     }
     assert sent(transport, 0)["tools"][0]["name"] == "get_weather"
@@ -226,9 +234,15 @@ async def test_has_tool_call_and_custom_conditions() -> None:
         """Give the final answer."""
         return answer
 
-    script = [calls_turn(call("c1")), calls_turn(ToolCall("c2", "final_answer", {"answer": "sunny"})), text_turn("x")]
+    script = [
+        calls_turn(call("c1")),
+        calls_turn(ToolCall("c2", "final_answer", {"answer": "sunny"})),
+        text_turn("x"),
+    ]
     events, transport = await run(
-        script, tools=[get_weather, final_answer], stop_when=[step_count_is(10), has_tool_call("final_answer")]
+        script,
+        tools=[get_weather, final_answer],
+        stop_when=[step_count_is(10), has_tool_call("final_answer")],
     )
     assert transport.remaining == 1
     assert of(events, ToolResult)[-1].result == "sunny"  # the stopping step's tools still run
@@ -396,7 +410,9 @@ async def test_cancelling_during_a_tool_run_cancels_tools_and_closes_stream(anyi
             raise
         return city
 
-    transport = ReplayTransport([calls_turn(ToolCall("1", "forever", {"city": "x"}), ToolCall("2", "forever", {}))])
+    transport = ReplayTransport(
+        [calls_turn(ToolCall("1", "forever", {"city": "x"}), ToolCall("2", "forever", {}))]
+    )
     seen: list[str] = []
     start = time.monotonic()
     async with llmroute.Client(http=httpx.AsyncClient(transport=transport)) as client:
@@ -418,11 +434,14 @@ async def test_cancelling_during_a_tool_run_cancels_tools_and_closes_stream(anyi
 @pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_closing_the_stream_between_steps_closes_everything(anyio_backend: str) -> None:
     transport = ReplayTransport([calls_turn(call("c1")), text_turn("unused")])
-    async with llmroute.Client(http=httpx.AsyncClient(transport=transport)) as client:
-        async with client.stream(new_request(), tools=[get_weather], stop_when=step_count_is(5)) as stream:
-            async for event in stream:
-                if event.type == "tool-result":
-                    break
+    client = llmroute.Client(http=httpx.AsyncClient(transport=transport))
+    async with (
+        client,
+        client.stream(new_request(), tools=[get_weather], stop_when=step_count_is(5)) as stream,
+    ):
+        async for event in stream:
+            if event.type == "tool-result":
+                break
     assert transport.remaining == 1 and transport.open_streams == 0
 
 
@@ -432,7 +451,9 @@ async def test_closing_the_stream_between_steps_closes_everything(anyio_backend:
 @pytest.mark.anyio
 async def test_provider_executed_calls_are_never_dispatched_and_stay_in_history() -> None:
     search = ToolCall("ws_1", "web_search", {"query": "Paris weather"}, provider_executed=True)
-    search_result = ToolResult("ws_1", "web_search", [{"url": "https://meteo.example"}], provider_executed=True)
+    search_result = ToolResult(
+        "ws_1", "web_search", [{"url": "https://meteo.example"}], provider_executed=True
+    )
     script = [
         turn(
             search,
@@ -515,7 +536,9 @@ async def test_reasoning_signature_and_metadata_round_trip_into_the_next_request
             TextStart("t"),
             TextDelta("t", "Let me check."),
             TextEnd("t"),
-            ToolCall("c1", "get_weather", {"city": "Paris"}, provider_metadata={"scripted": {"item": "fc_1"}}),
+            ToolCall(
+                "c1", "get_weather", {"city": "Paris"}, provider_metadata={"scripted": {"item": "fc_1"}}
+            ),
             Finish("tool-calls"),
         ),
         text_turn("Sunny."),
@@ -523,10 +546,14 @@ async def test_reasoning_signature_and_metadata_round_trip_into_the_next_request
     events, transport = await run(script, tools=[get_weather], stop_when=step_count_is(3))
     parts = sent(transport, 1)["messages"][1]["content"]
     reasoning = msgspec.convert(parts[0], ReasoningPart)
-    assert reasoning == ReasoningPart("Need the weather.", "sig-abc", "enc-xyz", {"scripted": {"item": "rs_1"}})
+    assert reasoning == ReasoningPart(
+        "Need the weather.", "sig-abc", "enc-xyz", {"scripted": {"item": "rs_1"}}
+    )
     assert parts[1] == {"type": "text", "text": "Let me check."}
     tool_call = msgspec.convert(parts[2], ToolCallPart)
-    assert tool_call == ToolCallPart("c1", "get_weather", {"city": "Paris"}, False, {"scripted": {"item": "fc_1"}})
+    assert tool_call == ToolCallPart(
+        "c1", "get_weather", {"city": "Paris"}, False, {"scripted": {"item": "fc_1"}}
+    )
     (result,) = of(events, ToolResult)
     assert result.provider_metadata == {"scripted": {"item": "fc_1"}}
 

@@ -1,11 +1,11 @@
 """Tools: ``@llmroute.tool``, the multi-step tool runtime, stop conditions and structured output.
 
-    @llmroute.tool(description="Get current weather for a city.")
-    async def get_weather(args: Weather) -> dict[str, Any]: ...
+@llmroute.tool(description="Get current weather for a city.")
+async def get_weather(args: Weather) -> dict[str, Any]: ...
 
-    async for event in client.stream(request, tools=[get_weather], stop_when=llmroute.step_count_is(8)):
-        ...
-    value, response = await client.generate_object(request, schema=Answer)
+async for event in client.stream(request, tools=[get_weather], stop_when=llmroute.step_count_is(8)):
+    ...
+value, response = await client.generate_object(request, schema=Answer)
 """
 
 from .runtime import DEFAULT_CONCURRENCY, dispatch, execute_calls, run_tools

@@ -66,7 +66,10 @@ def _with_tools(request: LLMRequest, specs: Sequence[ToolSpec]) -> LLMRequest:
     kept = tuple(
         t
         for t in request.tools
-        if not ((isinstance(t, ToolDefinition) and t.name in names) or (isinstance(t, HostedTool) and t.kind in kinds))
+        if not (
+            (isinstance(t, ToolDefinition) and t.name in names)
+            or (isinstance(t, HostedTool) and t.kind in kinds)
+        )
     )
     return msgspec.structs.replace(request, tools=kept + tuple(specs))
 
@@ -188,7 +191,7 @@ async def run_tools(
             break
         request = msgspec.structs.replace(request, messages=request.messages + step.messages)
         index += 1
-    yield [Finish(finish.reason, total)]
+    yield [Finish(finish.reason, total, finish.provider_metadata)]
 
 
 def _declared(request: LLMRequest, name: str) -> bool:

@@ -149,7 +149,9 @@ def _strip(value: Any, t: mi.Type) -> Any:
             if key not in out and not any(f.encode_name == key for f in t.fields):
                 out[key] = item
         return out
-    if isinstance(t, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType) and isinstance(value, list):
+    if isinstance(t, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType) and isinstance(
+        value, list
+    ):
         return [_strip(v, t.item_type) for v in cast(list[Any], value)]
     if isinstance(t, mi.DictType) and isinstance(value, dict):
         return {k: _strip(v, t.value_type) for k, v in cast(dict[str, Any], value).items()}

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..route.client import Client
     from ..route.policy import RetryPolicy, Timeouts
 
-__all__ = ["ObjectResponse", "generate_object", "output_request"]
+__all__ = ["ObjectResponse", "generate_object", "output_request", "parse_text", "strict_capable"]
 
 T = TypeVar("T")
 
@@ -47,6 +47,13 @@ def _name_of(schema: Any, name: str | None) -> str:
     return _NAME.sub("_", raw)[:64]
 
 
+def strict_capable(protocol_name: str) -> bool:
+    """OpenAI's strict JSON-schema mode (Chat ``response_format``, Responses ``text.format``, and
+    OpenAI-compatible servers). Elsewhere (Gemini ``responseSchema``) the plain schema is sent, so
+    optional fields stay optional."""
+    return protocol_name.startswith("openai")
+
+
 def output_request(
     request: LLMRequest,
     schema: Any,
@@ -56,11 +63,15 @@ def output_request(
     strict: bool = True,
     mode: Literal["auto", "native", "tool"] = "auto",
 ) -> tuple[LLMRequest, str | None]:
-    """The request asking for ``schema``, and the forced tool's name (``None`` in native mode)."""
+    """The request asking for ``schema``, and the forced tool's name (``None`` in native mode).
+    Returns the request and the tool name; whether the strict projection is used is
+    ``strict and strict_capable(protocol)`` (``generate_object`` recomputes it for decoding)."""
     out_name = _name_of(schema, name)
     plain = json_schema(schema)
-    native = model_of(request).route.protocol.native_output_schema if mode == "auto" else mode == "native"
+    protocol = model_of(request).route.protocol
+    native = protocol.native_output_schema if mode == "auto" else mode == "native"
     if native:
+        strict = strict and strict_capable(protocol.name)
         body = strict_schema(plain) if strict else plain
         output = OutputSchema(out_name, body, description, strict)
         return msgspec.structs.replace(request, output_schema=output), None
@@ -100,7 +111,9 @@ def parse_text(text: str, schema: type[T], *, strict: bool = True) -> T:
     try:
         value = msgspec.json.decode(body)
     except msgspec.DecodeError as exc:
-        raise InvalidProviderOutputError(f"structured output is not valid JSON: {exc}", raw=_cap(text)) from None
+        raise InvalidProviderOutputError(
+            f"structured output is not valid JSON: {exc}", raw=_cap(text)
+        ) from None
     return decode_object(value, schema, text, strict=strict)
 
 
@@ -135,8 +148,9 @@ async def generate_object(
         request, schema, name=name, description=description, strict=strict, mode=mode
     )
     response = await client.generate(prepared, timeouts=timeouts, retry=retry)
+    strict = strict and tool_name is None and strict_capable(model_of(request).route.protocol.name)
     try:
-        value = object_from_response(response, schema, tool_name, strict=strict and tool_name is None)
+        value = object_from_response(response, schema, tool_name, strict=strict)
     except InvalidProviderOutputError as exc:
         exc.partial = response
         raise

@@ -137,7 +137,7 @@ def to_result(value: Any) -> Any:
 
 
 def _make_call(fn: Callable[..., Any], mode: str) -> Callable[[Any], Awaitable[Any]]:
-    is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+    is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
 
     def arguments(args: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if mode == "single":
@@ -168,13 +168,18 @@ def _is_record(tp: Any) -> bool:
     return issubclass(cls, msgspec.Struct) or dataclasses.is_dataclass(cls) or typing.is_typeddict(cls)
 
 
-def _build(
-    fn: Callable[..., Any], name: str | None, description: str | None, strict: bool | None
-) -> Tool:
+def _build(fn: Callable[..., Any], name: str | None, description: str | None, strict: bool | None) -> Tool:
     tool_name = name or fn.__name__
-    hints = typing.get_type_hints(fn, include_extras=True)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except NameError as exc:
+        raise TypeError(
+            f"tool {tool_name}: cannot resolve parameter annotation ({exc}); define its types at module level"
+        ) from None
     params = [
-        p for p in inspect.signature(fn).parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
     if len(params) != len(inspect.signature(fn).parameters):
         raise TypeError(f"tool {tool_name}: *args / **kwargs parameters are not supported")
