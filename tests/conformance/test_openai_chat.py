@@ -203,3 +203,52 @@ async def test_malformed_chunk_is_a_typed_error_with_the_raw_frame() -> None:
         await replay_generate(cassette, request)
     assert info.value.raw is not None and "123" in info.value.raw
     assert info.value.partial is not None  # what arrived before the bad frame is kept
+
+
+@pytest.mark.anyio
+async def test_a_text_chunk_that_also_carries_a_tool_call_and_citation_loses_nothing() -> None:
+    from llmroute.testing import Interaction, RecordedRequest, RecordedResponse
+
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "See "}}]},
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "content": "here.",
+                        "annotations": [
+                            {
+                                "type": "url_citation",
+                                "url_citation": {
+                                    "url": "https://x.test",
+                                    "title": "X",
+                                    "start_index": 4,
+                                    "end_index": 9,
+                                },
+                            }
+                        ],
+                        "tool_calls": [
+                            {"index": 0, "id": "call_1", "function": {"name": "f", "arguments": "{}"}}
+                        ],
+                    },
+                }
+            ]
+        },
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    cassette = Cassette(
+        [
+            Interaction(
+                RecordedRequest("POST", "https://api.openai.com/v1/chat/completions", {}, b""),
+                RecordedResponse(200, {"content-type": ["text/event-stream"]}, body.encode()),
+            )
+        ]
+    )
+    request = llmroute.request(model=openai.configure(api_key="sk-test").chat("gpt-4o-mini"), prompt="hi")
+    response, _ = await replay_generate(cassette, request)
+    assert response.text == "See here."
+    assert [(c.name, c.input) for c in response.tool_calls] == [("f", {})]
+    (citation,) = response.citations
+    assert response.text_blocks[citation.block_id][citation.start : citation.end] == "here."

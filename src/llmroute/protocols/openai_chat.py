@@ -461,7 +461,12 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         return
     if state.done:
         return
-    chunk = decode_frame(_decoder, data, "openai-chat chunk")
+    try:
+        chunk = _decoder.decode(data)
+    except msgspec.DecodeError:
+        chunk = decode_frame(
+            _decoder, data, "openai-chat chunk"
+        )  # raises with the raw frame, or repairs UTF-8
     if not state.started:
         state.started = True
         state.metadata = {"id": chunk.id, "model": chunk.model}
@@ -476,8 +481,9 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         if delta is not None:
             content = delta.content
             blocks = state.blocks
-            if content and blocks.text is not None and blocks.reasoning is None:
-                out.append(TextDelta(blocks.text, content))  # hot path
+            if content and blocks.text is not None and blocks.reasoning is None and delta == _Delta(content):
+                # Hot path: a delta that carries only more text for the open block (one C-level compare).
+                out.append(TextDelta(blocks.text, content))
                 state.text_len += len(content)
             else:
                 _on_delta(state, delta, out)
@@ -486,6 +492,10 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         if choice.finish_reason:
             state.finish_reason = choice.finish_reason
             _finish(state, out)
+    elif not state.quirks.empty_choices_ok and chunk.usage is None and chunk.x_groq is None:
+        raise InvalidProviderOutputError(
+            f"{state.name}: chunk without choices", raw=data[:2000].decode("utf-8", "replace")
+        )
     if chunk.usage is not None:
         state.usage = _usage(chunk.usage)
     elif chunk.x_groq is not None and isinstance(chunk.x_groq.get("usage"), dict):

@@ -128,10 +128,7 @@ def _responses_route(base_url: str, auth: Auth, name: str, headers: dict[str, st
         from ..protocols import openai_responses
     except ImportError:
         raise NoRouteError(f"{name}: the OpenAI Responses protocol is not available in this build") from None
-    make_route = getattr(openai_responses, "route", None)
-    if make_route is None:
-        raise NoRouteError(f"{name}: the OpenAI Responses protocol has no route() in this build")
-    route: Route = make_route(base_url, auth, name=name, headers=headers)
+    route: Route = openai_responses.route(base_url, auth, name=name, headers=headers)
     return route
 
 

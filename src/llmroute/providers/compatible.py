@@ -1,7 +1,7 @@
 """OpenAI-compatible servers. Known families are rows of data; anything else takes ``base_url=``.
 
-    compatible.configure("groq").model("llama-3.3-70b-versatile")            # GROQ_API_KEY
-    compatible.configure(base_url="http://127.0.0.1:8080/v1").model("local")  # no key needed
+compatible.configure("groq").model("llama-3.3-70b-versatile")            # GROQ_API_KEY
+compatible.configure(base_url="http://127.0.0.1:8080/v1").model("local")  # no key needed
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from ..route.model import Model
 from ..route.redact import Secret
 from ..schema.errors import NoRouteError
 from ..schema.options import GenerationOptions
+from . import openrouter, xai
 from ._facade import make_model
 
 __all__ = ["FAMILIES", "Compatible", "Family", "configure"]
@@ -34,17 +35,30 @@ FAMILIES: dict[str, Family] = {
     for f in (
         Family("deepseek", "https://api.deepseek.com/v1", ("DEEPSEEK_API_KEY",)),
         Family("groq", "https://api.groq.com/openai/v1", ("GROQ_API_KEY",)),
-        Family("togetherai", "https://api.together.xyz/v1", ("TOGETHER_API_KEY", "TOGETHERAI_API_KEY"),
-               ChatQuirks(supports_top_k=True)),
-        Family("fireworks", "https://api.fireworks.ai/inference/v1", ("FIREWORKS_API_KEY",),
-               ChatQuirks(supports_top_k=True)),
+        Family(
+            "togetherai",
+            "https://api.together.xyz/v1",
+            ("TOGETHER_API_KEY", "TOGETHERAI_API_KEY"),
+            ChatQuirks(supports_top_k=True),
+        ),
+        Family(
+            "fireworks",
+            "https://api.fireworks.ai/inference/v1",
+            ("FIREWORKS_API_KEY",),
+            ChatQuirks(supports_top_k=True),
+        ),
         Family("cerebras", "https://api.cerebras.ai/v1", ("CEREBRAS_API_KEY",)),
-        Family("deepinfra", "https://api.deepinfra.com/v1/openai", ("DEEPINFRA_API_KEY",),
-               ChatQuirks(supports_top_k=True)),
+        Family(
+            "deepinfra",
+            "https://api.deepinfra.com/v1/openai",
+            ("DEEPINFRA_API_KEY",),
+            ChatQuirks(supports_top_k=True),
+        ),
         Family("baseten", "https://inference.baseten.co/v1", ("BASETEN_API_KEY",)),
-        Family("xai", "https://api.x.ai/v1", ("XAI_API_KEY",)),
-        Family("openrouter", "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",),
-               ChatQuirks(reasoning_fields=("reasoning", "reasoning_content"))),
+        # Same rows as the dedicated facades (``providers.xai``, ``providers.openrouter``), which add
+        # the provider's own options (plugins, app headers, ...).
+        Family("xai", xai.DEFAULT_BASE_URL, ("XAI_API_KEY",), xai.QUIRKS),
+        Family("openrouter", openrouter.DEFAULT_BASE_URL, ("OPENROUTER_API_KEY",), openrouter.QUIRKS),
     )
 }
 
@@ -102,7 +116,9 @@ def configure(
         row = FAMILIES.get(family)
         if row is None:
             known = ", ".join(sorted(FAMILIES))
-            raise NoRouteError(f"unknown OpenAI-compatible family {family!r}; known: {known}; or pass base_url=")
+            raise NoRouteError(
+                f"unknown OpenAI-compatible family {family!r}; known: {known}; or pass base_url="
+            )
     return Compatible(
         row,
         base_url=base_url,

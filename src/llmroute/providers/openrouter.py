@@ -1,0 +1,138 @@
+"""OpenRouter: one key, many upstream models, over Chat Completions (and the beta Responses API).
+
+    openrouter.configure(app_name="my-app").chat("anthropic/claude-sonnet-4.5")   # OPENROUTER_API_KEY
+    request(model=..., tools=[llmroute.hosted.web_search(max_results=3)])           # openrouter:web_search
+    openrouter.configure().chat("openai/gpt-4o-mini", web={"engine": "exa"})        # legacy web plugin
+    openrouter.configure().chat("openai/gpt-4o-mini", online=True)                   # ``:online`` suffix
+
+Streams carry OpenRouter's extensions, handled by the Chat protocol: ``reasoning`` /
+``reasoning_details`` (signatures and encrypted reasoning kept on reasoning-end and sent back on the
+next turn), ``url_citation`` annotations as citations, ``{"error": ...}`` chunks after HTTP 200 as
+typed errors, and usage with ``cost`` (in ``usage.provider_metadata``) and web-search counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..protocols import openai_chat
+from ..protocols.openai_chat import ChatQuirks
+from ..route.auth import ApiKey, BearerAuth
+from ..route.model import Model, Route
+from ..route.redact import Secret
+from ..schema.errors import InvalidRequestError, NoRouteError
+from ..schema.options import GenerationOptions
+from ..schema.tools import HostedTool
+from ._facade import make_model
+
+__all__ = ["DEFAULT_BASE_URL", "QUIRKS", "OpenRouter", "configure", "hosted_tool"]
+
+DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+_ENV = ("OPENROUTER_API_KEY",)
+
+
+def hosted_tool(tool: HostedTool) -> dict[str, Any]:
+    """``llmroute.hosted.web_search(...)`` -> the ``openrouter:web_search`` server tool (the current
+    form; the ``web`` plugin is deprecated upstream and available through ``chat(web=...)``)."""
+    if tool.kind != "web_search":
+        raise InvalidRequestError(f"openrouter: hosted tool {tool.kind!r} is not available; only web_search")
+    parameters = dict(tool.options)
+    blocked = parameters.pop("blocked_domains", None)
+    if blocked:
+        parameters["excluded_domains"] = list(blocked)
+    if parameters.get("allowed_domains") and parameters.get("excluded_domains"):
+        raise InvalidRequestError("openrouter: web_search takes allowed_domains or blocked_domains, not both")
+    entry: dict[str, Any] = {"type": "openrouter:web_search"}
+    if parameters:
+        entry["parameters"] = parameters
+    return entry
+
+
+QUIRKS = ChatQuirks(
+    reasoning_fields=("reasoning", "reasoning_content"),
+    hosted_tools=hosted_tool,
+    send_reasoning_details=True,
+)
+
+
+class OpenRouter:
+    def __init__(
+        self,
+        api_key: str | Secret | None = None,
+        *,
+        base_url: str | None = None,
+        app_name: str | None = None,
+        app_url: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.auth = BearerAuth(ApiKey(api_key, _ENV, "openrouter"))
+        extra = dict(headers or {})
+        if app_url:
+            extra["HTTP-Referer"] = app_url  # app attribution on openrouter.ai
+        if app_name:
+            extra["X-Title"] = app_name
+        self.headers = extra or None
+        self._chat = openai_chat.route(
+            self.base_url, self.auth, quirks=QUIRKS, name="openrouter-chat", headers=self.headers
+        )
+        self._responses: Route | None = None
+
+    def chat(
+        self,
+        model_id: str,
+        *,
+        web: bool | dict[str, Any] | None = None,
+        online: bool = False,
+        usage_accounting: bool | None = None,
+        generation: GenerationOptions | None = None,
+        **options: Any,
+    ) -> Model:
+        """A model over Chat Completions. ``web``: the ``web`` plugin (``True`` or its options:
+        engine, max_results, search_prompt, include_domains, ...); ``online``: the ``:online`` model
+        suffix. ``usage_accounting=True`` sends the legacy ``usage: {include: true}`` (usage and
+        cost are now always reported). Other keyword options become body fields (``reasoning``,
+        ``provider``, ``models``, ``transforms``, ...)."""
+        if online and not model_id.endswith(":online"):
+            model_id = f"{model_id}:online"
+        if web:
+            plugin = {"id": "web", **(web if isinstance(web, dict) else {})}
+            options["plugins"] = [*options.get("plugins", ()), plugin]
+        if usage_accounting:
+            options["usage"] = {**options.get("usage", {}), "include": True}
+        return make_model(model_id, self._chat, "openrouter", generation, options)
+
+    def responses(
+        self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any
+    ) -> Model:
+        """A model over OpenRouter's (beta) Responses API."""
+        if self._responses is None:
+            self._responses = _responses_route(self.base_url, self.auth, "openrouter-responses", self.headers)
+        return make_model(model_id, self._responses, "openrouter", generation, options)
+
+    def model(self, model_id: str, **kwargs: Any) -> Model:
+        """Chat Completions: OpenRouter's primary, fully featured API."""
+        return self.chat(model_id, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"OpenRouter(base_url={self.base_url!r})"
+
+
+def _responses_route(base_url: str, auth: Any, name: str, headers: dict[str, str] | None) -> Route:
+    try:
+        from ..protocols import openai_responses
+    except ImportError:
+        raise NoRouteError(f"{name}: the OpenAI Responses protocol is not available in this build") from None
+    route: Route = openai_responses.route(base_url, auth, name=name, headers=headers)
+    return route
+
+
+def configure(
+    api_key: str | Secret | None = None,
+    *,
+    base_url: str | None = None,
+    app_name: str | None = None,
+    app_url: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> OpenRouter:
+    return OpenRouter(api_key, base_url=base_url, app_name=app_name, app_url=app_url, headers=headers)
