@@ -42,12 +42,16 @@ def build_stream() -> tuple[bytes, int, int]:
         text = CONTENT[i % len(CONTENT)]
         chars += len(text)
         frames.append(
-            event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": text}, "p": PAD[: 30 + i % 30]})
+            event(
+                "contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": text}, "p": PAD[: 1 + i % 20]}
+            )
         )
     frames.append(event("contentBlockStop", {"contentBlockIndex": 0, "p": PAD[:5]}))
     frames.append(event("messageStop", {"p": PAD[:7], "stopReason": "end_turn"}))
     frames.append(
-        event("metadata", {"usage": {"inputTokens": 10, "outputTokens": N, "totalTokens": N + 10}, "p": "abc"})
+        event(
+            "metadata", {"usage": {"inputTokens": 10, "outputTokens": N, "totalTokens": N + 10}, "p": "abc"}
+        )
     )
     return b"".join(frames), len(frames), chars
 
@@ -75,16 +79,21 @@ def botocore_buffer(chunks: list[bytes]) -> int:
     return n
 
 
-def timed(fn: Callable[[list[bytes]], int], chunks: list[bytes], expect: int, repeats: int) -> float:
-    fn(chunks)  # warm-up
-    times: list[float] = []
-    for _ in range(repeats):
-        gc.collect()
-        t0 = time.perf_counter()
-        got = fn(chunks)
-        times.append(time.perf_counter() - t0)
-        assert got == expect, (fn.__name__, got, expect)
-    return statistics.median(times)
+def round_robin(
+    cases: list[tuple[str, Callable[[list[bytes]], int], list[bytes]]], expect: int, repeats: int
+) -> dict[str, float]:
+    """Median seconds per case; cases run interleaved, order rotated each repeat (load drifts)."""
+    for _, fn, chunks in cases:
+        assert fn(chunks) == expect  # warm-up + checksum
+    times: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+    for r in range(repeats):
+        for name, fn, chunks in cases[r % len(cases) :] + cases[: r % len(cases)]:
+            gc.collect()
+            t0 = time.perf_counter()
+            got = fn(chunks)
+            times[name].append(time.perf_counter() - t0)
+            assert got == expect, (name, got, expect)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 async def full_stack(body: bytes, chars: int) -> float:
@@ -123,24 +132,27 @@ class _Chunks(httpx.AsyncByteStream):
 
 def main() -> None:
     body, frames, chars = build_stream()
-    print(f"{frames} frames, {len(body) / 1e6:.2f} MB, median of {REPEATS}")
-    rows: list[tuple[str, float]] = []
-    results: dict[tuple[str, str], float] = {}
-    for label, chunks in (("16 KiB chunks", chunks_of(body, 16384)), ("one 3 MB chunk", [body])):
-        for name, fn, repeats in (("llmroute", ours, REPEATS), ("botocore", botocore_buffer, 3)):
-            t = timed(fn, chunks, frames, repeats)
-            results[(name, label)] = t
-            rows.append((f"{name:9s} {label}", t))
+    print(f"{frames} frames, {len(body) / 1e6:.2f} MB, median of {REPEATS}, interleaved")
+    small, whole = chunks_of(body, 16384), [body]
+    cases = [
+        ("llmroute  16 KiB chunks", ours, small),
+        ("botocore  16 KiB chunks", botocore_buffer, small),
+        ("llmroute  one 3 MB chunk", ours, whole),
+        ("botocore  one 3 MB chunk", botocore_buffer, whole),
+    ]
+    results = round_robin(cases, frames, REPEATS)
     print(f"{'decoder':28s} {'ms':>8s} {'frames/s':>12s} {'MB/s':>8s}")
-    for name, t in rows:
+    for name, t in results.items():
         print(f"{name:28s} {t * 1e3:8.1f} {frames / t:12,.0f} {len(body) / t / 1e6:8.1f}")
     for label in ("16 KiB chunks", "one 3 MB chunk"):
-        ratio = results[("botocore", label)] / results[("llmroute", label)]
+        ratio = results[f"botocore  {label}"] / results[f"llmroute  {label}"]
         print(f"llmroute vs botocore, {label}: {ratio:.1f}x faster")
-    lin = results[("llmroute", "one 3 MB chunk")] / results[("llmroute", "16 KiB chunks")]
+    lin = results["llmroute  one 3 MB chunk"] / results["llmroute  16 KiB chunks"]
     print(f"llmroute one-chunk / 16 KiB time: {lin:.2f} (1.0 = linear)")
     t = asyncio.run(full_stack(body, chars))
-    print(f"full stack (Client + bedrock-converse, 16 KiB chunks): {t * 1e3:.1f} ms, {frames / t:,.0f} events/s")
+    print(
+        f"full stack (Client + bedrock-converse, 16 KiB chunks): {t * 1e3:.1f} ms, {frames / t:,.0f} events/s"
+    )
 
 
 if __name__ == "__main__":

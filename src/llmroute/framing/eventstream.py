@@ -140,13 +140,16 @@ def _str(value: HeaderValue | None) -> str | None:
 
 
 class EventStreamDecoder:
-    """``feed(bytes) -> list[EventStreamMessage]``; ``close()`` raises on a truncated frame."""
+    """``feed(bytes) -> list[EventStreamMessage]``; ``close()`` raises on a truncated frame.
 
-    __slots__ = ("_buf", "_cache", "_failed", "_max", "_pos")
+    Linear: complete frames are read in place from the chunk; only an unfinished frame is kept,
+    appended to until the length its prelude declared has arrived, then read once."""
+
+    __slots__ = ("_cache", "_failed", "_max", "_need", "_pending")
 
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
-        self._buf = bytearray()
-        self._pos = 0
+        self._pending = bytearray()
+        self._need = 0  # total length of the pending frame, once its prelude has arrived
         self._max = max_frame_bytes
         self._cache: dict[
             bytes, tuple[Mapping[str, HeaderValue], str, str | None, str | None, str | None]
@@ -156,7 +159,7 @@ class EventStreamDecoder:
     @property
     def pending(self) -> int:
         """Bytes of an unfinished frame held back."""
-        return len(self._buf) - self._pos
+        return len(self._pending)
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[EventStreamMessage]:
         if self._failed:
@@ -164,89 +167,86 @@ class EventStreamDecoder:
         out: list[EventStreamMessage] = []
         if not chunk:
             return out
-        buf = self._buf
-        if len(buf) == self._pos:
-            # Nothing pending: walk the chunk itself, copy only its unfinished tail.
-            pos = self._walk(chunk, 0, out)
-            buf.clear()
-            if pos < len(chunk):
-                buf += memoryview(chunk)[pos:]
-            self._pos = 0
-            return out
-        buf += chunk
-        pos = self._walk(buf, self._pos, out)
-        if pos == len(buf):
-            buf.clear()
-            pos = 0
-        elif pos:
-            # The tail is part of the frame the newest chunk began; copying it is O(chunk).
-            del buf[:pos]
-            pos = 0
-        self._pos = pos
+        pending = self._pending
+        if pending:
+            pending += chunk
+            if len(pending) < self._need:
+                return out  # the pending frame is still incomplete: nothing to read yet
+            data = bytes(pending)
+            pending.clear()
+        else:
+            data = chunk if isinstance(chunk, bytes) else bytes(chunk)
+        pos = self._walk(data, out)
+        if pos < len(data):
+            pending += memoryview(data)[pos:]
         return out
 
-    def _walk(self, data: bytes | bytearray | memoryview, pos: int, out: list[EventStreamMessage]) -> int:
-        end = len(data)
+    def _walk(self, data: bytes, out: list[EventStreamMessage]) -> int:
+        pos, end = 0, len(data)
         view = memoryview(data)
         cache = self._cache
         unpack = _u32x3.unpack_from
         append = out.append
+        self._need = 0
         try:
             while end - pos >= _PRELUDE:
                 total, hlen, prelude_crc = unpack(data, pos)
-                if crc32(view[pos : pos + 8]) != prelude_crc:
-                    raise _fail("prelude checksum mismatch", view[pos : pos + _PRELUDE])
+                if crc32(data[pos : pos + 8]) != prelude_crc:
+                    raise _fail("prelude checksum mismatch", data[pos : pos + _PRELUDE])
                 if total > self._max:
                     raise _fail(
                         f"frame declares {total} bytes, over the {self._max}-byte limit",
-                        view[pos : pos + _PRELUDE],
+                        data[pos : pos + _PRELUDE],
                     )
                 if total < _MIN_FRAME or hlen > total - _MIN_FRAME:
                     raise _fail(
-                        f"invalid frame lengths (total {total}, headers {hlen})", view[pos : pos + _PRELUDE]
+                        f"invalid frame lengths (total {total}, headers {hlen})", data[pos : pos + _PRELUDE]
                     )
                 if end - pos < total:
+                    self._need = total
                     break
                 stop = pos + total - 4
                 (message_crc,) = _u32.unpack_from(data, stop)
                 if crc32(view[pos + 8 : stop], prelude_crc) != message_crc:
-                    raise _fail("message checksum mismatch", view[pos : pos + min(total, 64)])
-                hstart = pos + _PRELUDE
-                hend = hstart + hlen
-                key = bytes(view[hstart:hend])
+                    raise _fail("message checksum mismatch", data[pos : pos + min(total, 64)])
+                hend = pos + _PRELUDE + hlen
+                key = data[pos + _PRELUDE : hend]
                 parsed = cache.get(key)
                 if parsed is None:
-                    headers = _parse_headers(key)
-                    mtype = _str(headers.get(":message-type")) or "event"
-                    exc_type = _str(headers.get(":exception-type")) or _str(headers.get(":error-code"))
-                    parsed = (
-                        MappingProxyType(headers),
-                        mtype,
-                        _str(headers.get(":event-type")),
-                        exc_type,
-                        _str(headers.get(":content-type")),
-                    )
+                    parsed = _describe(_parse_headers(key))
                     if len(cache) < _CACHE_LIMIT:
                         cache[key] = parsed
-                append(EventStreamMessage(parsed[0], bytes(view[hend:stop]), *parsed[1:]))
+                headers, mtype, etype, xtype, ctype = parsed
+                append(EventStreamMessage(headers, data[hend:stop], mtype, etype, xtype, ctype))
                 pos = stop + 4
         except InvalidProviderOutputError:
             self._failed = True
-            self._buf = bytearray()
-            self._pos = 0
+            self._pending = bytearray()
             raise
         finally:
             view.release()
         return pos
 
     def close(self) -> list[EventStreamMessage]:
-        pending = self.pending
-        self._buf = bytearray()
-        self._pos = 0
+        pending = len(self._pending)
+        self._pending = bytearray()
         if pending and not self._failed:
             self._failed = True
             raise _fail(f"stream ended inside a frame ({pending} bytes of an unfinished frame)")
         return []
+
+
+def _describe(
+    headers: dict[str, HeaderValue],
+) -> tuple[Mapping[str, HeaderValue], str, str | None, str | None, str | None]:
+    exception_type = _str(headers.get(":exception-type")) or _str(headers.get(":error-code"))
+    return (
+        MappingProxyType(headers),
+        _str(headers.get(":message-type")) or "event",
+        _str(headers.get(":event-type")),
+        exception_type,
+        _str(headers.get(":content-type")),
+    )
 
 
 class EventStreamFraming:

@@ -76,7 +76,7 @@ class _ToolUse(msgspec.Struct, omit_defaults=True):
 class _ToolResult(msgspec.Struct, omit_defaults=True):
     toolUseId: str
     content: list[_Block]
-    status: str = "success"
+    status: str  # "success" | "error", always sent
     type: str | None = None  # e.g. "nova_code_interpreter_result" for provider-executed results
 
 
@@ -356,28 +356,18 @@ def _reasoning(part: ReasoningPart) -> _Block | None:
 def _result_content(result: Any) -> list[_Block]:
     if isinstance(result, str):
         return [_Block(text=result)]
-    if (
-        isinstance(result, tuple | list)
-        and result
-        and all(isinstance(p, TextPart | MediaPart) for p in result)
-    ):  # type: ignore[union-attr]
-        parts: tuple[TextPart | MediaPart, ...] = tuple(result)  # type: ignore[arg-type]  # pyright: ignore[reportUnknownArgumentType]
-        return [_Block(text=p.text) if isinstance(p, TextPart) else _media(p, i) for i, p in enumerate(parts)]
+    items: list[Any] = list(result) if isinstance(result, tuple | list) else []  # pyright: ignore[reportUnknownArgumentType]
+    if items and all(isinstance(p, TextPart | MediaPart) for p in items):
+        return [_Block(text=p.text) if isinstance(p, TextPart) else _media(p, i) for i, p in enumerate(items)]
     if isinstance(result, dict | list):
-        value: Any = result
-        return [_Block(json=value)]
+        return [_Block(json=result)]  # pyright: ignore[reportUnknownArgumentType]
     return [_Block(text=msgspec.json.encode(result).decode())]
 
 
 def _tool_result(part: ToolResultPart) -> _Block:
-    kind = (
-        ((part.provider_metadata or {}).get(NAMESPACE) or {}).get("type") if part.provider_executed else None
-    )
-    return _Block(
-        toolResult=_ToolResult(
-            part.id, _result_content(part.result), "error" if part.is_error else "success", kind
-        )
-    )
+    kind: str | None = _ns(part.provider_metadata).get("type") if part.provider_executed else None
+    status = "error" if part.is_error else "success"
+    return _Block(toolResult=_ToolResult(part.id, _result_content(part.result), status, kind))
 
 
 def _lower_part(part: Part, index: int) -> _Block | None:

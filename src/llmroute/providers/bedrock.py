@@ -8,22 +8,40 @@ otherwise requests are SigV4-signed with botocore credentials (explicit keys, th
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 from typing import Any
 
+import msgspec
+
+from ..framing.eventstream import EventStreamFraming, EventStreamMessage, message_error
+from ..framing.sse import SSEEvent
 from ..protocols import bedrock_converse
 from ..route.auth import ApiKey, BearerAuth
+from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.prepared import PreparedRequest
+from ..route.protocol import Protocol
 from ..route.redact import Secret
 from ..route.sigv4 import AwsCredentials, SigV4Auth, require_botocore
-from ..schema.errors import NoRouteError
+from ..schema.errors import InvalidProviderOutputError, NoRouteError
 from ..schema.options import GenerationOptions
 from ._facade import make_model
 
-__all__ = ["API_KEY_ENV", "Bedrock", "BedrockAuth", "configure", "resolve_region"]
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "API_KEY_ENV",
+    "Bedrock",
+    "BedrockAuth",
+    "anthropic_protocol",
+    "configure",
+    "resolve_region",
+    "unwrap_chunk",
+]
 
 API_KEY_ENV = "AWS_BEARER_TOKEN_BEDROCK"
+ANTHROPIC_VERSION = "bedrock-2023-05-31"
 PROVIDER = "bedrock"
 
 
@@ -76,6 +94,51 @@ class BedrockAuth:
         return f"BedrockAuth(region={self._region!r}, {mode})"
 
 
+# Anthropic Messages on Bedrock: the Anthropic protocol inside Bedrock's envelope -----------------
+
+
+class _Chunk(msgspec.Struct):
+    bytes: str = ""
+
+
+_chunk_decoder = msgspec.json.Decoder(_Chunk)
+_PING = SSEEvent(b'{"type":"ping"}')
+
+
+def unwrap_chunk(frame: EventStreamMessage) -> SSEEvent:
+    """An ``invoke-with-response-stream`` message -> the Anthropic SSE event it carries (the
+    ``chunk`` payload's base64 ``bytes``); exception messages raise their typed error."""
+    if frame.message_type != "event":
+        raise message_error(frame)
+    if frame.event_type != "chunk":
+        return _PING  # nothing for the inner protocol
+    try:
+        chunk = _chunk_decoder.decode(frame.payload)
+        return SSEEvent(base64.b64decode(chunk.bytes, validate=True))
+    except (msgspec.DecodeError, binascii.Error) as exc:
+        raise InvalidProviderOutputError(
+            f"bedrock: malformed invoke-with-response-stream chunk: {exc}",
+            raw=frame.payload[:500].decode("utf-8", "replace"),
+        ) from None
+
+
+_anthropic: Protocol | None = None
+
+
+def anthropic_protocol() -> Protocol:
+    """Anthropic Messages x Bedrock: body without ``model``/``stream`` plus ``anthropic_version``,
+    frames unwrapped from event-stream ``chunk`` messages. A composition, not a new protocol."""
+    global _anthropic
+    if _anthropic is None:
+        from ..protocols import anthropic_messages
+
+        wrapped = anthropic_messages.PROTOCOL.wrapped(
+            "bedrock-anthropic-messages", anthropic_messages.envelope(ANTHROPIC_VERSION), unwrap_chunk
+        )
+        _anthropic = msgspec.structs.replace(wrapped, accept=bedrock_converse.ACCEPT)
+    return _anthropic
+
+
 class Bedrock:
     def __init__(
         self,
@@ -102,6 +165,7 @@ class Bedrock:
         self._converse = bedrock_converse.route(
             self.region, self.auth, base_url=base_url, headers=self.headers
         )
+        self._anthropic: Route | None = None
 
     @property
     def converse_route(self) -> Route:
@@ -115,6 +179,29 @@ class Bedrock:
         sent as such; anything else (``thinking``, ``reasoningConfig``, ...) goes into
         ``additionalModelRequestFields``."""
         return make_model(model_id, self._converse, PROVIDER, generation, options)
+
+    def anthropic(
+        self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any
+    ) -> Model:
+        """A Claude model through Bedrock's native Anthropic Messages API
+        (``/model/{id}/invoke-with-response-stream``). Keyword options are Anthropic body fields
+        (``thinking``, ``anthropic_beta``, ...)."""
+        if self._anthropic is None:
+            from ..protocols import anthropic_messages
+
+            endpoint = Endpoint(
+                self.base_url or f"https://bedrock-runtime.{self.region}.amazonaws.com",
+                "/model/{model}/invoke-with-response-stream",
+            )
+            self._anthropic = anthropic_messages.route(
+                endpoint,
+                self.auth,
+                framing=EventStreamFraming(),
+                protocol=anthropic_protocol(),
+                name="bedrock-anthropic-messages",
+                headers=self.headers,
+            )
+        return make_model(model_id, self._anthropic, PROVIDER, generation, options)
 
     def model(self, model_id: str, **kwargs: Any) -> Model:
         """The recommended API for ``model_id`` (Converse)."""
