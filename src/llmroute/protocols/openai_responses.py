@@ -48,7 +48,18 @@ from ..schema.usage import Usage
 from ._shared import ToolInput, data_url, decode_frame, parse_tool_input
 from .errors import stream_error
 
-__all__ = ["HOSTED_ITEMS", "PROTOCOL", "ResponsesBody", "ResponsesState", "build_body", "on_halt", "route", "step"]
+__all__ = [
+    "HOSTED_ITEMS",
+    "PROTOCOL",
+    "ResponsesBody",
+    "ResponsesState",
+    "build_body",
+    "event_type",
+    "on_halt",
+    "route",
+    "step",
+    "websocket_message",
+]
 
 NAME = "openai-responses"
 
@@ -131,7 +142,7 @@ class ResponsesBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     top_p: float | None = None
     service_tier: str | None = None
     prompt_cache_key: str | None = None
-    stream: bool = True
+    stream: bool  # no default: always sent
 
 
 # 2. stream event Structs ------------------------------------------------------------------------
@@ -352,7 +363,9 @@ def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted
             if item_id is not None and item_id == last_text_item and isinstance(tail, _MessageItem):
                 tail.content.append(_OutputText(part.text))  # type: ignore[union-attr, arg-type]
             else:
-                items.append(_MessageItem(role="assistant", content=[_OutputText(part.text)], phase=meta.get("phase")))
+                items.append(
+                    _MessageItem(role="assistant", content=[_OutputText(part.text)], phase=meta.get("phase"))
+                )
             last_text_item, last_reasoning = item_id, None
             continue
         last_text_item = None
@@ -378,7 +391,9 @@ def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted
         last_reasoning = None
         if isinstance(part, ToolCallPart):
             if not part.provider_executed:
-                items.append(_FunctionCallItem(call_id=part.id, name=part.name, arguments=_arguments(part.input)))
+                items.append(
+                    _FunctionCallItem(call_id=part.id, name=part.name, arguments=_arguments(part.input))
+                )
                 continue
             item = _hosted_item(part)
             if item is not None:
@@ -511,7 +526,12 @@ def build_body(request: LLMRequest, model: Model) -> ResponsesBody | dict[str, A
         text["verbosity"] = verbosity
     out = request.output_schema
     if out is not None:
-        fmt: dict[str, Any] = {"type": "json_schema", "name": out.name, "schema": out.schema, "strict": out.strict}
+        fmt: dict[str, Any] = {
+            "type": "json_schema",
+            "name": out.name,
+            "schema": out.schema,
+            "strict": out.strict,
+        }
         if out.description:
             fmt["description"] = out.description
         text["format"] = fmt
@@ -534,13 +554,16 @@ def build_body(request: LLMRequest, model: Model) -> ResponsesBody | dict[str, A
         top_p=g.top_p,
         service_tier=opts.pop("service_tier", None),
         prompt_cache_key=opts.pop("prompt_cache_key", None),
+        stream=True,
     )
     if not opts:
         return body
     data: dict[str, Any] = msgspec.to_builtins(body)
     clash = sorted(k for k in opts if k in data)
     if clash:
-        raise InvalidRequestError(f"provider option(s) {', '.join(clash)} clash with fields built from the request")
+        raise InvalidRequestError(
+            f"provider option(s) {', '.join(clash)} clash with fields built from the request"
+        )
     data.update(opts)
     return data
 
@@ -599,7 +622,9 @@ def _close_text(state: ResponsesState, out: list[LLMEvent]) -> None:
 
 def _text_of(state: ResponsesState, block: str) -> str:
     if block == state.text_id:
-        return "".join(state.text_chunks)
+        text = "".join(state.text_chunks)
+        state.text_chunks = [text]  # joined once per annotation burst, not once per annotation
+        return text
     return state.texts.get(block, "")
 
 
@@ -617,7 +642,11 @@ def _end_reasoning(state: ResponsesState, out: list[LLMEvent], item: _Item | Non
         if item is None:
             out.append(ReasoningEnd(state.reasoning_id))
         else:
-            out.append(ReasoningEnd(state.reasoning_id, None, item.encrypted_content, {_OPENAI: {"item_id": item.id}}))
+            out.append(
+                ReasoningEnd(
+                    state.reasoning_id, None, item.encrypted_content, {_OPENAI: {"item_id": item.id}}
+                )
+            )
         state.reasoning_id = state.reasoning_item = None
 
 
@@ -648,7 +677,9 @@ def _on_item_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> No
 
 
 def _hosted_input(item_id: str, kind: str, out: list[LLMEvent]) -> ToolInput:
-    return ToolInput(item_id, HOSTED_ITEMS[kind][0], out, provider_executed=True, metadata={_OPENAI: {"item_type": kind}})
+    return ToolInput(
+        item_id, HOSTED_ITEMS[kind][0], out, provider_executed=True, metadata={_OPENAI: {"item_type": kind}}
+    )
 
 
 def _on_content_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
@@ -677,7 +708,12 @@ def _on_summary_part(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> 
 
 def _on_summary_delta(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     if ev.delta:
-        _open_reasoning(state, ev.item_id or "rs", ev.summary_index if ev.type.endswith("summary_text.delta") else ev.content_index, out)
+        _open_reasoning(
+            state,
+            ev.item_id or "rs",
+            ev.summary_index if ev.type.endswith("summary_text.delta") else ev.content_index,
+            out,
+        )
         out.append(ReasoningDelta(state.reasoning_id, ev.delta))  # type: ignore[arg-type]
 
 
@@ -700,7 +736,9 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
     elif kind == "function_call":
         tool = state.tools.pop(item.id, None)
         if tool is None:
-            tool = ToolInput(item.call_id or item.id, item.name or "", out, metadata={_OPENAI: {"item_id": item.id}})
+            tool = ToolInput(
+                item.call_id or item.id, item.name or "", out, metadata={_OPENAI: {"item_id": item.id}}
+            )
         tool.finish(out, raw=item.arguments)
         state.function_calls += 1
     elif kind in HOSTED_ITEMS:
@@ -724,7 +762,9 @@ def _on_message_done(state: ResponsesState, item: _Item, out: list[LLMEvent]) ->
             _cite(state, block, annotation, out, content.text)
 
 
-def _on_hosted_done(state: ResponsesState, kind: str, item_id: str, raw: msgspec.Raw, out: list[LLMEvent]) -> None:
+def _on_hosted_done(
+    state: ResponsesState, kind: str, item_id: str, raw: msgspec.Raw, out: list[LLMEvent]
+) -> None:
     data = decode_frame(_raw_decoder, raw, "openai-responses item")
     name, input_keys, result_keys = HOSTED_ITEMS[kind]
     call_input: dict[str, Any] = {k: data[k] for k in input_keys if data.get(k) is not None}
@@ -752,7 +792,13 @@ def _on_annotation(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> No
 
 
 def _cite(state: ResponsesState, block: str, a: _Annotation, out: list[LLMEvent], text: str) -> None:
-    key = (block, a.type, a.url or a.file_id, a.start_index if a.start_index is not None else a.index, a.end_index)
+    key = (
+        block,
+        a.type,
+        a.url or a.file_id,
+        a.start_index if a.start_index is not None else a.index,
+        a.end_index,
+    )
     if key in state.cited:
         return
     state.cited.add(key)
@@ -764,8 +810,12 @@ def _cite(state: ResponsesState, block: str, a: _Annotation, out: list[LLMEvent]
     out.append(Citation(block, a.url, a.title or a.filename, start, end, cited, {_OPENAI: meta}))
 
 
-def _plausible(segment: str, url: str | None) -> bool:
-    return bool(segment) and ((url is not None and url in segment) or segment[0] in "([")
+def _is_marker(segment: str, url: str) -> bool:
+    return segment.startswith("([") and segment.endswith("))") and url in segment
+
+
+def _plausible(segment: str, url: str) -> bool:
+    return bool(segment) and (url in segment or segment[0] in "([")
 
 
 def _utf16_to_index(text: str, units: int) -> int:
@@ -777,20 +827,27 @@ def _utf16_to_index(text: str, units: int) -> int:
     return len(text)
 
 
-def _citation_span(text: str, start: int | None, end: int | None, url: str | None) -> tuple[int | None, int | None]:
-    """Annotation indices are characters; validate against the text (the span covers the
-    ``([domain](url))`` marker) and fall back to UTF-16 units, then to locating the URL, then to
-    no span (see reference/websearch.md §2.5)."""
+def _citation_span(
+    text: str, start: int | None, end: int | None, url: str | None
+) -> tuple[int | None, int | None]:
+    """Annotation indices are characters; validate them against the text (the span covers the
+    ``([domain](url))`` marker). Candidates, best first: code points, then UTF-16 units (they differ
+    after astral characters) as an exact marker, then as a plausible span, then the URL located in
+    the text, else no span (see reference/websearch.md §2.5)."""
     if start is None or end is None or end < start or not text:
         return None, None
     if url is None:  # file citations: keep the provider's span when it fits the text
         return (start, end) if end <= len(text) else (None, None)
-    if end <= len(text) and _plausible(text[start:end], url):
+    if end <= len(text) and _is_marker(text[start:end], url):
         return start, end
+    candidates = [(start, end)]
     if any(ord(ch) > 0xFFFF for ch in text):
-        s, e = _utf16_to_index(text, start), _utf16_to_index(text, end)
-        if _plausible(text[s:e], url):
-            return s, e
+        candidates.append((_utf16_to_index(text, start), _utf16_to_index(text, end)))
+    valid = [(s, e) for s, e in candidates if e <= len(text)]
+    for test in (_is_marker, _plausible):
+        for s, e in valid:
+            if test(text[s:e], url):
+                return s, e
     found = text.find(url)
     if found >= 0:
         return found, found + len(url)
@@ -798,13 +855,13 @@ def _citation_span(text: str, start: int | None, end: int | None, url: str | Non
 
 
 def _usage(raw: dict[str, Any], searches: int) -> Usage:
-    details = raw.get("input_tokens_details") or {}
-    out_details = raw.get("output_tokens_details") or {}
+    details: dict[str, Any] = raw.get("input_tokens_details") or {}
+    out_details: dict[str, Any] = raw.get("output_tokens_details") or {}
     return Usage.from_cached(
         input_tokens=raw.get("input_tokens"),
         output_tokens=raw.get("output_tokens"),
-        cache_read=details.get("cached_tokens") or None,
-        cache_write=details.get("cache_write_tokens") or None,
+        cache_read=details.get("cached_tokens"),
+        cache_write=details.get("cache_write_tokens"),
         reasoning=out_details.get("reasoning_tokens"),
         web_search_requests=searches or None,
         raw=raw,
@@ -815,7 +872,11 @@ _INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length", "content_
 
 
 def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
-    response = decode_frame(_response_decoder, ev.response, "openai-responses response") if ev.response else _Response()
+    response = (
+        decode_frame(_response_decoder, ev.response, "openai-responses response")
+        if ev.response
+        else _Response()
+    )
     state.metadata = {**(state.metadata or {}), "id": response.id, "model": response.model}
     if response.service_tier:
         state.metadata["service_tier"] = response.service_tier
@@ -848,7 +909,10 @@ def _on_error(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
 
 def _error(error: dict[str, Any], status: int | None) -> LLMError:
     kind = error.get("code") or error.get("type") or ""
-    classified: dict[str, Any] = {"type": kind, "message": error.get("message") or "provider reported an error"}
+    classified: dict[str, Any] = {
+        "type": kind,
+        "message": error.get("message") or "provider reported an error",
+    }
     if status is not None and not kind:
         classified["code"] = status
     return stream_error(classified, NAME)
@@ -900,6 +964,17 @@ PROTOCOL = Protocol(
     on_halt=on_halt,
     native_output_schema=True,
 )
+
+
+_TRANSPORT_ONLY = ("stream", "background")
+
+
+def websocket_message(body: bytes) -> bytes:
+    """The HTTP body as the WebSocket mode's ``response.create`` message (no ``stream``)."""
+    data: dict[str, Any] = _raw_decoder.decode(body)
+    for key in _TRANSPORT_ONLY:
+        data.pop(key, None)
+    return msgspec.json.encode({"type": "response.create", **data})
 
 
 def route(base_url: str, auth: Auth, *, name: str = NAME, **changes: Any) -> Route:

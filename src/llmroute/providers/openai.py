@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
-from ..protocols import openai_chat
+from ..protocols import openai_chat, openai_responses
 from ..route.auth import bearer
-from ..route.model import Model
+from ..route.model import Model, Route
 from ..route.redact import Secret
+from ..schema.errors import InvalidRequestError
 from ..schema.options import GenerationOptions
 from ._facade import make_model
 
@@ -45,11 +46,43 @@ class OpenAI:
             quirks=openai_chat.ChatQuirks(max_tokens_field="max_completion_tokens"),
             headers=self.headers,
         )
+        self._responses = openai_responses.route(self.base_url, self.auth, headers=self.headers)
+        self._responses_ws: Route | None = None
 
     def chat(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
         """A Chat Completions model. Extra keyword options become body fields (``reasoning_effort``, ...)."""
         route = self._chat_reasoning if _REASONING_MODEL.match(model_id) else self._chat
         return make_model(model_id, route, "openai", generation, options)
+
+    def responses(
+        self,
+        model_id: str,
+        *,
+        transport: Literal["http", "websocket"] = "http",
+        generation: GenerationOptions | None = None,
+        **options: Any,
+    ) -> Model:
+        """A Responses API model. Extra keyword options become body fields (``reasoning_effort``,
+        ``reasoning_summary``, ``verbosity``, ``store``, ``include``, ``service_tier``, ...).
+        ``transport="websocket"`` streams over ``wss://.../responses`` (extra ``llmroute[websocket]``)."""
+        if transport == "websocket":
+            route = self._responses_ws_route()
+        elif transport == "http":
+            route = self._responses
+        else:
+            raise InvalidRequestError(f"openai: unknown transport {transport!r} (use 'http' or 'websocket')")
+        return make_model(model_id, route, "openai", generation, options)
+
+    def _responses_ws_route(self) -> Route:
+        if self._responses_ws is None:
+            from ..route.websocket import MessageFraming, WebSocketTransport
+
+            self._responses_ws = self._responses.with_(
+                name="openai-responses-websocket",
+                framing=MessageFraming(),
+                transport=WebSocketTransport(openai_responses.websocket_message),
+            )
+        return self._responses_ws
 
     def model(self, model_id: str, **kwargs: Any) -> Model:
         """The recommended API for ``model_id``."""

@@ -42,7 +42,9 @@ _SKIP_HEADERS = frozenset({"content-type", "content-length", "accept", "host", "
 def require_websockets() -> None:
     """Raise a ``NoRouteError`` naming the extra when ``websockets`` is not installed."""
     if importlib.util.find_spec("websockets") is None:
-        raise NoRouteError("the WebSocket transport needs the websockets package: pip install 'llmroute[websocket]'")
+        raise NoRouteError(
+            "the WebSocket transport needs the websockets package: pip install 'llmroute[websocket]'"
+        )
 
 
 class MessageDecoder:
@@ -217,12 +219,18 @@ class WebSocketTransport:
         self.close_timeout = close_timeout
         self.ssl_context = ssl_context
 
-    async def open(self, http: httpx.AsyncClient, prepared: PreparedRequest, timeout: httpx.Timeout) -> WebSocketWire:
+    async def open(
+        self,
+        http: httpx.AsyncClient,
+        prepared: PreparedRequest,
+        timeout: httpx.Timeout,  # noqa: ASYNC109 - the Transport signature
+    ) -> WebSocketWire:
         try:
-            return await self._open(prepared, timeout)
+            return await self._open(prepared, timeouts=timeout)
         except _DeadlineExceeded as exc:
             raise TimeoutError(
-                f"connecting to {redact_url(prepared.url)} timed out", deadline="connect",
+                f"connecting to {redact_url(prepared.url)} timed out",
+                deadline="connect",
                 http=http_context(prepared.method, prepared.url, None, None),
             ) from exc
         except (OSError, anyio.BrokenResourceError, anyio.EndOfStream, ssl.SSLError) as exc:
@@ -232,7 +240,7 @@ class WebSocketTransport:
                 code=type(exc).__name__,
             ) from None
 
-    async def _open(self, prepared: PreparedRequest, timeout: httpx.Timeout) -> WebSocketWire:
+    async def _open(self, prepared: PreparedRequest, *, timeouts: httpx.Timeout) -> WebSocketWire:
         from websockets.client import ClientProtocol
         from websockets.http11 import Response
         from websockets.uri import parse_uri
@@ -248,22 +256,26 @@ class WebSocketTransport:
                 del request.headers[key]
             request.headers[key] = value
         protocol.send_request(request)
-        tls = self.ssl_context or ssl.create_default_context() if uri.secure else None
-        with anyio.fail_after(timeout.connect):
-            stream: anyio.abc.ByteStream = await anyio.connect_tcp(
-                uri.host, uri.port, ssl_context=tls, tls_standard_compatible=False
-            )
+        with anyio.fail_after(timeouts.connect):
+            stream: anyio.abc.ByteStream
+            if uri.secure:
+                tls = self.ssl_context or ssl.create_default_context()
+                stream = await anyio.connect_tcp(
+                    uri.host, uri.port, ssl_context=tls, tls_standard_compatible=False
+                )
+            else:
+                stream = await anyio.connect_tcp(uri.host, uri.port)
         wire = WebSocketWire(
             stream,
             protocol,
             status=101,
             headers={},
             url=prepared.url,
-            read_timeout=timeout.read,
+            read_timeout=timeouts.read,
             close_timeout=self.close_timeout,
         )
         try:
-            with anyio.fail_after(timeout.read if timeout.read is not None else timeout.connect):
+            with anyio.fail_after(timeouts.read if timeouts.read is not None else timeouts.connect):
                 await wire._flush()  # pyright: ignore[reportPrivateUsage]
                 while not wire._pending and not wire._eof:  # pyright: ignore[reportPrivateUsage]
                     await wire._receive()  # pyright: ignore[reportPrivateUsage]
