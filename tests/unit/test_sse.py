@@ -158,3 +158,25 @@ def test_partial_flag_reports_unterminated_event() -> None:
     decoder = SSEDecoder()
     decoder.feed(b'data: {"a":')
     assert decoder.partial
+
+
+@st.composite
+def mostly_event_data(draw: st.DrawFn) -> bytes:
+    """Anthropic/Responses-shaped streams, sometimes irregular, so both parser paths are compared."""
+    parts: list[str] = []
+    for _ in range(draw(st.integers(min_value=1, max_value=12))):
+        name = draw(st.sampled_from(["message_start", "ping", "", " spaced", "é"]))
+        lines = [f"event: {name}", f"data: {draw(VALUE)}"]
+        if draw(st.integers(0, 9)) == 0:
+            lines.append(draw(st.sampled_from(["data: more", ": c", "id: 1", "event: x", "data"])))
+        if draw(st.integers(0, 12)) == 0:
+            lines.insert(0, "")
+        parts.append("\n".join(lines) + "\n\n")
+    return "".join(parts).encode()
+
+
+@settings(max_examples=400, deadline=None)
+@given(mostly_event_data(), st.lists(st.integers(min_value=0, max_value=10_000), max_size=6))
+def test_event_data_fast_path_matches_reference(stream: bytes, cuts: list[int]) -> None:
+    assert ours(split(stream, cuts)) == reference(stream)
+    assert ours([stream]) == reference(stream)

@@ -28,7 +28,7 @@ class SSEDecoder:
     """``feed(bytes) -> list[SSEEvent]``. An unterminated event at end of input is discarded (spec);
     ``partial`` tells whether one was pending, for truncation diagnostics."""
 
-    __slots__ = ("_buf", "_data", "_event", "_last_id", "_max", "_retry", "_start", "_trailing_cr")
+    __slots__ = ("_buf", "_data", "_event", "_last_id", "_max", "_names", "_retry", "_start", "_trailing_cr")
 
     def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
         self._buf = b""
@@ -39,6 +39,7 @@ class SSEDecoder:
         self._event = ""
         self._last_id: str | None = None
         self._retry: int | None = None
+        self._names: dict[bytes, str] = {}
 
     @property
     def partial(self) -> bool:
@@ -71,12 +72,10 @@ class SSEDecoder:
             return []
         self._buf = buf[cut + 2 :]
         region = buf[:cut]
-        if not self._event and self._last_id is None and region.startswith(b"data: "):
-            # Fast path: every event is one ``data: `` line (OpenAI, Gemini, most servers). Checked
-            # exactly: the region's newlines are all event separators, each followed by ``data: ``.
-            separators = region.count(b"\n\ndata: ")
-            if region.count(b"\n") == 2 * separators:
-                return [SSEEvent(d) for d in region[6:].split(b"\n\ndata: ")]
+        if not self._event and self._last_id is None:
+            fast = self._fast(region)
+            if fast is not None:
+                return fast
         out: list[SSEEvent] = []
         for block in region.split(b"\n\n"):
             if block.startswith(b"data: ") and b"\n" not in block and not self._data:
@@ -89,8 +88,46 @@ class SSEDecoder:
                 else:
                     out.append(SSEEvent(block[6:], "message", self._last_id))
                 continue
+            if block.startswith(b"event: ") and not self._data:
+                # Also common: one event line then one data line (Anthropic, OpenAI Responses).
+                nl = block.find(b"\n")
+                if nl > 0 and block.startswith(b"data: ", nl + 1) and block.find(b"\n", nl + 1) < 0:
+                    name = block[7:nl].decode("utf-8", "replace") or "message"
+                    out.append(SSEEvent(block[nl + 7 :], name, self._last_id, self._retry))
+                    self._event = ""
+                    continue
             self._block(block, out)
         return out
+
+    def _fast(self, region: bytes) -> list[SSEEvent] | None:
+        """The two shapes nearly every provider sends, decoded without per-line work; ``None`` means
+        "not this shape" and the general parser runs. Both checks are exact, not heuristics."""
+        if region.startswith(b"data: "):
+            # Every event one ``data:`` line (OpenAI Chat, Gemini): all newlines are separators.
+            separators = region.count(b"\n\ndata: ")
+            if region.count(b"\n") == 2 * separators:
+                return [SSEEvent(d) for d in region[6:].split(b"\n\ndata: ")]
+            return None
+        if region.startswith(b"event: "):
+            # Every event ``event:`` + ``data:`` (Anthropic, OpenAI Responses): 3n-2 newlines in all,
+            # and each of the n blocks holds the one between its two lines.
+            blocks = region.split(b"\n\n")
+            if region.count(b"\n") != 3 * len(blocks) - 2:
+                return None
+            names = self._names
+            out: list[SSEEvent] = []
+            for block in blocks:
+                head, sep, data = block.partition(b"\ndata: ")
+                if not sep or not head.startswith(b"event: "):
+                    return None
+                name = names.get(head)
+                if name is None:
+                    name = head[7:].decode("utf-8", "replace") or "message"
+                    if len(names) < 256:
+                        names[head] = name
+                out.append(SSEEvent(data, name))
+            return out
+        return None
 
     def close(self) -> list[SSEEvent]:
         self._buf = b""

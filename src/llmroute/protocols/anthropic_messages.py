@@ -207,6 +207,7 @@ class _Event(msgspec.Struct):
 
 
 _decoder = msgspec.json.Decoder(_Event)
+_decode = _decoder.decode
 
 
 # 3. parser state --------------------------------------------------------------------------------
@@ -270,7 +271,9 @@ def _media(part: MediaPart) -> _Block:
         source = {"type": "text", "media_type": "text/plain", "data": _text_bytes(part)}
     else:
         where = "by URL" if url else "inline"
-        raise InvalidRequestError(f"anthropic-messages: {mime} is not accepted {where} (images, PDF and text only)")
+        raise InvalidRequestError(
+            f"anthropic-messages: {mime} is not accepted {where} (images, PDF and text only)"
+        )
     return _Document(
         source=source,
         title=extra.get("title") or part.filename,
@@ -294,8 +297,10 @@ def _tool_input(value: Any) -> Any:
 
 
 def _tool_result_content(result: Any) -> str | list[Any]:
-    if isinstance(result, tuple | list) and result and all(isinstance(p, TextPart | MediaPart) for p in result):  # pyright: ignore[reportUnknownVariableType]
-        return [_Text(text=p.text) if isinstance(p, TextPart) else _media(p) for p in result]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if isinstance(result, tuple | list):
+        parts: list[Any] = list(result)  # pyright: ignore[reportUnknownArgumentType]
+        if parts and all(isinstance(p, TextPart | MediaPart) for p in parts):
+            return [_Text(text=p.text) if isinstance(p, TextPart) else _media(p) for p in parts]
     return result_text(result)
 
 
@@ -305,7 +310,9 @@ def _user_block(part: Part) -> _Block:
     if isinstance(part, MediaPart):
         return _with_cache_hint(_media(part), part)
     if isinstance(part, ToolResultPart) and not part.provider_executed:
-        block = _ToolResult(tool_use_id=part.id, content=_tool_result_content(part.result), is_error=part.is_error)
+        block = _ToolResult(
+            tool_use_id=part.id, content=_tool_result_content(part.result), is_error=part.is_error
+        )
         return _with_cache_hint(block, part)
     raise InvalidRequestError(f"anthropic-messages: a user message cannot hold a {type(part).__name__}")
 
@@ -374,7 +381,11 @@ def _lower(request: LLMRequest) -> tuple[list[_Text] | None, list[_MessageOut]]:
             if messages:  # mid-conversation operator update: Anthropic has no system role in messages
                 messages.append(_system_update(message))
             else:
-                system.extend(_with_cache_hint(_Text(text=p.text), p) for p in message.content if isinstance(p, TextPart))
+                system.extend(
+                    _with_cache_hint(_Text(text=p.text), p)
+                    for p in message.content
+                    if isinstance(p, TextPart)
+                )
         elif role == "assistant":
             blocks = [b for b in (_assistant_block(p) for p in message.content) if b is not None]
             if blocks:
@@ -421,7 +432,12 @@ def _tools(request: LLMRequest) -> tuple[list[Any] | None, list[dict[str, Any]] 
 
 
 def _tool_def(tool: ToolDefinition) -> _Tool:
-    out = _Tool(name=tool.name, description=tool.description or None, input_schema=tool.input_schema, strict=tool.strict)
+    out = _Tool(
+        name=tool.name,
+        description=tool.description or None,
+        input_schema=tool.input_schema,
+        strict=tool.strict,
+    )
     return _with_cache_hint(out, tool)
 
 
@@ -450,10 +466,14 @@ def _thinking(value: Any) -> dict[str, Any] | None:
     if isinstance(value, str):
         if value in ("adaptive", "disabled"):
             return {"type": value}
-        raise InvalidRequestError(f"anthropic thinking {value!r}: use a budget (int), 'adaptive' or 'disabled'")
+        raise InvalidRequestError(
+            f"anthropic thinking {value!r}: use a budget (int), 'adaptive' or 'disabled'"
+        )
     if isinstance(value, dict):
         items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
-        out: dict[str, Any] = {("budget_tokens" if k == "budgetTokens" else str(k)): v for k, v in items.items()}
+        out: dict[str, Any] = {
+            ("budget_tokens" if k == "budgetTokens" else str(k)): v for k, v in items.items()
+        }
         out.setdefault("type", "enabled")
         if out["type"] == "enabled" and not isinstance(out.get("budget_tokens"), int):
             raise InvalidRequestError("anthropic thinking {'type': 'enabled'} needs an int budget_tokens")
@@ -517,7 +537,9 @@ def _with_options(body: AnthropicBody, options: dict[str, Any]) -> AnthropicBody
     data: dict[str, Any] = msgspec.to_builtins(body)
     clash = sorted(k for k in options if k in data)
     if clash:
-        raise InvalidRequestError(f"provider option(s) {', '.join(clash)} clash with fields built from the request")
+        raise InvalidRequestError(
+            f"provider option(s) {', '.join(clash)} clash with fields built from the request"
+        )
     data.update(options)
     return data
 
@@ -568,7 +590,9 @@ def reshape_body(body: Any, *, drop: Iterable[str] = (), add: dict[str, Any] | N
     return data
 
 
-def envelope(anthropic_version: str, drop: Iterable[str] = ("model", "stream")) -> Callable[[Any, LLMRequest, Any], Any]:
+def envelope(
+    anthropic_version: str, drop: Iterable[str] = ("model", "stream")
+) -> Callable[[Any, LLMRequest, Any], Any]:
     """A ``wrap_body`` for ``Protocol.wrapped``: e.g. ``envelope("bedrock-2023-05-31")``."""
     dropped = tuple(drop)
 
@@ -592,7 +616,10 @@ _FINISH: dict[str, FinishReason] = {
 
 
 def step(state: AnthropicState, frame: SSEEvent, out: list[LLMEvent]) -> None:
-    event = decode_frame(_decoder, frame.data, "anthropic-messages event")
+    try:
+        event = _decode(frame.data)
+    except msgspec.DecodeError:  # the slow path reports the raw frame (and retries invalid UTF-8)
+        event = decode_frame(_decoder, frame.data, "anthropic-messages event")
     kind = event.type
     if kind == "content_block_delta":
         delta = event.delta
@@ -661,7 +688,8 @@ def _on_block_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -
 
 def _server_result_event(state: AnthropicState, block: _BlockIn, out: list[LLMEvent]) -> None:
     content = block.content
-    is_error = bool(block.is_error) or (isinstance(content, dict) and str(content.get("type", "")).endswith("_error"))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+    kind = content.get("type") if isinstance(content, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    is_error = bool(block.is_error) or (isinstance(kind, str) and kind.endswith("_error"))
     id = block.tool_use_id or ""
     name = state.server_names.get(id) or block.type.removesuffix("_tool_result")
     info: dict[str, Any] = {"type": block.type}
@@ -705,7 +733,9 @@ def _close(block: _Open, out: list[LLMEvent]) -> None:
     if kind == _TEXT:
         for raw in block.citations:
             out.append(_citation(block, raw))
-        out.append(TextEnd(block.id, {NAMESPACE: {"citations": block.citations}} if block.citations else None))
+        out.append(
+            TextEnd(block.id, {NAMESPACE: {"citations": block.citations}} if block.citations else None)
+        )
     elif kind == _THINKING:
         out.append(ReasoningEnd(block.id, block.signature or None))
     elif kind == _REDACTED:
@@ -769,7 +799,11 @@ def _usage(raw: dict[str, Any]) -> Usage:
     uncached = raw.get("input_tokens")
     read = raw.get("cache_read_input_tokens")
     write = raw.get("cache_creation_input_tokens")
-    total = None if uncached is None and read is None and write is None else (uncached or 0) + (read or 0) + (write or 0)
+    total = (
+        None
+        if uncached is None and read is None and write is None
+        else (uncached or 0) + (read or 0) + (write or 0)
+    )
     details = raw.get("output_tokens_details")
     server = raw.get("server_tool_use")
     return Usage.from_cached(
@@ -792,7 +826,9 @@ def _close_all(state: AnthropicState, out: list[LLMEvent]) -> None:
 def on_halt(state: AnthropicState, out: list[LLMEvent]) -> None:
     _close_all(state, out)
     if state.stop_reason is None and not state.done:
-        raise InvalidProviderOutputError("anthropic-messages: stream ended before message_delta / message_stop")
+        raise InvalidProviderOutputError(
+            "anthropic-messages: stream ended before message_delta / message_stop"
+        )
     state.done = True
 
 

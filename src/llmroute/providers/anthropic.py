@@ -45,7 +45,9 @@ class Anthropic:
         self.headers = extra
         self._route = anthropic_messages.route(self.base_url, self.auth, headers=self.headers)
 
-    def messages(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
+    def messages(
+        self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any
+    ) -> Model:
         """A Messages API model. ``generation`` sets defaults (``max_tokens`` falls back to 4096)."""
         return make_model(model_id, self._route, "anthropic", generation, options)
 
