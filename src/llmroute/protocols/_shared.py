@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from ..schema.content import MediaPart, TextPart
-from ..schema.errors import InvalidProviderOutputError
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
     LLMEvent,
     ReasoningDelta,
@@ -30,6 +30,7 @@ __all__ = [
     "decode_frame",
     "parse_tool_input",
     "result_text",
+    "with_options",
 ]
 
 T = TypeVar("T")
@@ -180,3 +181,18 @@ def data_url(part: MediaPart) -> str:
     if part.is_url:
         return part.data  # type: ignore[return-value]
     return f"data:{part.mime_type};base64,{part.base64()}"
+
+
+def with_options(body: Any, options: dict[str, Any]) -> Any:
+    """Provider options become top-level body keys. They may add fields, never replace one built
+    from the request (that would silently drop what the caller asked for)."""
+    if not options:
+        return body
+    data: dict[str, Any] = dict(body) if isinstance(body, dict) else msgspec.to_builtins(body)  # pyright: ignore[reportUnknownArgumentType]
+    clash = sorted(k for k in options if k in data)
+    if clash:
+        raise InvalidRequestError(
+            f"provider option(s) {', '.join(clash)} clash with fields built from the request"
+        )
+    data.update(options)
+    return data

@@ -55,7 +55,7 @@ from ..schema.events import (
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._shared import ToolInput, decode_frame, parse_tool_input, result_text
+from ._shared import ToolInput, decode_frame, parse_tool_input, result_text, with_options
 from .errors import stream_error
 
 __all__ = [
@@ -530,20 +530,6 @@ def _apply_cache(request: LLMRequest, body: AnthropicBody) -> None:
             budget -= 1
 
 
-def _with_options(body: AnthropicBody, options: dict[str, Any]) -> AnthropicBody | dict[str, Any]:
-    """Remaining provider options become top-level body keys; they may not replace a built field."""
-    if not options:
-        return body
-    data: dict[str, Any] = msgspec.to_builtins(body)
-    clash = sorted(k for k in options if k in data)
-    if clash:
-        raise InvalidRequestError(
-            f"provider option(s) {', '.join(clash)} clash with fields built from the request"
-        )
-    data.update(options)
-    return data
-
-
 def build_body(request: LLMRequest, model: Model) -> AnthropicBody | dict[str, Any]:
     g = request.generation
     assert g is not None  # resolved by prepare()
@@ -576,7 +562,7 @@ def build_body(request: LLMRequest, model: Model) -> AnthropicBody | dict[str, A
         output_config=output_config,
     )
     _apply_cache(request, body)
-    return _with_options(body, options)
+    return with_options(body, options)
 
 
 def reshape_body(body: Any, *, drop: Iterable[str] = (), add: dict[str, Any] | None = None) -> dict[str, Any]:

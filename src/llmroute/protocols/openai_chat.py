@@ -18,7 +18,7 @@ from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, Te
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._shared import Blocks, ToolInput, data_url, decode_frame, parse_tool_input, result_text
+from ._shared import Blocks, ToolInput, data_url, decode_frame, parse_tool_input, result_text, with_options
 from .errors import stream_error
 
 __all__ = [
@@ -412,18 +412,6 @@ def make_build_body(quirks: ChatQuirks) -> Any:
         return with_options(body, extra) if extra else body
 
     return build_body
-
-
-def with_options(body: msgspec.Struct, options: dict[str, Any]) -> dict[str, Any]:
-    """Provider options become top-level body keys; they may not replace a field we built."""
-    data: dict[str, Any] = msgspec.to_builtins(body)
-    clash = sorted(k for k in options if k in data)
-    if clash:
-        raise InvalidRequestError(
-            f"provider option(s) {', '.join(clash)} clash with fields built from the request"
-        )
-    data.update(options)
-    return data
 
 
 build_body = make_build_body(ChatQuirks())

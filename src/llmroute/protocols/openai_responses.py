@@ -45,7 +45,7 @@ from ..schema.events import (
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._shared import ToolInput, data_url, decode_frame, parse_tool_input
+from ._shared import ToolInput, data_url, decode_frame, parse_tool_input, with_options
 from .errors import stream_error
 
 __all__ = [
@@ -556,16 +556,7 @@ def build_body(request: LLMRequest, model: Model) -> ResponsesBody | dict[str, A
         prompt_cache_key=opts.pop("prompt_cache_key", None),
         stream=True,
     )
-    if not opts:
-        return body
-    data: dict[str, Any] = msgspec.to_builtins(body)
-    clash = sorted(k for k in opts if k in data)
-    if clash:
-        raise InvalidRequestError(
-            f"provider option(s) {', '.join(clash)} clash with fields built from the request"
-        )
-    data.update(opts)
-    return data
+    return with_options(body, opts)
 
 
 # 5. step / on_halt ------------------------------------------------------------------------------
