@@ -16,7 +16,7 @@ import os
 import re
 from typing import Any
 
-from ..protocols import openai_chat
+from ..protocols import openai_chat, openai_responses
 from ..protocols.openai_chat import ChatQuirks
 from ..route.auth import ApiKey, Auth, HeaderAuth, TokenProvider, TokenProviderAuth
 from ..route.endpoint import Endpoint
@@ -111,8 +111,8 @@ class Azure:
     ) -> Model:
         """A deployment over the v1 Responses API (``{resource}/openai/v1/responses``)."""
         if self._responses is None:
-            self._responses = _responses_route(
-                f"{self.root}/openai/v1", self.auth, "azure-responses", self.headers
+            self._responses = openai_responses.route(
+                f"{self.root}/openai/v1", self.auth, name="azure-responses", headers=self.headers
             )
         return make_model(deployment, self._responses, "azure", generation, options)
 
@@ -121,15 +121,6 @@ class Azure:
 
     def __repr__(self) -> str:
         return f"Azure({self.root!r}, api_version={self.api_version!r}, auth={self.auth!r})"
-
-
-def _responses_route(base_url: str, auth: Auth, name: str, headers: dict[str, str] | None) -> Route:
-    try:
-        from ..protocols import openai_responses
-    except ImportError:
-        raise NoRouteError(f"{name}: the OpenAI Responses protocol is not available in this build") from None
-    route: Route = openai_responses.route(base_url, auth, name=name, headers=headers)
-    return route
 
 
 def configure(

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocols import openai_chat
+from ..protocols import openai_chat, openai_responses
 from ..protocols.openai_chat import ChatQuirks
 from ..route.auth import ApiKey, BearerAuth
 from ..route.model import Model, Route
 from ..route.redact import Secret
-from ..schema.errors import InvalidRequestError, NoRouteError
+from ..schema.errors import InvalidRequestError
 from ..schema.options import GenerationOptions
 from ..schema.tools import HostedTool
 from ._facade import make_model
@@ -107,7 +107,9 @@ class OpenRouter:
     ) -> Model:
         """A model over OpenRouter's (beta) Responses API."""
         if self._responses is None:
-            self._responses = _responses_route(self.base_url, self.auth, "openrouter-responses", self.headers)
+            self._responses = openai_responses.route(
+                self.base_url, self.auth, name="openrouter-responses", headers=self.headers
+            )
         return make_model(model_id, self._responses, "openrouter", generation, options)
 
     def model(self, model_id: str, **kwargs: Any) -> Model:
@@ -116,15 +118,6 @@ class OpenRouter:
 
     def __repr__(self) -> str:
         return f"OpenRouter(base_url={self.base_url!r})"
-
-
-def _responses_route(base_url: str, auth: Any, name: str, headers: dict[str, str] | None) -> Route:
-    try:
-        from ..protocols import openai_responses
-    except ImportError:
-        raise NoRouteError(f"{name}: the OpenAI Responses protocol is not available in this build") from None
-    route: Route = openai_responses.route(base_url, auth, name=name, headers=headers)
-    return route
 
 
 def configure(
