@@ -16,6 +16,7 @@ from .executor import ExecutionContext, run_step
 from .policy import RetryPolicy, Timeouts
 from .prepare import prepare
 from .prepared import PreparedRequest
+from .redact import install_log_redaction
 from .stream import EventStream
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ class Client:
         """``timeouts`` and ``retry`` are the defaults for every call (each call may override them);
         ``max_error_bytes`` caps how much of an error body is read; ``sleep`` is the backoff sleep
         (inject a fake one in tests so retries do not wait)."""
+        install_log_redaction()
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
         self.max_error_bytes = max_error_bytes

@@ -32,3 +32,12 @@ class Endpoint(msgspec.Struct, frozen=True):
 
     def with_base_url(self, base_url: str) -> Endpoint:
         return msgspec.structs.replace(self, base_url=base_url)
+
+    def __repr__(self) -> str:
+        # ``key=``-style query values and URL credentials never print.
+        from .redact import REDACTED, is_secret_name, redact_url
+
+        query = (
+            {k: (REDACTED if is_secret_name(k) else v) for k, v in self.query.items()} if self.query else None
+        )
+        return f"Endpoint(base_url={redact_url(self.base_url)!r}, path={self.path!r}, query={query!r})"

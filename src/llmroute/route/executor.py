@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 
-from ..schema.errors import LLMError, TimeoutError, TransportError
+from ..schema.errors import InvalidProviderOutputError, LLMError, TimeoutError, TransportError
 from ..schema.events import LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
 from .errors import error_from_response, http_context
 from .prepare import model_of, prepare
 from .prepared import PreparedRequest
-from .redact import redact_text, redact_url
+from .redact import collect_secrets, redact_text, redact_url
 from .transport import HttpTransport, Transport, Wire, connection_not_used, transport_error
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class ExecutionContext:
         self.retry = retry
         self.max_error_bytes = max_error_bytes
         self.transport = transport
-        self.sleep: Sleep = sleep or anyio.sleep
+        self.sleep: Sleep = sleep if sleep is not None else anyio.sleep
 
     def http_timeout(self) -> httpx.Timeout:
         # Our cancel scopes enforce first_byte / idle / total precisely; httpx's read timeout is a
@@ -105,14 +105,12 @@ def _deadline_error(which: str, seconds: float | None, prepared: PreparedRequest
 async def _open(ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, deadline: float) -> Wire:
     """Prepare, send and return an open 2xx response; a non-2xx becomes its typed error."""
     prepared = await prepare(request)
+    prepared.secrets = collect_secrets(prepared.headers, prepared.url, prepared.secrets)
     attempt.prepared = prepared
     model = model_of(request)
     transport: Transport = model.route.transport or ctx.transport
     log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
-    try:
-        wire = await transport.open(ctx.http, prepared, ctx.http_timeout())
-    except httpx.HTTPError as exc:
-        raise transport_error(exc, prepared, "first_byte") from None
+    wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: see run_step
     attempt.wire = wire
     if 200 <= wire.status < 300:
         return wire
@@ -226,6 +224,7 @@ async def run_step(
         except LLMError as exc:
             if exc.provider is None:
                 exc.provider = model.provider
+            _scrub(exc, attempt.prepared.secrets if attempt.prepared is not None else ())
             if exc.http is None and attempt.prepared is not None:
                 wire_now = attempt.wire
                 exc.http = http_context(
@@ -233,6 +232,7 @@ async def run_step(
                     attempt.prepared.url,
                     wire_now.status if wire_now is not None else None,
                     wire_now.headers if wire_now is not None else None,
+                    secrets=attempt.prepared.secrets,
                 )
             if state is not None and state.usage is not None:
                 exc.__dict__.setdefault("_llmroute_usage", state.usage)  # folded into .partial by EventStream
@@ -244,6 +244,18 @@ async def run_step(
             raise
         finally:
             await attempt.close()
+
+
+def _scrub(exc: LLMError, secrets: tuple[str, ...]) -> None:
+    """Errors raised from inside a stream quote provider text, which may echo a credential."""
+    message = redact_text(exc.message, secrets)
+    if message != exc.message:
+        exc.message = message
+        exc.args = (message,)
+    if exc.code:
+        exc.code = redact_text(exc.code, secrets)
+    if isinstance(exc, InvalidProviderOutputError) and exc.raw:
+        exc.raw = redact_text(exc.raw, secrets)
 
 
 def _limit(timeouts: Timeouts, which: str) -> float | None:

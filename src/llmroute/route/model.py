@@ -31,6 +31,17 @@ class Route(msgspec.Struct, frozen=True):
     def with_(self, **changes: Any) -> Route:
         return msgspec.structs.replace(self, **changes)
 
+    def __repr__(self) -> str:
+        # Credential headers (``x-api-key`` passed as an extra header, cookies) never print.
+        from .redact import redact_headers
+
+        headers = redact_headers(self.headers) if self.headers else None
+        return (
+            f"Route(name={self.name!r}, protocol={self.protocol.name!r}, endpoint={self.endpoint!r}, "
+            f"auth={self.auth!r}, framing={getattr(self.framing, 'name', self.framing)!r}, "
+            f"transport={self.transport!r}, headers={headers!r})"
+        )
+
 
 class Model(msgspec.Struct, frozen=True):
     """A model id on a route. Hand it to ``llmroute.request(model=...)``."""

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = [
     "REDACTED",
+    "RedactingFilter",
     "SECRET_HEADERS",
     "SECRET_QUERY_PARAMS",
     "Secret",
+    "collect_secrets",
+    "install_log_redaction",
+    "is_secret_name",
     "redact_headers",
+    "redact_log_text",
     "redact_text",
     "redact_url",
 ]
@@ -68,9 +74,21 @@ class Secret:
         raise TypeError("Secret values cannot be pickled")
 
 
+# Names that say "credential" even when we do not know the header (custom gateway keys, tokens).
+_SECRETISH_NAME = re.compile(
+    r"key|token|secret|passw|signature|credential|cookie|session|auth", re.IGNORECASE
+)
+
+
+def is_secret_name(name: str) -> bool:
+    """A header or query parameter whose value must not be shown."""
+    lower = name.lower()
+    return lower in SECRET_HEADERS or lower in SECRET_QUERY_PARAMS or bool(_SECRETISH_NAME.search(lower))
+
+
 def redact_headers(headers: Mapping[str, str], extra: Iterable[str] = ()) -> dict[str, str]:
     secret = SECRET_HEADERS.union(h.lower() for h in extra)
-    return {k: (REDACTED if k.lower() in secret else v) for k, v in headers.items()}
+    return {k: (REDACTED if k.lower() in secret or is_secret_name(k) else v) for k, v in headers.items()}
 
 
 def redact_url(url: str) -> str:
@@ -78,7 +96,7 @@ def redact_url(url: str) -> str:
     if not parts.query and "@" not in parts.netloc:
         return url
     query = urlencode(
-        [(k, REDACTED if k.lower() in SECRET_QUERY_PARAMS else v) for k, v in parse_qsl(parts.query, True)],
+        [(k, REDACTED if is_secret_name(k) else v) for k, v in parse_qsl(parts.query, True)],
         safe="[]:",
     )
     netloc = parts.netloc.rsplit("@", 1)[-1]
@@ -91,3 +109,69 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
         if value and len(value) >= 4:
             text = text.replace(value, REDACTED)
     return _SECRET_PATTERNS.sub(REDACTED, text)
+
+
+def collect_secrets(headers: Mapping[str, str], url: str, known: Iterable[str] = ()) -> tuple[str, ...]:
+    """Every credential value a request carries: ``known`` (what auth added) plus the values of
+    secret-named headers and query parameters, so text that echoes them can be scrubbed by value."""
+    found = [v for v in known if v]
+    for name, value in headers.items():
+        if is_secret_name(name):
+            found.append(value.split(" ", 1)[1] if value.lower().startswith("bearer ") else value)
+    query = urlsplit(url).query
+    if query:
+        found.extend(v for k, v in parse_qsl(query, True) if v and is_secret_name(k))
+    return tuple(dict.fromkeys(v for v in found if len(v) >= 4 and v != REDACTED))
+
+
+# Log redaction ------------------------------------------------------------------------------------
+# httpx logs every request URL at INFO (``key=`` query parameters included); httpcore logs response
+# headers at DEBUG (cookies); websockets logs request headers at DEBUG. A filter on exactly those
+# loggers rewrites such records. It costs nothing unless that logging is enabled.
+
+_QUERY_PAIR = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&\s\"'#;]+)")
+_BYTES_HEADER = re.compile(r"\(b'([A-Za-z0-9_\-]+)', b'([^']*)'\)")
+_HEADER_LINE = re.compile(r"^([<>] )([A-Za-z0-9_\-]+): (.*)$", re.MULTILINE)
+_LOG_TARGETS = (
+    "httpx",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+    "websockets.client",
+    "llmroute",
+)
+
+
+def redact_log_text(text: str) -> str:
+    """Credential-shaped text, secret-named query parameters and header values in a log line."""
+    text = _QUERY_PAIR.sub(lambda m: f"{m[1]}{m[2]}={REDACTED}" if is_secret_name(m[2]) else m[0], text)
+    text = _BYTES_HEADER.sub(lambda m: f"(b'{m[1]}', b'{REDACTED}')" if is_secret_name(m[1]) else m[0], text)
+    text = _HEADER_LINE.sub(lambda m: f"{m[1]}{m[2]}: {REDACTED}" if is_secret_name(m[2]) else m[0], text)
+    return _SECRET_PATTERNS.sub(REDACTED, text)
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites a record whose formatted message holds a credential."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string is the logging module's business
+            return True
+        clean = redact_log_text(message)
+        if clean != message:
+            record.msg = clean
+            record.args = None
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def install_log_redaction() -> None:
+    """Attach the redacting filter to the HTTP libraries' loggers (idempotent)."""
+    for name in _LOG_TARGETS:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)

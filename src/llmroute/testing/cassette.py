@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from ..route.redact import _SECRET_PATTERNS, REDACTED, SECRET_HEADERS, SECRET_QUERY_PARAMS, redact_url  # pyright: ignore[reportPrivateUsage]
+from ..route.redact import _SECRET_PATTERNS, REDACTED, is_secret_name, redact_url  # pyright: ignore[reportPrivateUsage]
 
 __all__ = [
     "Cassette",
@@ -151,7 +151,7 @@ class Cassette:
         """Credentials removed from request headers, URLs and response cookies."""
         out: list[Interaction] = []
         for i in self.interactions:
-            headers = {k: ([REDACTED] if k in SECRET_HEADERS else v) for k, v in i.request.headers.items()}
+            headers = {k: ([REDACTED] if is_secret_name(k) else v) for k, v in i.request.headers.items()}
             rheaders = {k: v for k, v in i.response.headers.items() if k not in _SCRUBBED_RESPONSE_HEADERS}
             out.append(
                 Interaction(
@@ -182,7 +182,7 @@ def find_secrets(cassette: Cassette, serialized: str | None = None) -> list[str]
     problems: list[str] = []
     for n, i in enumerate(cassette.interactions):
         for name, values in i.request.headers.items():
-            if name in SECRET_HEADERS and any(v not in _REDACTABLE for v in values):
+            if is_secret_name(name) and any(v not in _REDACTABLE for v in values):
                 problems.append(f"interaction {n}: request header {name!r} holds a credential")
         for name in i.response.headers:
             if name in _SCRUBBED_RESPONSE_HEADERS:
@@ -190,7 +190,7 @@ def find_secrets(cassette: Cassette, serialized: str | None = None) -> list[str]
         query = i.request.url.partition("?")[2]
         for pair in query.split("&"):
             key, _, value = pair.partition("=")
-            if key.lower() in SECRET_QUERY_PARAMS and value not in _REDACTABLE and value != "%5BREDACTED%5D":
+            if is_secret_name(key) and value not in _REDACTABLE and value != "%5BREDACTED%5D":
                 problems.append(f"interaction {n}: query parameter {key!r} holds a credential")
     if serialized is not None:
         for match in _SECRET_PATTERNS.finditer(serialized):

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..route.redact import REDACTED, SECRET_HEADERS, SECRET_QUERY_PARAMS
+from ..route.redact import REDACTED, SECRET_HEADERS, SECRET_QUERY_PARAMS, is_secret_name
 from .cassette import Cassette, CassetteSecretError, find_secrets
 
 __all__ = ["RECORD_ENV", "recording_enabled", "use_cassette"]
@@ -39,6 +39,14 @@ def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
         if name.lower() in ("set-cookie", "cookie"):
             del headers[name]
     return response
+
+
+def _scrub_request(request: Any) -> Any:
+    """Custom credential headers (``x-gateway-key``, ``x-...-token``) too, not only the known names."""
+    for name in list(request.headers):
+        if is_secret_name(str(name)):
+            request.headers[name] = REDACTED
+    return request
 
 
 class _Guard:
@@ -82,6 +90,7 @@ def use_cassette(
         record_mode="all" if record else "none",
         filter_headers=[(h, REDACTED) for h in sorted(SECRET_HEADERS)],
         filter_query_parameters=[(q, REDACTED) for q in sorted(SECRET_QUERY_PARAMS)],
+        before_record_request=_scrub_request,
         before_record_response=_scrub_response,
         match_on=list(match_on),
         decode_compressed_response=True,
