@@ -238,7 +238,7 @@ class _PromptFeedback(msgspec.Struct, rename="camel"):
 
 class _Chunk(msgspec.Struct, rename="camel"):
     candidates: list[_Candidate] | None = None
-    usage_metadata: msgspec.Raw | None = None  # decoded once, from the last chunk that had it
+    usage_metadata: msgspec.Raw = msgspec.Raw()  # decoded once, from the last chunk that had it
     prompt_feedback: _PromptFeedback | None = None
     model_version: str | None = None
     response_id: str | None = None
@@ -256,13 +256,21 @@ class _TextBuf:
     """One logical part as the non-streamed response would hold it: consecutive streamed deltas of
     the same kind are one part. ``kind`` is ``text``, ``thought`` or ``other`` (calls, code)."""
 
-    __slots__ = ("block_id", "chunks", "kind", "signature")
+    __slots__ = ("_final", "block_id", "chunks", "kind", "signature")
 
     def __init__(self, kind: str, block_id: str, signature: str | None) -> None:
         self.kind = kind
         self.block_id = block_id
         self.chunks: list[str] = []
         self.signature = signature
+        self._final: tuple[str, bytes] | None = None
+
+    def final(self) -> tuple[str, bytes]:
+        """The whole text and its UTF-8 bytes (once the stream has ended)."""
+        if self._final is None:
+            text = "".join(self.chunks)
+            self._final = (text, text.encode())
+        return self._final
 
 
 class _MergedGrounding:
@@ -296,6 +304,7 @@ class GeminiState(StreamState):
     __slots__ = (
         "block_reason",
         "counter",
+        "file_search_id",
         "finish_message",
         "finish_reason",
         "grounding",
@@ -323,6 +332,7 @@ class GeminiState(StreamState):
         self.grounding = _MergedGrounding()
         self.url_context: list[_UrlMetadata] = []
         self.response_id: str | None = None
+        self.file_search_id: str | None = None
         self.started = False
 
 
@@ -675,7 +685,10 @@ def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]
     g = request.generation
     assert g is not None  # resolved by prepare()
     options = _options(request, model)
-    thinking: dict[str, Any] = dict(options.pop("thinking_config", None) or options.pop("thinkingConfig", None) or {})
+    thinking: dict[str, Any] = {
+        **(options.pop("thinkingConfig", None) or {}),
+        **(options.pop("thinking_config", None) or {}),
+    }
     generation: dict[str, Any] = {}
     body_fields: dict[str, Any] = {}
     json_schema_mode = bool(options.pop("response_json_schema", False))
@@ -722,7 +735,9 @@ def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]
         data["generationConfig"] = {**data.get("generationConfig", {}), **raw_generation}
     clash = sorted(k for k in options if k in data)
     if clash:
-        raise InvalidRequestError(f"provider option(s) {', '.join(clash)} clash with fields built from the request")
+        raise InvalidRequestError(
+            f"provider option(s) {', '.join(clash)} clash with fields built from the request"
+        )
     data.update(options)
     return data
 
@@ -765,7 +780,7 @@ def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         state.started = True
         state.response_id = chunk.response_id
         state.metadata = {"id": chunk.response_id, "model": chunk.model_version}
-    if chunk.usage_metadata is not None:
+    if chunk.usage_metadata:
         state.raw_usage = chunk.usage_metadata
     candidates = chunk.candidates
     if candidates:
@@ -787,7 +802,9 @@ def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
                     if part.thought_signature is not None:
                         current.signature = part.thought_signature
                     out.append(
-                        ReasoningDelta(current.block_id, text) if part.thought else TextDelta(current.block_id, text)
+                        ReasoningDelta(current.block_id, text)
+                        if part.thought
+                        else TextDelta(current.block_id, text)
                     )
                 else:
                     _on_part(state, part, out)
@@ -835,13 +852,13 @@ def _on_text(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
     text = part.text or ""
     kind = "thought" if part.thought else "text"
     sig = part.thought_signature
+    if not text and sig is None:
+        return  # an empty part carries nothing ({"text": ""} closing a Gemini 3 stream)
     current = state.open
     if current is not None and current.kind == kind and (sig is None or current.signature is None):
         # continues the open block (an empty text part may carry the signature of the part)
         if sig is not None:
             current.signature = sig
-    elif current is None and not text and sig is None:
-        return  # an empty part outside any block ({"text": ""} closing a Gemini 3 stream)
     else:
         _close(state, out)
         current = _TextBuf(kind, _next_id(state, "reasoning" if part.thought else "text"), sig)
@@ -851,7 +868,9 @@ def _on_text(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
         out.append(ReasoningStart(current.block_id) if part.thought else TextStart(current.block_id, meta))
     if text:
         current.chunks.append(text)
-        out.append(ReasoningDelta(current.block_id, text) if part.thought else TextDelta(current.block_id, text))
+        out.append(
+            ReasoningDelta(current.block_id, text) if part.thought else TextDelta(current.block_id, text)
+        )
 
 
 def _close(state: GeminiState, out: list[LLMEvent]) -> None:
@@ -893,16 +912,28 @@ def _hosted_id(state: GeminiState, kind: str) -> str:
     return f"{kind}_{state.response_id}_{n}" if state.response_id else f"{kind}_{n}"
 
 
+def _is_file_search(code: dict[str, Any]) -> bool:
+    """File search runs as generated code calling ``file_search.query(...)``: it is the file search
+    call (its result comes later as ``retrievedContext`` grounding), not user-visible code execution."""
+    return "file_search." in str(code.get("code", ""))
+
+
 def _on_code(state: GeminiState, code: dict[str, Any], out: list[LLMEvent]) -> None:
     _close(state, out)
-    tool = ToolInput(_hosted_id(state, "code"), "code_execution", out, provider_executed=True)
+    if _is_file_search(code):
+        tool = ToolInput(_hosted_id(state, "file_search"), "file_search", out, provider_executed=True)
+        state.file_search_id = tool.id
+    else:
+        tool = ToolInput(_hosted_id(state, "code"), "code_execution", out, provider_executed=True)
     state.parts.append(_TextBuf("other", tool.id, None))
     tool.finish(out, input=code)
 
 
 def _on_code_result(state: GeminiState, result: dict[str, Any], out: list[LLMEvent]) -> None:
     _close(state, out)
-    last = next((p for p in reversed(state.parts) if p.kind == "other" and p.block_id.startswith("code_")), None)
+    last = next(
+        (p for p in reversed(state.parts) if p.kind == "other" and p.block_id.startswith("code_")), None
+    )
     id = last.block_id if last is not None else _hosted_id(state, "code")
     state.parts.append(_TextBuf("other", id, None))
     failed = result.get("outcome") not in (None, "OUTCOME_OK")
@@ -916,9 +947,9 @@ def byte_span_to_str(data: bytes, start: int, end: int) -> tuple[int, int]:
     size = len(data)
     start = min(max(start, 0), size)
     end = min(max(end, start), size)
+    # a prefix cut inside a character decodes without its partial bytes: that is the snap
     s = len(data[:start].decode("utf-8", "ignore"))
-    e = s + len(data[start:end].decode("utf-8", "ignore")) if end > start else s
-    # a start inside a character: the partial bytes decode to nothing, so ``s`` is already snapped
+    e = len(data[:end].decode("utf-8", "ignore")) if end > start else s
     return s, e
 
 
@@ -958,11 +989,10 @@ def _locate(segment: _Segment, parts: list[_TextBuf]) -> _Span | None:
 def _span_in(parts: list[_TextBuf], start: int, end: int) -> _Span:
     """Byte offsets into the concatenated text of ``parts`` -> a span of one block (clipped to it)."""
     base = 0
-    datas = [("".join(p.chunks)).encode() for p in parts]
-    for part, data in zip(parts, datas, strict=True):
+    for part in parts:
+        text, data = part.final()
         if start < base + len(data) or part is parts[-1]:
             s, e = byte_span_to_str(data, start - base, end - base)
-            text = data.decode()
             if e <= s:
                 return _Span(part.block_id, None, None, "")
             return _Span(part.block_id, s, e, text[s:e])
@@ -1013,12 +1043,20 @@ def _emit_grounding(state: GeminiState, out: list[LLMEvent]) -> None:
         if g.retrieval:
             meta["retrievalMetadata"] = g.retrieval
         result = {"sources": [_source_dict("web", s, i) for i, s in web]}
-        out.append(ToolResult(id, "google_search", result, provider_executed=True,
-                              provider_metadata={NS: meta} if meta else None))
+        out.append(
+            ToolResult(
+                id,
+                "google_search",
+                result,
+                provider_executed=True,
+                provider_metadata={NS: meta} if meta else None,
+            )
+        )
     elif sources and not state.url_context:
-        id = _hosted_id(state, "file_search")
-        tool = ToolInput(id, "file_search", out, provider_executed=True)
-        tool.finish(out, input={})
+        id = state.file_search_id
+        if id is None:
+            id = _hosted_id(state, "file_search")
+            ToolInput(id, "file_search", out, provider_executed=True).finish(out, input={})
         result = {"sources": [_source_dict(kind, s, i) for i, (kind, s) in sources]}
         out.append(ToolResult(id, "file_search", result, provider_executed=True))
     _emit_citations(state, out)
@@ -1049,7 +1087,9 @@ def _emit_citations(state: GeminiState, out: list[LLMEvent]) -> None:
             if source.file_search_store is not None:
                 meta["file_search_store"] = source.file_search_store
             cited = segment.text if segment.text is not None else (span.text or None)
-            out.append(Citation(span.block_id, source.uri, source.title, span.start, span.end, cited, {NS: meta}))
+            out.append(
+                Citation(span.block_id, source.uri, source.title, span.start, span.end, cited, {NS: meta})
+            )
 
 
 def _usage(state: GeminiState) -> Usage | None:
@@ -1139,7 +1179,7 @@ class _CodeAssistBody(msgspec.Struct):
 
 
 class _CodeAssistFrame(msgspec.Struct, rename="camel"):
-    response: msgspec.Raw | None = None
+    response: msgspec.Raw = msgspec.Raw()
     trace_id: str | None = None
 
 
@@ -1153,7 +1193,7 @@ def _unwrap(frame: SSEEvent) -> SSEEvent:
     if not data.strip():
         return frame
     envelope = decode_frame(_envelope_decoder, data, "code assist frame")
-    if envelope.response is None:
+    if not envelope.response:
         return frame
     return SSEEvent(bytes(envelope.response), frame.event, frame.id, frame.retry)
 
@@ -1179,4 +1219,3 @@ def code_assist_route(base_url: str, auth: Auth, project: str, **changes: Any) -
         framing=SSEFraming(),
         **changes,
     )
-

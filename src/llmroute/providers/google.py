@@ -100,7 +100,9 @@ class CodeAssist:
     ) -> None:
         project = project or os.environ.get("GOOGLE_CLOUD_PROJECT")
         if not project:
-            raise NoRouteError("google.code_assist: pass project= (the Code Assist project id) or set GOOGLE_CLOUD_PROJECT")
+            raise NoRouteError(
+                "google.code_assist: pass project= (the Code Assist project id) or set GOOGLE_CLOUD_PROJECT"
+            )
         self.project = project
         self.base_url = (base_url or gemini.CODE_ASSIST_BASE_URL).rstrip("/")
         self.auth = token_auth(access_token, "google-code-assist")

@@ -24,7 +24,11 @@ __all__ = ["Vertex", "configure"]
 
 
 def _host(location: str) -> str:
-    return "https://aiplatform.googleapis.com" if location == "global" else f"https://{location}-aiplatform.googleapis.com"
+    return (
+        "https://aiplatform.googleapis.com"
+        if location == "global"
+        else f"https://{location}-aiplatform.googleapis.com"
+    )
 
 
 class Vertex:
@@ -75,4 +79,6 @@ def configure(
     base_url: str | None = None,
     headers: dict[str, str] | None = None,
 ) -> Vertex:
-    return Vertex(project=project, location=location, access_token=access_token, base_url=base_url, headers=headers)
+    return Vertex(
+        project=project, location=location, access_token=access_token, base_url=base_url, headers=headers
+    )
