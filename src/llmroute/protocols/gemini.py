@@ -38,7 +38,7 @@ from ..schema.events import (
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._shared import ToolInput, decode_frame, result_text
+from ._shared import ToolInput, decode_frame, result_text, with_options
 from .errors import stream_error
 
 __all__ = [
@@ -728,18 +728,11 @@ def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]
         generation_config=config if config != _EMPTY_CONFIG else None,
         **body_fields,
     )
-    if not options and not raw_generation:
-        return body
+    if not raw_generation:
+        return with_options(body, options)
     data: dict[str, Any] = msgspec.to_builtins(body)
-    if raw_generation:
-        data["generationConfig"] = {**data.get("generationConfig", {}), **raw_generation}
-    clash = sorted(k for k in options if k in data)
-    if clash:
-        raise InvalidRequestError(
-            f"provider option(s) {', '.join(clash)} clash with fields built from the request"
-        )
-    data.update(options)
-    return data
+    data["generationConfig"] = {**data.get("generationConfig", {}), **raw_generation}
+    return with_options(data, options)
 
 
 _EMPTY_CONFIG = _GenerationConfig()
