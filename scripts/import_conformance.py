@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from llmroute.testing.cassette import Cassette, Interaction, RecordedRequest, RecordedResponse  # noqa: E402
+from llmroute.testing.cassette import Cassette, Interaction, RecordedRequest, RecordedResponse
 
 
 def _headers(raw: dict[str, Any] | None) -> dict[str, list[str]]:

@@ -17,8 +17,17 @@ from ..schema.errors import (
 
 __all__ = ["stream_error"]
 
-_OVERLOADED = {"overloaded_error", "overloaded", "server_error", "api_error", "internal_error", "internalServerException",
-               "serviceUnavailableException", "modelStreamErrorException", "service_unavailable"}
+_OVERLOADED = {
+    "overloaded_error",
+    "overloaded",
+    "server_error",
+    "api_error",
+    "internal_error",
+    "internalServerException",
+    "serviceUnavailableException",
+    "modelStreamErrorException",
+    "service_unavailable",
+}
 _RATE = {"rate_limit_error", "rate_limit_exceeded", "throttlingException", "too_many_requests"}
 
 
