@@ -21,6 +21,7 @@ from .schema.events import (
     Citation,
     Finish,
     ReasoningDelta,
+    ReasoningEnd,
     ReasoningStart,
     TextDelta,
     TextStart,
@@ -57,7 +58,7 @@ def _facade(module: str) -> Any:
 
 def _scenes() -> list[DemoScene]:
     tool = {"tools": [_weather_tool()]}
-    scenes = [
+    return [
         DemoScene(
             "OpenAI Chat: text after a tool result",
             "opencode/openai-chat/continues-after-tool-result.yaml",
@@ -80,30 +81,35 @@ def _scenes() -> list[DemoScene]:
             tool_choice="get_weather",
             **tool,
         ),
-    ]
-    optional = [
-        (
-            "anthropic",
-            "Anthropic: web search with citations",
+        DemoScene(
+            "OpenAI Responses: reasoning (encrypted, round-trippable), then text",
+            "opencode/openai-responses/openai-responses-gpt-5-5-reasoning.yaml",
+            lambda: _facade("openai").configure(api_key="sk-demo").responses("gpt-5.5"),
+            "Think briefly, then answer.",
+        ),
+        DemoScene(
+            "Bedrock Converse: binary AWS event-stream",
+            "opencode/bedrock-converse/streams-text.yaml",
+            lambda: (
+                _facade("bedrock")
+                .configure(region="us-east-1", api_key="demo")
+                .converse("us.amazon.nova-micro-v1:0")
+            ),
+            "Say hello.",
+        ),
+        DemoScene(
+            "Anthropic: hosted web search with citations",
             "pydantic-ai/test_anthropic/test_anthropic_web_search_tool_stream.yaml",
             lambda: _facade("anthropic").configure(api_key="demo").messages("claude-sonnet-4-0"),
             "Give me the top 3 news in the world today.",
         ),
-        (
-            "google",
-            "Gemini: grounded answer with citations",
+        DemoScene(
+            "Gemini: grounded answer, UTF-8 byte offsets turned into str spans",
             "pydantic-ai/test_google/test_google_model_web_search_tool_stream.yaml",
             lambda: _facade("google").configure(api_key="demo").gemini("gemini-2.5-pro"),
             "What is the weather in San Francisco today?",
         ),
     ]
-    for module, title, cassette, model, prompt in optional:
-        try:
-            _facade(module)
-        except ImportError:
-            continue
-        scenes.append(DemoScene(title, cassette, model, prompt))
-    return scenes
 
 
 def _weather_tool() -> Any:
@@ -125,6 +131,7 @@ async def _render(
     client: Client, request: LLMRequest, out: TextIO, reasoning_limit: int | None = None
 ) -> None:
     shown = 0
+    blocks: dict[str, list[str]] = {}
     async with client.stream(request) as events:
         async for event in events:
             if isinstance(event, ReasoningStart):
@@ -137,9 +144,12 @@ async def _render(
                     out.write(text.replace("\n", " ") if reasoning_limit is not None else text)
                     if reasoning_limit is not None and shown >= reasoning_limit:
                         out.write(" …")
+            elif isinstance(event, ReasoningEnd) and event.encrypted and shown == 0:
+                out.write(f"(encrypted, {len(event.encrypted)} chars, carried into the next turn)")
             elif isinstance(event, TextStart):
                 out.write("\033[0m\n")
             elif isinstance(event, TextDelta):
+                blocks.setdefault(event.id, []).append(event.text)
                 out.write(event.text)
             elif isinstance(event, ToolCall):
                 who = "hosted " if event.provider_executed else ""
@@ -147,7 +157,12 @@ async def _render(
             elif isinstance(event, ToolResult) and event.provider_executed:
                 out.write(f"\n  <- hosted result for {event.name}: {_short(event.result)}")
             elif isinstance(event, Citation):
-                out.write(f"\n  [cite] {event.title or ''} {event.url or ''} span={event.start}:{event.end}")
+                text = "".join(blocks.get(event.block_id, ()))
+                quoted = (
+                    text[event.start : event.end] if event.start is not None else (event.cited_text or "")
+                )
+                source = event.title or event.url or ""
+                out.write(f'\n  [cite] "{_short(" ".join(quoted.split()), 60)}" <- {_short(source, 60)}')
             elif isinstance(event, Finish):
                 usage = event.usage
                 tokens = (
