@@ -234,8 +234,8 @@ async def run_step(
                     wire_now.headers if wire_now is not None else None,
                     secrets=attempt.prepared.secrets,
                 )
-            if state is not None and state.usage is not None:
-                exc.__dict__.setdefault("_llmroute_usage", state.usage)  # folded into .partial by EventStream
+            if state is not None and exc.usage is None:
+                exc.usage = state.usage  # folded into .partial by EventStream
             if not delivered and tries <= policy.max_retries and _should_retry(exc, attempt, policy):
                 await attempt.close()
                 await _backoff(ctx, tries, exc, exc, total_at, route.name)

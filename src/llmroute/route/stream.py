@@ -10,7 +10,6 @@ import msgspec
 from ..schema.errors import InvalidProviderOutputError, LLMError
 from ..schema.events import LLMEvent
 from ..schema.response import LLMResponse, ResponseBuilder
-from ..schema.usage import Usage
 
 __all__ = ["EventStream", "partial_response"]
 
@@ -100,9 +99,8 @@ class EventStream:
 
 def partial_response(builder: ResponseBuilder, exc: LLMError) -> LLMResponse:
     """What arrived before ``exc``: text and tool calls so far, and usage when the provider had
-    already reported it (the executor stashes the parser's usage on the error)."""
+    already reported it (``exc.usage``, set by the executor from the parser state)."""
     partial = builder.build()
-    usage = exc.__dict__.get("_llmroute_usage")
-    if partial.usage is None and isinstance(usage, Usage):
-        partial = msgspec.structs.replace(partial, usage=usage)
+    if partial.usage is None and exc.usage is not None:
+        partial = msgspec.structs.replace(partial, usage=exc.usage)
     return partial

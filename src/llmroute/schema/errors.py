@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 
+from .usage import Usage
+
 __all__ = [
     "AuthenticationError",
     "ContentPolicyError",
@@ -48,6 +50,7 @@ class LLMError(Exception):
         retryable: bool | None = None,
         attempts: int = 1,
         partial: Any = None,
+        usage: Usage | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -56,6 +59,7 @@ class LLMError(Exception):
         self.code = code
         self.attempts = attempts
         self.partial = partial  # the LLMResponse folded so far, when a stream failed part-way
+        self.usage = usage  # usage the provider had reported before the failure, if any
         if retryable is not None:
             self.retryable = retryable
 
