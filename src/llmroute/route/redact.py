@@ -11,6 +11,7 @@ __all__ = [
     "REDACTED",
     "RedactingFilter",
     "SECRET_HEADERS",
+    "SECRET_PATTERN",
     "SECRET_QUERY_PARAMS",
     "Secret",
     "collect_secrets",
@@ -41,8 +42,8 @@ SECRET_QUERY_PARAMS = frozenset(
 )
 
 # Shapes of credentials that may leak through provider error bodies or user text.
-_SECRET_PATTERNS = re.compile(
-    r"(?<![A-Za-z0-9_\-])(?:sk-[A-Za-z0-9_\-]{12,}|sk-ant-[A-Za-z0-9_\-]{12,}|AIza[0-9A-Za-z_\-]{20,}|xai-[A-Za-z0-9]{20,}"
+SECRET_PATTERN = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?:sk-[A-Za-z0-9_\-]{12,}|AIza[0-9A-Za-z_\-]{20,}|xai-[A-Za-z0-9]{20,}"
     r"|gsk_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|Bearer\s+[A-Za-z0-9._\-~+/]{8,}=*"
     r"|Signature=[0-9a-f]{16,})"
 )
@@ -86,9 +87,8 @@ def is_secret_name(name: str) -> bool:
     return lower in SECRET_HEADERS or lower in SECRET_QUERY_PARAMS or bool(_SECRETISH_NAME.search(lower))
 
 
-def redact_headers(headers: Mapping[str, str], extra: Iterable[str] = ()) -> dict[str, str]:
-    secret = SECRET_HEADERS.union(h.lower() for h in extra)
-    return {k: (REDACTED if k.lower() in secret or is_secret_name(k) else v) for k, v in headers.items()}
+def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k: (REDACTED if is_secret_name(k) else v) for k, v in headers.items()}
 
 
 def redact_url(url: str) -> str:
@@ -108,7 +108,7 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     for value in secrets:
         if value and len(value) >= 4:
             text = text.replace(value, REDACTED)
-    return _SECRET_PATTERNS.sub(REDACTED, text)
+    return SECRET_PATTERN.sub(REDACTED, text)
 
 
 def collect_secrets(headers: Mapping[str, str], url: str, known: Iterable[str] = ()) -> tuple[str, ...]:
@@ -148,7 +148,7 @@ def redact_log_text(text: str) -> str:
     text = _QUERY_PAIR.sub(lambda m: f"{m[1]}{m[2]}={REDACTED}" if is_secret_name(m[2]) else m[0], text)
     text = _BYTES_HEADER.sub(lambda m: f"(b'{m[1]}', b'{REDACTED}')" if is_secret_name(m[1]) else m[0], text)
     text = _HEADER_LINE.sub(lambda m: f"{m[1]}{m[2]}: {REDACTED}" if is_secret_name(m[2]) else m[0], text)
-    return _SECRET_PATTERNS.sub(REDACTED, text)
+    return SECRET_PATTERN.sub(REDACTED, text)
 
 
 class RedactingFilter(logging.Filter):

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from ..route.redact import _SECRET_PATTERNS, REDACTED, is_secret_name, redact_url  # pyright: ignore[reportPrivateUsage]
+from ..route.redact import REDACTED, SECRET_PATTERN, is_secret_name, redact_url
 
 __all__ = [
     "Cassette",
@@ -193,7 +193,7 @@ def find_secrets(cassette: Cassette, serialized: str | None = None) -> list[str]
             if is_secret_name(key) and value not in _REDACTABLE and value != "%5BREDACTED%5D":
                 problems.append(f"interaction {n}: query parameter {key!r} holds a credential")
     if serialized is not None:
-        for match in _SECRET_PATTERNS.finditer(serialized):
+        for match in SECRET_PATTERN.finditer(serialized):
             if not re.fullmatch(r"Bearer\s+\[?REDACTED\]?", match.group(0)):
                 problems.append(f"text shaped like a credential at offset {match.start()}")
     return problems

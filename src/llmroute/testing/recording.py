@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..route.redact import REDACTED, SECRET_HEADERS, SECRET_QUERY_PARAMS, is_secret_name
+from ..route.redact import REDACTED, SECRET_QUERY_PARAMS, is_secret_name
 from .cassette import Cassette, CassetteSecretError, find_secrets
 
 __all__ = ["RECORD_ENV", "recording_enabled", "use_cassette"]
@@ -88,7 +88,6 @@ def use_cassette(
     record = recording_enabled() if record is None else record
     recorder: Any = _vcr("vcr").VCR(
         record_mode="all" if record else "none",
-        filter_headers=[(h, REDACTED) for h in sorted(SECRET_HEADERS)],
         filter_query_parameters=[(q, REDACTED) for q in sorted(SECRET_QUERY_PARAMS)],
         before_record_request=_scrub_request,
         before_record_response=_scrub_response,
