@@ -623,3 +623,31 @@ def test_transport_error_mapping(exc: Exception, cls: type[llmroute.LLMError], d
     assert type(err) is cls and err.code == type(exc).__name__
     assert getattr(err, "deadline", None) == deadline
     assert "opaque-secret-1234" not in str(err) and "key=[REDACTED]" in str(err)
+
+
+def test_in_stream_errors_follow_the_http_rules() -> None:
+    from llmroute.protocols.errors import stream_error
+
+    daily = {
+        "code": 429,
+        "status": "RESOURCE_EXHAUSTED",
+        "message": "You exceeded your current quota, please check your plan and billing details.",
+    }
+    assert isinstance(stream_error(daily, "gemini"), llmroute.QuotaExceededError)
+    minute = {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "Quota"}
+    assert isinstance(stream_error(minute, "gemini"), llmroute.RateLimitError)
+    assert isinstance(
+        stream_error({"code": "upstream_timeout", "message": "x"}, "openai", status=503),
+        llmroute.ProviderInternalError,
+    )
+    assert stream_error({"code": "upstream_timeout", "message": "x"}, "openai", status=503).retryable
+    assert isinstance(
+        stream_error({"type": "ThrottlingException", "message": "slow down"}, "bedrock"),
+        llmroute.RateLimitError,
+    )
+    denied = stream_error({"type": "AccessDeniedException", "message": "no"}, "bedrock")
+    assert isinstance(denied, llmroute.AuthenticationError) and denied.kind == "forbidden"
+    low = {"type": "invalid_request_error", "message": "Your credit balance is too low to access the API."}
+    assert isinstance(stream_error(low, "anthropic"), llmroute.QuotaExceededError)
+    flagged = {"type": "invalid_request_error", "message": "Output blocked by content filtering policy"}
+    assert isinstance(stream_error(flagged, "anthropic"), llmroute.ContentPolicyError)

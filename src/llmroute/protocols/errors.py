@@ -1,12 +1,14 @@
-"""Errors that arrive inside a 200 stream (an ``error`` event or chunk) -> typed ``LLMError``s."""
+"""Errors that arrive inside a 200 stream (an ``error`` event, chunk or AWS exception frame) ->
+typed ``LLMError``s, classified by the same rules as an HTTP error (``route.errors``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..route.errors import is_context_overflow
+from ..route.errors import is_content_policy, is_context_overflow, is_quota
 from ..schema.errors import (
     AuthenticationError,
+    ContentPolicyError,
     ContextOverflowError,
     InvalidRequestError,
     LLMError,
@@ -17,40 +19,85 @@ from ..schema.errors import (
 
 __all__ = ["stream_error"]
 
-_OVERLOADED = {
-    "overloaded_error",
-    "overloaded",
-    "server_error",
-    "api_error",
-    "internal_error",
-    "internalServerException",
-    "serviceUnavailableException",
-    "modelStreamErrorException",
-    "service_unavailable",
-}
-_RATE = {"rate_limit_error", "rate_limit_exceeded", "throttlingException", "too_many_requests"}
+# Error kinds (``type`` / ``code`` / AWS exception type / Google status), compared lower-cased.
+_RATE = frozenset(
+    {
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        "too_many_requests",
+        "throttlingexception",
+        "toomanyrequestsexception",
+    }
+)
+_INTERNAL = frozenset(
+    {
+        "overloaded_error",
+        "overloaded",
+        "server_error",
+        "api_error",
+        "internal_error",
+        "internal",
+        "service_unavailable",
+        "unavailable",
+        "internalserverexception",
+        "serviceunavailableexception",
+        "modelstreamerrorexception",
+        "modeltimeoutexception",
+        "modelnotreadyexception",
+    }
+)
+_INVALID = frozenset(
+    {
+        "invalid_request_error",
+        "invalid_request",
+        "invalid_argument",
+        "not_found",
+        "validationexception",
+        "resourcenotfoundexception",
+        "modelerrorexception",
+    }
+)
+_AUTH = frozenset(
+    {
+        "authentication_error",
+        "unauthenticated",
+        "permission_error",
+        "permission_denied",
+        "accessdeniedexception",
+        "accessdenied",
+        "unrecognizedclientexception",
+    }
+)
+_FORBIDDEN = frozenset({"permission_error", "permission_denied", "accessdeniedexception", "accessdenied"})
 
 
-def stream_error(error: dict[str, Any], provider: str) -> LLMError:
-    """Classify an in-stream error object (``{"type"|"code", "message"}``, OpenRouter's numeric
-    ``code``) the same way an HTTP error would be."""
+def stream_error(error: dict[str, Any], provider: str, *, status: int | None = None) -> LLMError:
+    """Classify an in-stream error object: ``{"type" | "code" | "status", "message"}`` (OpenAI,
+    Anthropic, Gemini, OpenRouter's numeric ``code``, an AWS exception type as ``type``). ``status``
+    is the HTTP-like status when the provider gives one separately."""
     message = str(error.get("message") or error.get("error") or "provider reported an error")
-    kind = str(error.get("type") or error.get("code") or "")
-    status = error.get("code") if isinstance(error.get("code"), int) else None
+    raw_code = error.get("type") or error.get("code")
+    if status is None and isinstance(error.get("code"), int):
+        status = error["code"]
+    code = None if raw_code is None or isinstance(raw_code, int) else str(raw_code)
+    google_status = error.get("status") if isinstance(error.get("status"), str) else None
+    kinds = {k.lower() for k in (code, google_status) if k}
     text = f"{provider}: {message}"
-    probe = f"{message} {kind}"
-    if kind in _RATE or status == 429:
-        return RateLimitError(text, code=kind or None, provider=provider)
-    if "insufficient_quota" in probe:
-        return QuotaExceededError(text, code=kind or None, provider=provider)
+    probe = " ".join(p for p in (message, code, google_status) if p)
+    kw: dict[str, Any] = {"code": code or google_status, "provider": provider}
+    if kinds & _AUTH or status in (401, 403):
+        kind = "forbidden" if kinds & _FORBIDDEN or status == 403 else "invalid"
+        return AuthenticationError(text, kind=kind, **kw)
+    if "PerDay" in probe or is_quota(probe):
+        return QuotaExceededError(text, **kw)
+    if kinds & _RATE or status == 429 or "resource_exhausted" in kinds:
+        return RateLimitError(text, **kw)
     if is_context_overflow(probe):
-        return ContextOverflowError(text, code=kind or None, provider=provider)
-    if kind in _OVERLOADED or (status is not None and status >= 500) or status == 529:
-        return ProviderInternalError(text, code=kind or None, provider=provider)
-    if kind in ("authentication_error", "permission_error") or status in (401, 403):
-        return AuthenticationError(text, code=kind or None, provider=provider)
-    if kind in ("invalid_request_error", "invalid_request", "validationException") or (
-        status is not None and 400 <= status < 500
-    ):
-        return InvalidRequestError(text, code=kind or None, provider=provider)
-    return ProviderInternalError(text, code=kind or None, provider=provider, retryable=False)
+        return ContextOverflowError(text, **kw)
+    if is_content_policy(probe):
+        return ContentPolicyError(text, **kw)
+    if kinds & _INTERNAL or (status is not None and status >= 500):
+        return ProviderInternalError(text, **kw)
+    if kinds & _INVALID or (status is not None and 400 <= status < 500):
+        return InvalidRequestError(text, **kw)
+    return ProviderInternalError(text, retryable=False, **kw)

@@ -768,7 +768,7 @@ def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     chunk = decode_frame(_decoder, data, "gemini chunk")
     if chunk.error is not None:
         _close(state, out)
-        raise stream_error(_google_error(chunk.error), "gemini")
+        raise stream_error(chunk.error, "gemini")
     if not state.started:
         state.started = True
         state.response_id = chunk.response_id
@@ -813,13 +813,6 @@ def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         state.block_reason = feedback.block_reason
         state.finish_message = feedback.block_reason_message or state.finish_message
 
-
-def _google_error(error: dict[str, Any]) -> dict[str, Any]:
-    """Google RPC errors carry ``code`` (HTTP-like int) and ``status`` (``RESOURCE_EXHAUSTED``...)."""
-    status = error.get("status")
-    if status == "RESOURCE_EXHAUSTED" and "quota" in str(error.get("message", "")).lower():
-        return {**error, "message": f"insufficient_quota: {error.get('message')}"}
-    return error
 
 
 def _next_id(state: GeminiState, kind: str) -> str:
