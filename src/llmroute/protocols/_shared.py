@@ -22,12 +22,17 @@ from ..schema.events import (
     ToolInputEnd,
     ToolInputStart,
 )
+from ..schema.options import CachePolicy
 
 __all__ = [
     "Blocks",
     "ToolInput",
+    "cache_targets",
+    "content_parts",
     "data_url",
     "decode_frame",
+    "json_arguments",
+    "ns",
     "parse_tool_input",
     "result_text",
     "with_options",
@@ -85,24 +90,30 @@ class Blocks:
         self._counter += 1
         return id
 
-    def text_delta(self, text: str, out: list[LLMEvent], id: str | None = None) -> str:
+    def text_delta(
+        self, text: str, out: list[LLMEvent], id: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> str:
+        """More text; opens a block first when none is open or ``id`` names another one
+        (``metadata`` goes on that ``text-start``)."""
         current = self.text
         if current is None or (id is not None and id != current):
             if current is not None:
                 out.append(TextEnd(current))
             current = self.text = id or self._next("text")
-            out.append(TextStart(current))
+            out.append(TextStart(current, metadata))
         if text:
             out.append(TextDelta(current, text))
         return current
 
-    def reasoning_delta(self, text: str, out: list[LLMEvent], id: str | None = None) -> str:
+    def reasoning_delta(
+        self, text: str, out: list[LLMEvent], id: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> str:
         current = self.reasoning
         if current is None or (id is not None and id != current):
             if current is not None:
                 out.append(ReasoningEnd(current))
             current = self.reasoning = id or self._next("reasoning")
-            out.append(ReasoningStart(current))
+            out.append(ReasoningStart(current, metadata))
         if text:
             out.append(ReasoningDelta(current, text))
         return current
@@ -168,13 +179,48 @@ class ToolInput:
         return call
 
 
+def content_parts(result: Any) -> tuple[TextPart | MediaPart, ...] | None:
+    """The parts of a tool result given as content (text and images), else ``None``."""
+    if not isinstance(result, tuple | list) or not result:
+        return None
+    items: tuple[Any, ...] = tuple(result)  # pyright: ignore[reportUnknownArgumentType]
+    if all(isinstance(p, TextPart | MediaPart) for p in items):
+        return items
+    return None
+
+
+def json_arguments(value: Any) -> str:
+    """Tool-call input as the JSON text Chat-style APIs carry (a raw string stays as it was)."""
+    return value if isinstance(value, str) else _json_encoder.encode(value).decode()
+
+
 def result_text(result: Any) -> str:
     """A tool result as the text most chat-style APIs accept."""
     if isinstance(result, str):
         return result
-    if isinstance(result, tuple | list) and all(isinstance(p, TextPart | MediaPart) for p in result):  # type: ignore[union-attr]
-        return "\n".join(p.text for p in result if isinstance(p, TextPart))  # type: ignore[union-attr]
+    parts = content_parts(result)
+    if parts is not None:
+        return "\n".join(p.text for p in parts if isinstance(p, TextPart))
     return _json_encoder.encode(result).decode()
+
+
+def ns(metadata: dict[str, Any] | None, namespace: str) -> dict[str, Any]:
+    """``metadata[namespace]`` when it is a dict (a part's provider metadata), else empty."""
+    value: Any = metadata.get(namespace) if metadata else None
+    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+def cache_targets(policy: CachePolicy, *, tools: bool, system: bool, messages: int) -> list[str | int]:
+    """Where prompt-cache breakpoints go, most valuable first: ``"tools"``, ``"system"``, then
+    message indices newest first (the last ``policy.messages``). Callers stop at their budget."""
+    targets: list[str | int] = []
+    if policy.tools and tools:
+        targets.append("tools")
+    if policy.system and system:
+        targets.append("system")
+    if policy.messages > 0:
+        targets.extend(range(messages - 1, max(messages - policy.messages, 0) - 1, -1))
+    return targets
 
 
 def data_url(part: MediaPart) -> str:

@@ -48,6 +48,31 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
         )
 
     @classmethod
+    def from_uncached(
+        cls,
+        *,
+        uncached_input: int | None,
+        output_tokens: int | None,
+        cache_read: int | None = None,
+        cache_write: int | None = None,
+        reasoning: int | None = None,
+        web_search_requests: int | None = None,
+        raw: dict[str, Any] | None = None,
+    ) -> Usage:
+        """Build from an input count that excludes cached tokens (Anthropic / Bedrock accounting)."""
+        parts = [t for t in (uncached_input, cache_read, cache_write) if t is not None]
+        return cls(
+            input_tokens=sum(parts) if parts else None,
+            output_tokens=output_tokens,
+            non_cached_input_tokens=uncached_input,
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
+            reasoning_tokens=reasoning,
+            web_search_requests=web_search_requests,
+            provider_metadata=raw,
+        )
+
+    @classmethod
     def from_cached(
         cls,
         *,
