@@ -3,7 +3,8 @@ and lowering of tool results and media. Quirk-free by design: quirks live in the
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any, TypeVar, cast
 
 import msgspec
 
@@ -183,7 +184,7 @@ def content_parts(result: Any) -> tuple[TextPart | MediaPart, ...] | None:
     """The parts of a tool result given as content (text and images), else ``None``."""
     if not isinstance(result, tuple | list) or not result:
         return None
-    items: tuple[Any, ...] = tuple(result)  # pyright: ignore[reportUnknownArgumentType]
+    items: tuple[Any, ...] = tuple(cast("Sequence[Any]", result))
     if all(isinstance(p, TextPart | MediaPart) for p in items):
         return items
     return None
