@@ -53,10 +53,9 @@ class Client:
     @property
     def http(self) -> httpx.AsyncClient:
         if self._http is None:
-            t = self.timeouts
+            # No client-wide timeout: every request carries its own (ExecutionContext.http_timeout).
             self._http = httpx.AsyncClient(
-                timeout=httpx.Timeout(connect=t.connect, read=t.first_byte, write=t.idle, pool=t.connect),
-                limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+                limits=httpx.Limits(max_connections=100, max_keepalive_connections=20)
             )
         return self._http
 
