@@ -722,6 +722,19 @@ async def test_cache_points_tools_then_system_then_messages_at_most_four() -> No
 
 
 @pytest.mark.anyio
+async def test_cache_points_carry_the_policy_ttl() -> None:
+    messages = [llmroute.user("a"), llmroute.assistant("b"), llmroute.user("c")]
+    tools = [llmroute.ToolDefinition("t", "d")]
+    base = {"model": FACADE.converse(NOVA), "system": "sys", "messages": messages, "tools": tools}
+    policy = llmroute.CachePolicy(messages=1, ttl="1h")
+    body = (await prepare(llmroute.request(**base, cache=policy))).json()
+    point = {"cachePoint": {"type": "default", "ttl": "1h"}}
+    assert body["toolConfig"]["tools"][-1] == point and body["system"][-1] == point
+    assert [m["content"][-1] == point for m in body["messages"]] == [False, False, True]
+    assert json.dumps(body).count("cachePoint") == 3
+
+
+@pytest.mark.anyio
 async def test_reasoning_from_metadata_and_empty_parts() -> None:
     history = [
         llmroute.user("q"),

@@ -20,8 +20,8 @@ from llmroute.framing.eventstream import (
     EventStreamFraming,
     EventStreamMessage,
     encode_message,
-    message_error,
 )
+from llmroute.protocols.bedrock_converse import exception_error
 from llmroute.schema.errors import (
     AuthenticationError,
     ContextOverflowError,
@@ -102,12 +102,12 @@ def test_common_headers_are_attributes_and_headers_are_read_only() -> None:
         ":content-type": "application/json",
     }
     first, second, third = decode_all([frame({"a": 1}), frame({"a": 2}), frame({"message": "slow"}, exc)])
-    assert (first.message_type, first.event_type, first.content_type) == (
+    assert (first.message_type, first.event_type, first.headers[":content-type"]) == (
         "event",
         "contentBlockDelta",
         "application/json",
     )
-    assert first.is_event and not third.is_event
+    assert first.message_type == "event" and third.message_type != "event"
     assert (third.message_type, third.exception_type, third.event_type) == (
         "exception",
         "throttlingException",
@@ -270,7 +270,7 @@ def _exception(kind: str, message: str) -> EventStreamMessage:
 def test_exception_messages_map_to_typed_errors(
     kind: str, message: str, cls: type[Exception], retryable: bool
 ) -> None:
-    error = message_error(_exception(kind, message))
+    error = exception_error(_exception(kind, message))
     assert type(error) is cls
     assert error.retryable is retryable
     assert error.code == kind
@@ -284,6 +284,6 @@ def test_error_message_type_uses_error_code_headers() -> None:
         ":error-message": "Rate exceeded",
     }
     [msg] = decode_all([encode_message(headers, b"")])
-    error = message_error(msg)
+    error = exception_error(msg)
     assert isinstance(error, RateLimitError)
     assert "Rate exceeded" in str(error)

@@ -26,6 +26,7 @@ from botocore.credentials import Credentials, RefreshableCredentials
 import llmroute
 from llmroute.providers import bedrock
 from llmroute.route import sigv4
+from llmroute.route.auth import ApiKey
 from llmroute.route.sigv4 import AwsCredentials, SigV4Auth
 from llmroute.schema.errors import AuthenticationError, NoRouteError
 from tests.helpers import load
@@ -411,6 +412,50 @@ def test_region_resolution(no_aws_env: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert facade.model(MODEL).route.endpoint.url(MODEL) == (
         "https://bedrock-runtime.ap-south-1.amazonaws.com/model/us.amazon.nova-micro-v1%3A0/converse-stream"
     )
+
+
+def test_region_from_the_profile_config_file(no_aws_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (no_aws_env / "config").write_text("[default]\nregion = us-east-2\n\n[profile eu]\nregion = eu-north-1\n")
+    assert bedrock.configure(api_key="k").region == "us-east-2"
+    assert bedrock.configure(api_key="k", profile="eu").region == "eu-north-1"
+    monkeypatch.setenv("AWS_PROFILE", "eu")
+    assert bedrock.resolve_region() == "eu-north-1"
+    monkeypatch.setenv("AWS_REGION", "ap-south-1")
+    assert bedrock.resolve_region() == "ap-south-1"  # the environment comes first
+    monkeypatch.delenv("AWS_REGION")
+    with pytest.raises(NoRouteError, match="AWS_REGION"):
+        bedrock.resolve_region(profile="missing")  # an unknown profile has no region
+
+
+def test_bearer_or_sigv4_is_decided_when_configured(
+    no_aws_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert ApiKey(None, ("AWS_BEARER_TOKEN_BEDROCK",)).peek() is None
+    signed = bedrock.configure(region=REGION)
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-from-env")
+    bearer = bedrock.configure(region=REGION)
+    assert not signed.auth.uses_bearer() and bearer.auth.uses_bearer()
+
+
+@pytest.mark.anyio
+async def test_signing_again_replaces_the_old_signature_and_date() -> None:
+    request = _prepared()
+    request.headers["authorization"] = "AWS4-HMAC-SHA256 stale"
+    request.headers["x-amz-date"] = "20000101T000000Z"
+    auth = SigV4Auth("bedrock", REGION, AwsCredentials(ACCESS_KEY, SECRET_KEY))
+    signed = await auth.apply(request)
+    assert signed.headers["x-amz-date"] != "20000101T000000Z"
+    aws = AWSRequest(
+        method="POST",
+        url=signed.url,
+        data=signed.body,
+        headers={k: v for k, v in signed.headers.items() if k != "authorization"},
+    )
+    aws.context["timestamp"] = signed.headers["x-amz-date"]
+    signer = BotocoreSigV4Auth(Credentials(ACCESS_KEY, SECRET_KEY), "bedrock", REGION)
+    expected = signer.signature(signer.string_to_sign(aws, signer.canonical_request(aws)), aws)
+    assert signed.headers["authorization"].endswith(f"Signature={expected}")
+    assert "stale" not in signed.headers["authorization"]
 
 
 def test_missing_extra_is_a_no_route_error(no_aws_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,8 +7,9 @@ keeps only the unfinished tail (botocore's ``EventStreamBuffer`` re-slices the w
 every frame, quadratic when a body arrives as one chunk). Header blocks repeat byte for byte on a
 stream, so parsed headers are cached by their bytes.
 
-``exception`` / ``error`` messages are yielded like any other; ``message_error`` turns one into the
-right typed ``LLMError`` (protocols raise it from ``step``).
+``exception`` / ``error`` messages are yielded like any other: turning one into a typed error is the
+protocol's job (``protocols.bedrock_converse.exception_error``). The framing only raises
+``InvalidProviderOutputError`` for frames it cannot read (checksums, size, truncation).
 """
 
 from __future__ import annotations
@@ -19,21 +20,11 @@ from collections.abc import Mapping
 from struct import Struct as _Packer
 from struct import error as StructError
 from types import MappingProxyType
-from typing import Any
 from zlib import crc32
 
 import msgspec
 
-from ..route.errors import is_context_overflow
-from ..schema.errors import (
-    AuthenticationError,
-    ContextOverflowError,
-    InvalidProviderOutputError,
-    InvalidRequestError,
-    LLMError,
-    ProviderInternalError,
-    RateLimitError,
-)
+from ..schema.errors import InvalidProviderOutputError
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
@@ -42,7 +33,6 @@ __all__ = [
     "EventStreamMessage",
     "HeaderValue",
     "encode_message",
-    "message_error",
 ]
 
 DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024
@@ -71,11 +61,6 @@ class EventStreamMessage(msgspec.Struct, frozen=True, gc=False):
     message_type: str = "event"  # ``:message-type``: event, exception or error
     event_type: str | None = None  # ``:event-type``
     exception_type: str | None = None  # ``:exception-type`` (or ``:error-code`` on error messages)
-    content_type: str | None = None  # ``:content-type``
-
-    @property
-    def is_event(self) -> bool:
-        return self.message_type == "event"
 
 
 def _fail(message: str, raw: bytes | memoryview = b"") -> InvalidProviderOutputError:
@@ -151,9 +136,7 @@ class EventStreamDecoder:
         self._pending = bytearray()
         self._need = 0  # total length of the pending frame, once its prelude has arrived
         self._max = max_frame_bytes
-        self._cache: dict[
-            bytes, tuple[Mapping[str, HeaderValue], str, str | None, str | None, str | None]
-        ] = {}
+        self._cache: dict[bytes, tuple[Mapping[str, HeaderValue], str, str | None, str | None]] = {}
         self._failed = False
 
     @property
@@ -191,7 +174,7 @@ class EventStreamDecoder:
         try:
             while end - pos >= _PRELUDE:
                 total, hlen, prelude_crc = unpack(data, pos)
-                if crc32(data[pos : pos + 8]) != prelude_crc:
+                if crc32(data[pos : pos + 8]) != prelude_crc:  # an 8-byte copy beats a view
                     raise _fail("prelude checksum mismatch", data[pos : pos + _PRELUDE])
                 if total > self._max:
                     raise _fail(
@@ -216,8 +199,8 @@ class EventStreamDecoder:
                     parsed = _describe(_parse_headers(key))
                     if len(cache) < _CACHE_LIMIT:
                         cache[key] = parsed
-                headers, mtype, etype, xtype, ctype = parsed
-                append(EventStreamMessage(headers, data[hend:stop], mtype, etype, xtype, ctype))
+                headers, mtype, etype, xtype = parsed
+                append(EventStreamMessage(headers, data[hend:stop], mtype, etype, xtype))
                 pos = stop + 4
         except InvalidProviderOutputError:
             self._failed = True
@@ -238,14 +221,12 @@ class EventStreamDecoder:
 
 def _describe(
     headers: dict[str, HeaderValue],
-) -> tuple[Mapping[str, HeaderValue], str, str | None, str | None, str | None]:
-    exception_type = _str(headers.get(":exception-type")) or _str(headers.get(":error-code"))
+) -> tuple[Mapping[str, HeaderValue], str, str | None, str | None]:
     return (
         MappingProxyType(headers),
         _str(headers.get(":message-type")) or "event",
         _str(headers.get(":event-type")),
-        exception_type,
-        _str(headers.get(":content-type")),
+        _str(headers.get(":exception-type")) or _str(headers.get(":error-code")),
     )
 
 
@@ -260,53 +241,6 @@ class EventStreamFraming:
 
     def __repr__(self) -> str:
         return f"EventStreamFraming(max_frame_bytes={self.max_frame_bytes})"
-
-
-# Exception messages -> typed errors --------------------------------------------------------------
-
-_RATE_LIMIT = frozenset({"throttlingexception", "toomanyrequestsexception"})
-_INTERNAL = frozenset(
-    {
-        "modelstreamerrorexception",
-        "internalserverexception",
-        "serviceunavailableexception",
-        "modeltimeoutexception",
-        "modelnotreadyexception",
-    }
-)
-_INVALID = frozenset({"validationexception", "resourcenotfoundexception", "modelerrorexception"})
-_AUTH = frozenset({"accessdeniedexception", "accessdenied", "unrecognizedclientexception"})
-
-
-class _ErrorBody(msgspec.Struct):
-    message: str | None = None
-    Message: str | None = None
-
-
-def message_error(message: EventStreamMessage, provider: str = "bedrock") -> LLMError:
-    """The typed error an ``exception`` / ``error`` message stands for."""
-    kind = message.exception_type or "unknown"
-    text: str | None = _str(message.headers.get(":error-message"))
-    if text is None and message.payload:
-        try:
-            body = msgspec.json.decode(message.payload, type=_ErrorBody)
-            text = body.message or body.Message
-        except msgspec.DecodeError:
-            text = message.payload[:500].decode("utf-8", "replace")
-    full = f"{provider}: {kind}: {text or 'no message'}"
-    probe = kind.lower()
-    kw: dict[str, Any] = {"provider": provider, "code": kind}
-    if probe in _RATE_LIMIT:
-        return RateLimitError(full, **kw)
-    if probe in _INTERNAL:
-        return ProviderInternalError(full, **kw)
-    if probe in _INVALID:
-        if is_context_overflow(text or ""):
-            return ContextOverflowError(full, **kw)
-        return InvalidRequestError(full, **kw)
-    if probe in _AUTH:
-        return AuthenticationError(full, kind="forbidden", **kw)
-    return ProviderInternalError(full, retryable=False, **kw)
 
 
 # Encoding (tests, benchmarks, local servers) -----------------------------------------------------

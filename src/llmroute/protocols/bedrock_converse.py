@@ -8,18 +8,19 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ..framing.eventstream import EventStreamFraming, EventStreamMessage, message_error
+from ..framing.eventstream import EventStreamFraming, EventStreamMessage
 from ..route.auth import Auth
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError, LLMError
 from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolResult
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._shared import Blocks, ToolInput, decode_frame
+from ._shared import Blocks, ToolInput, cache_targets, content_parts, decode_frame, ns, with_options
+from .errors import stream_error
 
 __all__ = [
     "ACCEPT",
@@ -28,8 +29,10 @@ __all__ = [
     "ConverseBody",
     "build_body",
     "endpoint",
+    "exception_error",
     "on_halt",
     "route",
+    "runtime_url",
     "step",
 ]
 
@@ -90,8 +93,9 @@ class _Reasoning(msgspec.Struct, omit_defaults=True):
     redactedContent: str | None = None
 
 
-class _CachePoint(msgspec.Struct):
-    type: str = "default"
+class _CachePoint(msgspec.Struct, omit_defaults=True):
+    type: str
+    ttl: str | None = None  # "5m" | "1h"; Bedrock's default (5m) when omitted
 
 
 class _Block(msgspec.Struct, omit_defaults=True):
@@ -242,10 +246,12 @@ class ConverseState(StreamState):
     __slots__ = (
         "blocks",
         "client_tools",
+        "reasoning_index",
         "redacted",
         "results",
         "signature",
         "stop_reason",
+        "text_index",
         "tool_names",
         "tools",
     )
@@ -253,6 +259,9 @@ class ConverseState(StreamState):
     def __init__(self) -> None:
         super().__init__()
         self.blocks = Blocks()
+        # contentBlockIndex of the open text / reasoning block (-1: none), compared per delta
+        self.text_index = -1
+        self.reasoning_index = -1
         self.tools: dict[int, ToolInput] = {}
         self.results: dict[int, _PendingResult] = {}
         self.tool_names: dict[str, str] = {}  # toolUseId -> name, for provider-executed results
@@ -307,12 +316,6 @@ _TOP_LEVEL_OPTIONS = frozenset(
 _CODE_INTERPRETER = "nova_code_interpreter"
 
 
-def _ns(metadata: dict[str, Any] | None) -> dict[str, Any]:
-    """Our namespace of a part's provider metadata."""
-    value: Any = (metadata or {}).get(NAMESPACE)
-    return value if isinstance(value, dict) else {}  # type: ignore[return-value]
-
-
 def _source(part: MediaPart, what: str) -> _Source:
     data = part.data
     if isinstance(data, str) and data.startswith("s3://"):
@@ -333,7 +336,7 @@ def _media(part: MediaPart, index: int) -> _Block:
     if mime in _IMAGE_FORMATS:
         return _Block(image=_Image(_IMAGE_FORMATS[mime], _source(part, "an image")))
     if mime in _DOCUMENT_FORMATS:
-        citations = {"enabled": True} if _ns(part.provider_metadata).get("citations") else None
+        citations = {"enabled": True} if ns(part.provider_metadata, NAMESPACE).get("citations") else None
         return _Block(
             document=_Document(
                 _DOCUMENT_FORMATS[mime], _document_name(part, index), _source(part, "a document"), citations
@@ -347,7 +350,7 @@ def _media(part: MediaPart, index: int) -> _Block:
 def _reasoning(part: ReasoningPart) -> _Block | None:
     if part.encrypted:
         return _Block(reasoningContent=_Reasoning(redactedContent=part.encrypted))
-    signature: str | None = part.signature or _ns(part.provider_metadata).get("signature")
+    signature: str | None = part.signature or ns(part.provider_metadata, NAMESPACE).get("signature")
     if not part.text and not signature:
         return None
     return _Block(reasoningContent=_Reasoning(reasoningText=_ReasoningText(part.text, signature)))
@@ -356,16 +359,16 @@ def _reasoning(part: ReasoningPart) -> _Block | None:
 def _result_content(result: Any) -> list[_Block]:
     if isinstance(result, str):
         return [_Block(text=result)]
-    items: list[Any] = list(result) if isinstance(result, tuple | list) else []  # pyright: ignore[reportUnknownArgumentType]
-    if items and all(isinstance(p, TextPart | MediaPart) for p in items):
-        return [_Block(text=p.text) if isinstance(p, TextPart) else _media(p, i) for i, p in enumerate(items)]
+    parts = content_parts(result)
+    if parts is not None:
+        return [_Block(text=p.text) if isinstance(p, TextPart) else _media(p, i) for i, p in enumerate(parts)]
     if isinstance(result, dict | list):
         return [_Block(json=result)]  # pyright: ignore[reportUnknownArgumentType]
     return [_Block(text=msgspec.json.encode(result).decode())]
 
 
 def _tool_result(part: ToolResultPart) -> _Block:
-    kind: str | None = _ns(part.provider_metadata).get("type") if part.provider_executed else None
+    kind: str | None = ns(part.provider_metadata, NAMESPACE).get("type") if part.provider_executed else None
     status = "error" if part.is_error else "success"
     return _Block(toolResult=_ToolResult(part.id, _result_content(part.result), status, kind))
 
@@ -460,16 +463,16 @@ def _apply_cache(
     policy = request.cache
     if policy is None:
         return
-    budget = MAX_CACHE_POINTS
-    if policy.tools and tool_config is not None and tool_config.tools:
-        tool_config.tools.append(_Tool(cachePoint=_CachePoint()))
-        budget -= 1
-    if policy.system and system:
-        system.append(_Block(cachePoint=_CachePoint()))
-        budget -= 1
-    count = min(policy.messages, budget, len(messages))
-    for message in messages[len(messages) - count :] if count > 0 else ():
-        message.content.append(_Block(cachePoint=_CachePoint()))
+    tools = tool_config.tools if tool_config is not None else None
+    point = _CachePoint("default", policy.ttl)
+    targets = cache_targets(policy, tools=bool(tools), system=bool(system), messages=len(messages))
+    for target in targets[:MAX_CACHE_POINTS]:
+        if target == "tools" and tools:
+            tools.append(_Tool(cachePoint=point))
+        elif target == "system" and system:
+            system.append(_Block(cachePoint=point))
+        elif isinstance(target, int):
+            messages[target].content.append(_Block(cachePoint=point))
 
 
 def _additional_fields(request: LLMRequest, options: dict[str, Any]) -> dict[str, Any] | None:
@@ -514,12 +517,7 @@ def build_body(request: LLMRequest, model: Model) -> ConverseBody | dict[str, An
         toolConfig=tool_config,
         additionalModelRequestFields=_additional_fields(request, options),
     )
-    top = {k: v for k, v in options.items() if k in _TOP_LEVEL_OPTIONS}
-    if not top:
-        return body
-    data: dict[str, Any] = msgspec.to_builtins(body)
-    data.update(top)
-    return data
+    return with_options(body, {k: v for k, v in options.items() if k in _TOP_LEVEL_OPTIONS})
 
 
 # 5. step / on_halt ------------------------------------------------------------------------------
@@ -535,9 +533,34 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
+class _ErrorBody(msgspec.Struct):
+    message: str | None = None
+    Message: str | None = None
+
+
+_error_body_decoder = msgspec.json.Decoder(_ErrorBody)
+
+
+def exception_error(frame: EventStreamMessage, provider: str = "bedrock") -> LLMError:
+    """An ``exception`` / ``error`` event-stream message -> its typed error, by the one in-stream
+    classifier (``protocols.errors.stream_error``): the AWS exception type (``:exception-type``, or
+    ``:error-code`` on error messages) is the kind; the text is ``:error-message`` or the payload's
+    ``message``."""
+    kind = frame.exception_type or "unknown"
+    header = frame.headers.get(":error-message")
+    text = header if isinstance(header, str) else None
+    if text is None and frame.payload:
+        try:
+            body = _error_body_decoder.decode(frame.payload)
+            text = body.message or body.Message
+        except msgspec.DecodeError:
+            text = frame.payload[:500].decode("utf-8", "replace")
+    return stream_error({"type": kind, "message": f"{kind}: {text or 'no message'}"}, provider)
+
+
 def step(state: ConverseState, frame: EventStreamMessage, out: list[LLMEvent]) -> None:
     if frame.message_type != "event":
-        raise message_error(frame)
+        raise exception_error(frame)
     kind = frame.event_type
     if kind == "contentBlockDelta":
         _on_delta(state, decode_frame(_delta_decoder, frame.payload, "bedrock contentBlockDelta"), out)
@@ -563,15 +586,15 @@ def _on_delta(state: ConverseState, event: _BlockDelta, out: list[LLMEvent]) -> 
     if delta is None:
         return
     index = event.contentBlockIndex
-    blocks = state.blocks
     text = delta.text
     if text is not None:
-        if blocks.reasoning is None and blocks.text is not None and blocks.text == f"text-{index}":
+        if index == state.text_index:  # hot path: more text for the open block
             if text:
-                out.append(TextDelta(blocks.text, text))  # hot path
+                out.append(TextDelta(state.blocks.text, text))  # pyright: ignore[reportArgumentType]
         else:
             _end_reasoning(state, out)
-            blocks.text_delta(text, out, f"text-{index}")
+            state.blocks.text_delta(text, out, f"text-{index}")
+            state.text_index = index
     if delta.reasoningContent is not None:
         _on_reasoning(state, index, delta.reasoningContent, out)
     if delta.toolUse is not None:
@@ -594,18 +617,23 @@ def _on_delta(state: ConverseState, event: _BlockDelta, out: list[LLMEvent]) -> 
 
 
 def _on_reasoning(state: ConverseState, index: int, delta: _ReasoningDelta, out: list[LLMEvent]) -> None:
-    blocks = state.blocks
-    block_id = f"reasoning-{index}"
-    if blocks.reasoning != block_id:
-        blocks.end_text(out)
+    if index == state.reasoning_index:
+        if delta.text:
+            out.append(ReasoningDelta(state.blocks.reasoning, delta.text))  # pyright: ignore[reportArgumentType]
+    else:
+        _end_text(state, out)
         _end_reasoning(state, out)
-        blocks.reasoning_delta("", out, block_id)
-    if delta.text:
-        out.append(ReasoningDelta(block_id, delta.text))
+        state.blocks.reasoning_delta(delta.text or "", out, f"reasoning-{index}")
+        state.reasoning_index = index
     if delta.signature:
         state.signature = (state.signature or "") + delta.signature
     if delta.redactedContent:
         state.redacted = (state.redacted or "") + delta.redactedContent
+
+
+def _end_text(state: ConverseState, out: list[LLMEvent]) -> None:
+    state.blocks.end_text(out)
+    state.text_index = -1
 
 
 def _end_reasoning(state: ConverseState, out: list[LLMEvent]) -> None:
@@ -615,6 +643,7 @@ def _end_reasoning(state: ConverseState, out: list[LLMEvent]) -> None:
     metadata = {NAMESPACE: {"signature": signature}} if signature else None
     state.blocks.end_reasoning(out, signature, redacted, metadata)
     state.signature = state.redacted = None
+    state.reasoning_index = -1
 
 
 def _on_citation(state: ConverseState, index: int, cite: _CitationDelta, out: list[LLMEvent]) -> None:
@@ -659,11 +688,10 @@ def _on_stop(state: ConverseState, index: int, out: list[LLMEvent]) -> None:
     if pending is not None:
         _emit_result(state, pending, out)
         return
-    blocks = state.blocks
-    if blocks.reasoning == f"reasoning-{index}":
+    if index == state.reasoning_index:
         _end_reasoning(state, out)
-    elif blocks.text == f"text-{index}":
-        blocks.end_text(out)
+    elif index == state.text_index:
+        _end_text(state, out)
 
 
 def _emit_result(state: ConverseState, pending: _PendingResult, out: list[LLMEvent]) -> None:
@@ -679,7 +707,7 @@ def _emit_result(state: ConverseState, pending: _PendingResult, out: list[LLMEve
 
 def _close_blocks(state: ConverseState, out: list[LLMEvent]) -> None:
     _end_reasoning(state, out)
-    state.blocks.end_text(out)
+    _end_text(state, out)
 
 
 def _on_message_stop(state: ConverseState, event: _MessageStop, out: list[LLMEvent]) -> None:
@@ -724,25 +752,19 @@ def _usage(raw: dict[str, Any]) -> Usage:
     a provider that reports it inclusive is recognised by ``totalTokens``."""
     inp, output, total = _int(raw, "inputTokens"), _int(raw, "outputTokens"), _int(raw, "totalTokens")
     read, write = _int(raw, "cacheReadInputTokens"), _int(raw, "cacheWriteInputTokens")
-    cached = (read or 0) + (write or 0)
-    total_input = inp
-    if (
-        inp is not None
-        and cached
-        and not (total is not None and output is not None and total == inp + output)
-    ):
-        total_input = inp + cached
-    return Usage.from_cached(
-        input_tokens=total_input, output_tokens=output, cache_read=read, cache_write=write, raw=raw
+    if inp is not None and (read or write) and output is not None and total == inp + output:
+        return Usage.from_cached(
+            input_tokens=inp, output_tokens=output, cache_read=read, cache_write=write, raw=raw
+        )
+    return Usage.from_uncached(
+        uncached_input=inp, output_tokens=output, cache_read=read, cache_write=write, raw=raw
     )
 
 
 def on_halt(state: ConverseState, out: list[LLMEvent]) -> None:
     if state.stop_reason is None:
-        _close_blocks(state, out)
         raise InvalidProviderOutputError("bedrock-converse: stream ended before messageStop")
-    _finish(state, out)
-    state.done = True
+    state.done = True  # messageStop already finished everything; only metadata may be missing
 
 
 # 6. the Protocol value and its default route ---------------------------------------------------
@@ -757,10 +779,13 @@ PROTOCOL = Protocol(
 )
 
 
+def runtime_url(region: str, base_url: str | None = None) -> str:
+    """``base_url``, else the regional ``bedrock-runtime`` endpoint (Converse and InvokeModel)."""
+    return base_url or f"https://bedrock-runtime.{region}.amazonaws.com"
+
+
 def endpoint(region: str, base_url: str | None = None) -> Endpoint:
-    return Endpoint(
-        base_url or f"https://bedrock-runtime.{region}.amazonaws.com", "/model/{model}/converse-stream"
-    )
+    return Endpoint(runtime_url(region, base_url), "/model/{model}/converse-stream")
 
 
 def route(region: str, auth: Auth, *, base_url: str | None = None, **changes: Any) -> Route:

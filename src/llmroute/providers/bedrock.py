@@ -3,7 +3,8 @@
 Auth: a Bedrock API key (``api_key=`` or ``AWS_BEARER_TOKEN_BEDROCK``) is sent as a bearer token;
 otherwise requests are SigV4-signed with botocore credentials (explicit keys, the environment,
 ``profile``/``AWS_PROFILE``, the default chain). Region: ``region=`` -> ``AWS_REGION`` ->
-``AWS_DEFAULT_REGION``. SigV4 needs the ``llmroute[bedrock]`` extra (botocore).
+``AWS_DEFAULT_REGION`` -> the profile's ``region`` in the AWS config file (with botocore). SigV4 needs
+the ``llmroute[bedrock]`` extra (botocore).
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ from typing import Any
 
 import msgspec
 
-from ..framing.eventstream import EventStreamFraming, EventStreamMessage, message_error
+from ..framing.eventstream import EventStreamFraming, EventStreamMessage
 from ..framing.sse import SSEEvent
 from ..protocols import bedrock_converse
-from ..route.auth import ApiKey, BearerAuth
+from ..route.auth import ApiKey, Auth, BearerAuth
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.prepared import PreparedRequest
 from ..route.protocol import Protocol
 from ..route.redact import Secret
-from ..route.sigv4 import AwsCredentials, SigV4Auth, require_botocore
+from ..route.sigv4 import AwsCredentials, SigV4Auth, profile_region
 from ..schema.errors import InvalidProviderOutputError, NoRouteError
 from ..schema.options import GenerationOptions
 from ._facade import make_model
@@ -45,20 +46,29 @@ ANTHROPIC_VERSION = "bedrock-2023-05-31"
 PROVIDER = "bedrock"
 
 
-def resolve_region(region: str | None = None) -> str:
-    value = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+def resolve_region(region: str | None = None, profile: str | None = None) -> str:
+    """``region`` -> ``AWS_REGION`` -> ``AWS_DEFAULT_REGION`` -> the ``region`` of ``profile`` (or
+    ``AWS_PROFILE``/default) in the AWS config file, read with botocore when it is installed."""
+    value = (
+        region
+        or os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION")
+        or profile_region(profile)
+    )
     if not value:
         raise NoRouteError(
-            "bedrock: no AWS region: pass region=... or set AWS_REGION (or AWS_DEFAULT_REGION)"
+            "bedrock: no AWS region: pass region=..., set AWS_REGION (or AWS_DEFAULT_REGION), "
+            "or set region in the AWS profile's config"
         )
     return value
 
 
 class BedrockAuth:
-    """Bearer when a Bedrock API key is given or ``AWS_BEARER_TOKEN_BEDROCK`` is set (checked per
-    request, unless explicit AWS keys were given); SigV4 otherwise."""
+    """Bearer with a Bedrock API key (``api_key=``, or ``AWS_BEARER_TOKEN_BEDROCK`` unless explicit
+    AWS credentials were given), SigV4 otherwise; decided once, when configured (SigV4 fails here,
+    naming the extra, without botocore)."""
 
-    __slots__ = ("_bearer", "_credentials", "_explicit_key", "_explicit_sigv4", "_region", "_sigv4")
+    __slots__ = ("_auth", "_bearer", "_credentials", "_region")
 
     def __init__(
         self,
@@ -69,28 +79,19 @@ class BedrockAuth:
         explicit_sigv4: bool = False,
     ) -> None:
         self._region = region
-        self._explicit_key = api_key is not None
-        self._explicit_sigv4 = explicit_sigv4
-        self._bearer = BearerAuth(ApiKey(api_key, (API_KEY_ENV,), PROVIDER))
         self._credentials = credentials or AwsCredentials()
-        self._sigv4: SigV4Auth | None = None
-        if explicit_sigv4:
-            self._sigv4 = SigV4Auth(PROVIDER, region, self._credentials)  # fails early without botocore
+        key = ApiKey(api_key, (API_KEY_ENV,), PROVIDER)
+        self._bearer = api_key is not None or (not explicit_sigv4 and key.peek() is not None)
+        self._auth: Auth = BearerAuth(key) if self._bearer else SigV4Auth(PROVIDER, region, self._credentials)
 
     def uses_bearer(self) -> bool:
-        if self._explicit_key:
-            return True
-        return not self._explicit_sigv4 and bool(os.environ.get(API_KEY_ENV))
+        return self._bearer
 
     async def apply(self, request: PreparedRequest) -> PreparedRequest:
-        if self.uses_bearer():
-            return await self._bearer.apply(request)
-        if self._sigv4 is None:
-            self._sigv4 = SigV4Auth(PROVIDER, self._region, self._credentials)
-        return await self._sigv4.apply(request)
+        return await self._auth.apply(request)
 
     def __repr__(self) -> str:
-        mode = "api key" if self._explicit_key else repr(self._credentials)
+        mode = "api key" if self._bearer else repr(self._credentials)
         return f"BedrockAuth(region={self._region!r}, {mode})"
 
 
@@ -109,7 +110,7 @@ def unwrap_chunk(frame: EventStreamMessage) -> SSEEvent:
     """An ``invoke-with-response-stream`` message -> the Anthropic SSE event it carries (the
     ``chunk`` payload's base64 ``bytes``); exception messages raise their typed error."""
     if frame.message_type != "event":
-        raise message_error(frame)
+        raise bedrock_converse.exception_error(frame)
     if frame.event_type != "chunk":
         return _PING  # nothing for the inner protocol
     try:
@@ -152,12 +153,10 @@ class Bedrock:
         base_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        self.region = resolve_region(region)
+        self.region = resolve_region(region, profile)
         self.base_url = base_url
         self.headers = headers or None
         explicit = access_key_id is not None or secret_access_key is not None or profile is not None
-        if api_key is None and (explicit or not os.environ.get(API_KEY_ENV)):
-            require_botocore("Bedrock SigV4 signing")  # NoRouteError naming the extra
         credentials = AwsCredentials(access_key_id, secret_access_key, session_token, profile)
         self.auth = BedrockAuth(
             self.region, api_key=api_key, credentials=credentials, explicit_sigv4=explicit and api_key is None
@@ -190,7 +189,7 @@ class Bedrock:
             from ..protocols import anthropic_messages
 
             endpoint = Endpoint(
-                self.base_url or f"https://bedrock-runtime.{self.region}.amazonaws.com",
+                bedrock_converse.runtime_url(self.region, self.base_url),
                 "/model/{model}/invoke-with-response-stream",
             )
             self._anthropic = anthropic_messages.route(

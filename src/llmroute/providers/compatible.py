@@ -6,28 +6,13 @@ compatible.configure(base_url="http://127.0.0.1:8080/v1").model("local")  # no k
 
 from __future__ import annotations
 
-from typing import Any
-
-import msgspec
-
-from ..protocols import openai_chat
 from ..protocols.openai_chat import ChatQuirks
-from ..route.auth import ApiKey, Auth, BearerAuth, NoAuth
-from ..route.model import Model
 from ..route.redact import Secret
 from ..schema.errors import NoRouteError
-from ..schema.options import GenerationOptions
 from . import openrouter, xai
-from ._facade import make_model
+from ._family import Compatible, Family
 
 __all__ = ["FAMILIES", "Compatible", "Family", "configure"]
-
-
-class Family(msgspec.Struct, frozen=True):
-    name: str
-    base_url: str
-    env: tuple[str, ...]
-    quirks: ChatQuirks = ChatQuirks()
 
 
 FAMILIES: dict[str, Family] = {
@@ -55,51 +40,12 @@ FAMILIES: dict[str, Family] = {
             ChatQuirks(supports_top_k=True),
         ),
         Family("baseten", "https://inference.baseten.co/v1", ("BASETEN_API_KEY",)),
-        # Same rows as the dedicated facades (``providers.xai``, ``providers.openrouter``), which add
-        # the provider's own options (plugins, app headers, ...).
-        Family("xai", xai.DEFAULT_BASE_URL, ("XAI_API_KEY",), xai.QUIRKS),
-        Family("openrouter", openrouter.DEFAULT_BASE_URL, ("OPENROUTER_API_KEY",), openrouter.QUIRKS),
+        # The rows the dedicated facades own; ``openrouter`` adds the provider's own options
+        # (plugins, app headers, Responses, ...).
+        xai.FAMILY,
+        openrouter.FAMILY,
     )
 }
-
-
-class Compatible:
-    def __init__(
-        self,
-        family: Family | None,
-        *,
-        base_url: str | None,
-        api_key: str | Secret | None,
-        headers: dict[str, str] | None,
-        quirks: ChatQuirks | None,
-        name: str,
-    ) -> None:
-        self.name = name
-        self.base_url = (base_url or (family.base_url if family else "")).rstrip("/")
-        if not self.base_url:
-            raise NoRouteError("compatible: pass a known family name or base_url=")
-        auth: Auth
-        if family is not None:
-            auth = BearerAuth(ApiKey(api_key, family.env, name))
-        elif api_key is not None:
-            auth = BearerAuth(ApiKey(api_key, (), name))
-        else:
-            auth = NoAuth()  # local servers usually need no key
-        self.route = openai_chat.route(
-            self.base_url,
-            auth,
-            quirks=quirks or (family.quirks if family else ChatQuirks()),
-            name=f"{name}-chat",
-            headers=headers,
-        )
-
-    def model(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
-        return make_model(model_id, self.route, self.name, generation, options)
-
-    chat = model
-
-    def __repr__(self) -> str:
-        return f"Compatible({self.name!r}, base_url={self.base_url!r})"
 
 
 def configure(

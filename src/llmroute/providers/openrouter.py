@@ -24,11 +24,9 @@ from ..schema.errors import InvalidRequestError
 from ..schema.options import GenerationOptions
 from ..schema.tools import HostedTool
 from ._facade import make_model
+from ._family import Family
 
-__all__ = ["DEFAULT_BASE_URL", "QUIRKS", "OpenRouter", "configure", "hosted_tool"]
-
-DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
-_ENV = ("OPENROUTER_API_KEY",)
+__all__ = ["DEFAULT_BASE_URL", "FAMILY", "QUIRKS", "OpenRouter", "configure", "hosted_tool"]
 
 
 def hosted_tool(tool: HostedTool) -> dict[str, Any]:
@@ -53,6 +51,9 @@ QUIRKS = ChatQuirks(
     hosted_tools=hosted_tool,
     send_reasoning_details=True,
 )
+# The row ``compatible.configure("openrouter")`` uses too (Chat only, without the options below).
+FAMILY = Family("openrouter", "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), QUIRKS)
+DEFAULT_BASE_URL = FAMILY.base_url
 
 
 class OpenRouter:
@@ -66,7 +67,7 @@ class OpenRouter:
         headers: dict[str, str] | None = None,
     ) -> None:
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.auth = BearerAuth(ApiKey(api_key, _ENV, "openrouter"))
+        self.auth = BearerAuth(ApiKey(api_key, FAMILY.env, FAMILY.name))
         extra = dict(headers or {})
         if app_url:
             extra["HTTP-Referer"] = app_url  # app attribution on openrouter.ai

@@ -2,27 +2,32 @@
 
 Grok reasoning models stream their thinking as ``reasoning_content`` (reasoning blocks). Live Search
 (``search_parameters``) has been retired upstream (HTTP 410), so hosted tools are refused here.
+The facade is the ``xai`` OpenAI-compatible family row (also ``compatible.configure("xai")``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..protocols import openai_chat
 from ..protocols.openai_chat import ChatQuirks
-from ..route.auth import ApiKey, BearerAuth
 from ..route.model import Model
 from ..route.redact import Secret
 from ..schema.options import GenerationOptions
-from ._facade import make_model
+from ._family import Compatible, Family
 
-__all__ = ["DEFAULT_BASE_URL", "QUIRKS", "XAI", "configure"]
+__all__ = ["DEFAULT_BASE_URL", "FAMILY", "QUIRKS", "XAI", "configure"]
 
-DEFAULT_BASE_URL = "https://api.x.ai/v1"
-QUIRKS = ChatQuirks(reasoning_fields=("reasoning_content", "reasoning"))
+FAMILY = Family(
+    "xai",
+    "https://api.x.ai/v1",
+    ("XAI_API_KEY",),
+    ChatQuirks(reasoning_fields=("reasoning_content", "reasoning")),
+)
+DEFAULT_BASE_URL = FAMILY.base_url
+QUIRKS = FAMILY.quirks
 
 
-class XAI:
+class XAI(Compatible):
     def __init__(
         self,
         api_key: str | Secret | None = None,
@@ -30,15 +35,11 @@ class XAI:
         base_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.auth = BearerAuth(ApiKey(api_key, ("XAI_API_KEY",), "xai"))
-        self._chat = openai_chat.route(
-            self.base_url, self.auth, quirks=QUIRKS, name="xai-chat", headers=headers
-        )
+        super().__init__(FAMILY, base_url=base_url, api_key=api_key, headers=headers, quirks=None, name="xai")
 
     def chat(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
         """A Grok model. Extra keyword options become body fields (``reasoning_effort``, ...)."""
-        return make_model(model_id, self._chat, "xai", generation, options)
+        return super().model(model_id, generation=generation, **options)
 
     def model(self, model_id: str, **kwargs: Any) -> Model:
         return self.chat(model_id, **kwargs)

@@ -46,13 +46,20 @@ class ApiKey:
         self.env = tuple(env)
         self.provider = provider
 
-    def resolve(self) -> Secret:
+    def peek(self) -> Secret | None:
+        """The key if one is available now (explicit or from the environment), else ``None``."""
         if self._value is not None:
             return self._value
         for name in self.env:
             value = os.environ.get(name)
             if value:
                 return Secret(value)
+        return None
+
+    def resolve(self) -> Secret:
+        found = self.peek()
+        if found is not None:
+            return found
         who = f" for {self.provider}" if self.provider else ""
         if self.env:
             hint = " or ".join(self.env)

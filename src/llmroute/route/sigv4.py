@@ -20,7 +20,7 @@ from ..schema.errors import AuthenticationError, NoRouteError
 from .prepared import PreparedRequest
 from .redact import Secret
 
-__all__ = ["AwsCredentials", "SigV4Auth", "require_botocore"]
+__all__ = ["AwsCredentials", "SigV4Auth", "profile_region", "require_botocore"]
 
 _ENV_HINT = (
     "pass access_key_id=/secret_access_key= (or profile=), set AWS_ACCESS_KEY_ID and "
@@ -28,14 +28,31 @@ _ENV_HINT = (
 )
 
 
+def _installed() -> bool:
+    try:
+        return importlib.util.find_spec("botocore") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def require_botocore(what: str = "AWS SigV4 signing") -> None:
     """``NoRouteError`` naming the extra when botocore is not installed (imports nothing)."""
-    try:
-        found = importlib.util.find_spec("botocore") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
+    if not _installed():
         raise NoRouteError(f"{what} needs botocore: pip install 'llmroute[bedrock]'")
+
+
+def profile_region(profile: str | None = None) -> str | None:
+    """The ``region`` botocore reads for ``profile`` (else ``AWS_PROFILE`` / default) from the AWS
+    config file; ``None`` when botocore is not installed or no region is set there."""
+    if not _installed():
+        return None
+    session_module = _botocore("botocore.session")
+    boto_error: type[Exception] = _botocore("botocore.exceptions").BotoCoreError
+    try:
+        value = session_module.Session(profile=profile).get_config_variable("region")
+    except boto_error:  # e.g. a profile missing from the config files
+        return None
+    return value if isinstance(value, str) and value else None
 
 
 class AwsCredentials:
@@ -168,8 +185,10 @@ class SigV4Auth:
 def sign(request: PreparedRequest, frozen_credentials: Any, service: str, region: str) -> dict[str, str]:
     """The headers botocore's ``SigV4Auth`` adds for this exact request."""
     auth, awsrequest = _botocore("botocore.auth"), _botocore("botocore.awsrequest")
-    headers = {k: v for k, v in request.headers.items() if k not in ("authorization", "x-amz-date")}
-    aws = awsrequest.AWSRequest(method=request.method, url=request.url, data=request.body, headers=headers)
+    # AWSRequest copies the headers; add_auth replaces any earlier Authorization / X-Amz-Date
+    aws = awsrequest.AWSRequest(
+        method=request.method, url=request.url, data=request.body, headers=request.headers
+    )
     auth.SigV4Auth(frozen_credentials, service, region).add_auth(aws)
     wanted = ("Authorization", "X-Amz-Date", "X-Amz-Security-Token")
     return {name: str(aws.headers[name]) for name in wanted if name in aws.headers}
