@@ -687,6 +687,71 @@ async def test_web_search_error_result_is_an_error_tool_result() -> None:
     )
 
 
+@pytest.mark.anyio
+async def test_deltas_of_the_wrong_kind_for_a_block_are_ignored() -> None:
+    """text for a thinking/tool block and thinking for a text block emit nothing (no delta under a
+    block id that never had the matching start), like unknown delta types."""
+    body = _sse(
+        MESSAGE_START,
+        _start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+        _delta(0, {"type": "thinking_delta", "thinking": "hmm"}),
+        _delta(0, {"type": "text_delta", "text": "stray"}),
+        _delta(0, {"type": "signature_delta", "signature": "sig"}),
+        _stop(0),
+        _start(1, {"type": "text", "text": ""}),
+        _delta(1, {"type": "thinking_delta", "thinking": "stray"}),
+        _delta(1, {"type": "text_delta", "text": "Hi"}),
+        _stop(1),
+        _start(2, {"type": "tool_use", "id": "toolu_1", "name": "get", "input": {}}),
+        _delta(2, {"type": "text_delta", "text": "stray"}),
+        _delta(2, {"type": "input_json_delta", "partial_json": '{"a": 1}'}),
+        _stop(2),
+        *MESSAGE_END,
+    )
+    (response,), _ = await replay(_cassette(body), [llmroute.request(model=MODEL, prompt="x")])
+    assert event_order_problems(response.events) == []
+    assert response.text == "Hi" and response.reasoning == "hmm"
+    assert [c.input for c in response.tool_calls] == [{"a": 1}]
+    assert not any("stray" in str(getattr(e, "delta", "")) for e in response.events)
+
+
+@pytest.mark.anyio
+async def test_a_later_message_delta_without_stop_reason_keeps_the_stop_reason() -> None:
+    body = _sse(
+        MESSAGE_START,
+        _start(0, {"type": "text", "text": "Hi"}),
+        _stop(0),
+        {"type": "message_delta", "delta": {"stop_reason": "pause_turn"}, "usage": {"output_tokens": 2}},
+        {"type": "message_delta", "delta": {"stop_reason": None}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+    )
+    (response,), _ = await replay(_cassette(body), [llmroute.request(model=MODEL, prompt="x")])
+    finish = next(e for e in response.events if isinstance(e, llmroute.Finish))
+    assert response.finish_reason == "tool-calls"
+    assert (finish.provider_metadata or {})["stop_reason"] == "pause_turn"
+
+
+@pytest.mark.anyio
+async def test_tool_input_that_is_not_an_object_is_kept_under_input() -> None:
+    """Anthropic needs an object: any other value is wrapped as ``{"input": value}`` (as for Gemini)."""
+    history = [
+        llmroute.user("go"),
+        llmroute.assistant(
+            llmroute.ToolCallPart("toolu_1", "a", [1, 2]),
+            llmroute.ToolCallPart("toolu_2", "b", "not json"),
+            llmroute.ToolCallPart("toolu_3", "c", "[3]"),
+            llmroute.ToolCallPart("toolu_4", "d", '{"x": 1}'),
+        ),
+    ]
+    body = await body_of(llmroute.request(model=MODEL, messages=history))
+    assert [b["input"] for b in body["messages"][1]["content"]] == [
+        {"input": [1, 2]},
+        {"input": "not json"},
+        {"input": [3]},
+        {"x": 1},
+    ]
+
+
 # -- errors -------------------------------------------------------------------------------------------
 
 

@@ -760,6 +760,30 @@ async def test_multi_part_text_uses_the_named_part() -> None:
 
 
 @pytest.mark.anyio
+async def test_a_code_result_pairs_only_with_its_own_pending_call() -> None:
+    """Each codeExecutionResult takes the one call awaiting it; a second result (no call of its
+    own) is not attached to the earlier, already answered call."""
+    body = sse(
+        chunk(
+            {"executableCode": {"language": "PYTHON", "code": "print(1)"}},
+            {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1\n"}},
+            {"codeExecutionResult": {"outcome": "OUTCOME_FAILED", "output": "boom"}},
+            {"executableCode": {"language": "PYTHON", "code": "print(2)"}},
+            {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "2\n"}},
+            {"text": "Done."},
+            finish="STOP",
+        )
+    )
+    response = await run(body)
+    calls = [c.id for c in response.tool_calls if c.name == "code_execution"]
+    results = [(r.id, r.is_error) for r in response.tool_results if r.name == "code_execution"]
+    assert len(calls) == 2 and len(set(calls)) == 2
+    assert results[0] == (calls[0], False) and results[2] == (calls[1], False)
+    orphan, failed = results[1]
+    assert failed and orphan not in calls
+
+
+@pytest.mark.anyio
 async def test_grounding_split_across_chunks_early_metadata_and_trailing_usage_chunk() -> None:
     """Queries early (promptfoo#9436), chunks/supports on an earlier chunk than finishReason
     (vercel/ai#13123), empty metadata later, then a usage-only chunk without candidates."""

@@ -55,7 +55,16 @@ from ..schema.events import (
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._shared import ToolInput, decode_frame, parse_tool_input, result_text, with_options
+from ._shared import (
+    ToolInput,
+    cache_targets,
+    content_parts,
+    decode_frame,
+    ns,
+    parse_tool_input,
+    result_text,
+    with_options,
+)
 from .errors import stream_error
 
 __all__ = [
@@ -245,15 +254,6 @@ class AnthropicState(StreamState):
 # 4. build_body ----------------------------------------------------------------------------------
 
 
-def _meta(part: Any) -> dict[str, Any]:
-    """The part's Anthropic provider metadata (empty when none)."""
-    meta = getattr(part, "provider_metadata", None)
-    if not meta:
-        return {}
-    value = meta.get(NAMESPACE)
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
-
-
 def _text_bytes(part: MediaPart) -> str:
     raw = part.data if isinstance(part.data, bytes) else base64.b64decode(part.data)
     return raw.decode("utf-8")
@@ -261,7 +261,7 @@ def _text_bytes(part: MediaPart) -> str:
 
 def _media(part: MediaPart) -> _Block:
     mime = part.mime_type
-    extra = _meta(part)
+    extra = ns(part.provider_metadata, NAMESPACE)
     url = {"type": "url", "url": part.data} if part.is_url else None
     if mime.startswith("image/"):
         return _Image(source=url or {"type": "base64", "media_type": mime, "data": part.base64()})
@@ -282,25 +282,25 @@ def _media(part: MediaPart) -> _Block:
     )
 
 
-def _with_cache_hint(block: _Block, part: Any) -> _Block:
-    hint = _meta(part).get("cache_control")
+def _with_cache_hint(block: _Block, part: Part | ToolDefinition) -> _Block:
+    hint = ns(part.provider_metadata, NAMESPACE).get("cache_control")
     if isinstance(hint, dict):
         _set_cache(block, hint)  # pyright: ignore[reportUnknownArgumentType]
     return block
 
 
 def _tool_input(value: Any) -> Any:
-    """Anthropic wants an object; a raw (unparsed) argument string is decoded when possible."""
+    """Anthropic wants an object; a raw (unparsed) argument string is decoded when possible, and
+    any other value is kept as ``{"input": value}`` (as Gemini does) so nothing is lost."""
     if isinstance(value, str):
         value = parse_tool_input(value)
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    return value if isinstance(value, dict) else {"input": value}  # pyright: ignore[reportUnknownVariableType]
 
 
 def _tool_result_content(result: Any) -> str | list[Any]:
-    if isinstance(result, tuple | list):
-        parts: list[Any] = list(result)  # pyright: ignore[reportUnknownArgumentType]
-        if parts and all(isinstance(p, TextPart | MediaPart) for p in parts):
-            return [_Text(text=p.text) if isinstance(p, TextPart) else _media(p) for p in parts]
+    parts = content_parts(result)
+    if parts is not None:
+        return [_Text(text=p.text) if isinstance(p, TextPart) else _media(p) for p in parts]
     return result_text(result)
 
 
@@ -345,7 +345,7 @@ def _server_result(part: ToolResultPart, meta: dict[str, Any]) -> dict[str, Any]
 
 
 def _assistant_block(part: Part) -> _Block | None:
-    meta = _meta(part)
+    meta = ns(part.provider_metadata, NAMESPACE)
     if isinstance(part, TextPart):
         if not part.text:
             return None  # Anthropic rejects empty text blocks
@@ -504,8 +504,9 @@ def _cacheable(block: Any) -> bool:
 
 
 def _apply_cache(request: LLMRequest, body: AnthropicBody) -> None:
-    """Breakpoints from ``request.cache``: last tool, last system block, then the last
-    ``messages`` messages (latest first), at most four in all, counting manual hints."""
+    """Breakpoints from ``request.cache`` in ``cache_targets`` order (last tool, last system block,
+    then the last cacheable block of each of the latest messages), at most four in all: manual hints
+    count towards the four, and a target already holding one spends nothing."""
     policy = request.cache
     if policy is None:
         return
@@ -513,19 +514,20 @@ def _apply_cache(request: LLMRequest, body: AnthropicBody) -> None:
     every: list[Any] = [*(body.tools or ()), *(body.system or ())]
     every.extend(b for m in body.messages for b in m.content)
     budget = MAX_CACHE_BREAKPOINTS - sum(1 for b in every if _has_cache(b))
-    targets: list[Any] = []
-    if policy.tools and body.tools:
-        targets.append(body.tools[-1])
-    if policy.system and body.system:
-        targets.append(body.system[-1])
-    for message in reversed(body.messages[-policy.messages :] if policy.messages > 0 else []):
-        block = next((b for b in reversed(message.content) if _cacheable(b)), None)
-        if block is not None:
-            targets.append(block)
-    for block in targets:
+    targets = cache_targets(
+        policy, tools=bool(body.tools), system=bool(body.system), messages=len(body.messages)
+    )
+    for target in targets:
         if budget <= 0:
             break
-        if not _has_cache(block):
+        if isinstance(target, int):
+            content = body.messages[target].content
+            block = next((b for b in reversed(content) if _cacheable(b)), None)
+        elif target == "tools":
+            block = body.tools[-1] if body.tools else None
+        else:
+            block = body.system[-1] if body.system else None
+        if block is not None and not _has_cache(block):
             _set_cache(block, control)
             budget -= 1
 
@@ -691,19 +693,17 @@ def _on_delta(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None
         return
     kind = delta.type
     if kind == "thinking_delta":
-        if delta.thinking:
+        if delta.thinking and block.kind == _THINKING:
             out.append(ReasoningDelta(block.id, delta.thinking))
     elif kind == "signature_delta":
         block.signature = (block.signature or "") + (delta.signature or "")
     elif kind == "input_json_delta":
         if block.tool is not None and delta.partial_json:
             block.tool.delta(delta.partial_json, out)
-    elif kind == "citations_delta":
-        if delta.citation is not None:
-            block.citations.append(delta.citation)
-    elif kind == "text_delta" and delta.text:  # text for a block not opened as text: keep it anyway
-        out.append(TextDelta(block.id, delta.text))
-        block.length += len(delta.text)
+    elif kind == "citations_delta" and delta.citation is not None:
+        block.citations.append(delta.citation)
+    # text or thinking for a block not opened as that kind is ignored, like unknown deltas: emitting
+    # it would put a delta under a block id that never had the matching start event
 
 
 def _citation(block: _Open, raw: dict[str, Any]) -> Citation:
@@ -746,7 +746,7 @@ def _on_message_delta(state: AnthropicState, event: _Event, _out: list[LLMEvent]
         state.stop_reason = delta.stop_reason or state.stop_reason or ""
         state.reason = _FINISH.get(state.stop_reason, "unknown")
         meta = dict(state.metadata or {})
-        meta["stop_reason"] = delta.stop_reason
+        meta["stop_reason"] = state.stop_reason
         if delta.stop_sequence is not None:
             meta["stop_sequence"] = delta.stop_sequence
         if delta.container is not None:
@@ -782,21 +782,13 @@ _HANDLERS: dict[str, Callable[[AnthropicState, _Event, list[LLMEvent]], None]] =
 def _usage(raw: dict[str, Any]) -> Usage:
     """Anthropic's ``input_tokens`` excludes cached input: the inclusive total adds cache reads and
     cache writes back."""
-    uncached = raw.get("input_tokens")
-    read = raw.get("cache_read_input_tokens")
-    write = raw.get("cache_creation_input_tokens")
-    total = (
-        None
-        if uncached is None and read is None and write is None
-        else (uncached or 0) + (read or 0) + (write or 0)
-    )
     details = raw.get("output_tokens_details")
     server = raw.get("server_tool_use")
-    return Usage.from_cached(
-        input_tokens=total,
+    return Usage.from_uncached(
+        uncached_input=raw.get("input_tokens"),
         output_tokens=raw.get("output_tokens"),
-        cache_read=read,
-        cache_write=write,
+        cache_read=raw.get("cache_read_input_tokens"),
+        cache_write=raw.get("cache_creation_input_tokens"),
         reasoning=details.get("thinking_tokens") if isinstance(details, dict) else None,  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         web_search_requests=server.get("web_search_requests") if isinstance(server, dict) else None,  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         raw=raw,
@@ -810,11 +802,11 @@ def _close_all(state: AnthropicState, out: list[LLMEvent]) -> None:
 
 
 def on_halt(state: AnthropicState, out: list[LLMEvent]) -> None:
-    _close_all(state, out)
     if state.stop_reason is None and not state.done:
         raise InvalidProviderOutputError(
             "anthropic-messages: stream ended before message_delta / message_stop"
         )
+    _close_all(state, out)
     state.done = True
 
 

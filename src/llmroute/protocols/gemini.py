@@ -38,7 +38,7 @@ from ..schema.events import (
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._shared import ToolInput, decode_frame, result_text, with_options
+from ._shared import ToolInput, decode_frame, ns, result_text, with_options
 from .errors import stream_error
 
 __all__ = [
@@ -246,6 +246,7 @@ class _Chunk(msgspec.Struct, rename="camel"):
 
 
 _decoder = msgspec.json.Decoder(_Chunk)
+_decode = _decoder.decode
 _usage_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
@@ -254,7 +255,8 @@ _usage_decoder = msgspec.json.Decoder(dict[str, Any])
 
 class _TextBuf:
     """One logical part as the non-streamed response would hold it: consecutive streamed deltas of
-    the same kind are one part. ``kind`` is ``text``, ``thought`` or ``other`` (calls, code)."""
+    the same kind are one part. ``kind`` is ``text``, ``thought`` or ``other`` (calls, code); only
+    ``text`` parts keep their ``chunks`` (grounding spans point into answer text alone)."""
 
     __slots__ = ("_final", "block_id", "chunks", "kind", "signature")
 
@@ -276,10 +278,9 @@ class _TextBuf:
 class _MergedGrounding:
     """Field-wise merge across chunks: the latest non-empty value of each field wins."""
 
-    __slots__ = ("chunks", "entry_point", "queries", "retrieval", "seen", "supports")
+    __slots__ = ("chunks", "entry_point", "queries", "retrieval", "supports")
 
     def __init__(self) -> None:
-        self.seen = False
         self.queries: list[str] = []
         self.chunks: list[_GroundingChunk] = []
         self.supports: list[_Support] = []
@@ -297,7 +298,6 @@ class _MergedGrounding:
             self.entry_point = g.search_entry_point
         if g.retrieval_metadata:
             self.retrieval = g.retrieval_metadata
-        self.seen = self.seen or bool(self.queries or self.chunks or self.supports)
 
 
 class GeminiState(StreamState):
@@ -312,6 +312,7 @@ class GeminiState(StreamState):
         "local_calls",
         "open",
         "parts",
+        "pending_code_id",
         "raw_usage",
         "response_id",
         "started",
@@ -333,6 +334,7 @@ class GeminiState(StreamState):
         self.url_context: list[_UrlMetadata] = []
         self.response_id: str | None = None
         self.file_search_id: str | None = None
+        self.pending_code_id: str | None = None  # the code call awaiting its codeExecutionResult
         self.started = False
 
 
@@ -486,13 +488,8 @@ def _text_out(part: TextPart) -> _PartOut:
 
 
 def _signature_of(metadata: dict[str, Any] | None) -> str | None:
-    if not metadata:
-        return None
-    ns = metadata.get(NS)
-    if isinstance(ns, dict):
-        sig = ns.get("thoughtSignature")  # type: ignore[union-attr]
-        return sig if isinstance(sig, str) else None
-    return None
+    sig = ns(metadata, NS).get("thoughtSignature")
+    return sig if isinstance(sig, str) else None
 
 
 def _media_out(part: MediaPart) -> _PartOut:
@@ -763,11 +760,17 @@ _FINISH: dict[str, FinishReason] = {
 
 def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     data = frame.data
-    if not data.strip():
-        return
-    chunk = decode_frame(_decoder, data, "gemini chunk")
+    try:
+        chunk = _decode(data)
+    except msgspec.DecodeError:  # blank frames are skipped; the slow path reports the raw frame
+        if not data.strip():
+            return
+        chunk = decode_frame(_decoder, data, "gemini chunk")
+    _on_chunk(state, chunk, out)
+
+
+def _on_chunk(state: GeminiState, chunk: _Chunk, out: list[LLMEvent]) -> None:
     if chunk.error is not None:
-        _close(state, out)
         raise stream_error(chunk.error, "gemini")
     if not state.started:
         state.started = True
@@ -785,20 +788,20 @@ def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
             for part in content.parts:
                 text = part.text
                 current = state.open
+                thought = part.thought
                 if (
                     text
                     and current is not None
-                    and current.kind == ("thought" if part.thought else "text")
+                    and current.kind == ("thought" if thought else "text")
                     and (part.thought_signature is None or current.signature is None)
-                ):
-                    current.chunks.append(text)  # hot path: the open block continues
+                ):  # hot path: the open block continues
                     if part.thought_signature is not None:
                         current.signature = part.thought_signature
-                    out.append(
-                        ReasoningDelta(current.block_id, text)
-                        if part.thought
-                        else TextDelta(current.block_id, text)
-                    )
+                    if thought:
+                        out.append(ReasoningDelta(current.block_id, text))
+                    else:
+                        current.chunks.append(text)
+                        out.append(TextDelta(current.block_id, text))
                 else:
                     _on_part(state, part, out)
         if candidate.grounding_metadata is not None:
@@ -814,7 +817,6 @@ def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         state.finish_message = feedback.block_reason_message or state.finish_message
 
 
-
 def _next_id(state: GeminiState, kind: str) -> str:
     id = f"{kind}-{state.counter}"
     state.counter += 1
@@ -828,10 +830,8 @@ def _on_part(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
         _on_code(state, part.executable_code, out)
     elif part.code_execution_result is not None:
         _on_code_result(state, part.code_execution_result, out)
-    elif part.text is not None:
-        _on_text(state, part, out)
-    elif part.thought_signature is not None:
-        _on_text(state, msgspec.structs.replace(part, text=""), out)
+    else:
+        _on_text(state, part, out)  # text, or an empty part carrying only a signature
 
 
 def _on_text(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
@@ -853,10 +853,11 @@ def _on_text(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
         meta = {NS: {"thoughtSignature": sig}} if sig is not None and not part.thought else None
         out.append(ReasoningStart(current.block_id) if part.thought else TextStart(current.block_id, meta))
     if text:
-        current.chunks.append(text)
-        out.append(
-            ReasoningDelta(current.block_id, text) if part.thought else TextDelta(current.block_id, text)
-        )
+        if part.thought:
+            out.append(ReasoningDelta(current.block_id, text))
+        else:
+            current.chunks.append(text)
+            out.append(TextDelta(current.block_id, text))
 
 
 def _close(state: GeminiState, out: list[LLMEvent]) -> None:
@@ -911,16 +912,15 @@ def _on_code(state: GeminiState, code: dict[str, Any], out: list[LLMEvent]) -> N
         state.file_search_id = tool.id
     else:
         tool = ToolInput(_hosted_id(state, "code"), "code_execution", out, provider_executed=True)
+        state.pending_code_id = tool.id
     state.parts.append(_TextBuf("other", tool.id, None))
     tool.finish(out, input=code)
 
 
 def _on_code_result(state: GeminiState, result: dict[str, Any], out: list[LLMEvent]) -> None:
     _close(state, out)
-    last = next(
-        (p for p in reversed(state.parts) if p.kind == "other" and p.block_id.startswith("code_")), None
-    )
-    id = last.block_id if last is not None else _hosted_id(state, "code")
+    id = state.pending_code_id or _hosted_id(state, "code")  # a result without its call gets its own id
+    state.pending_code_id = None
     state.parts.append(_TextBuf("other", id, None))
     failed = result.get("outcome") not in (None, "OUTCOME_OK")
     out.append(ToolResult(id, "code_execution", result, is_error=failed, provider_executed=True))
@@ -1082,15 +1082,15 @@ def _usage(state: GeminiState) -> Usage | None:
     if state.raw_usage is None:
         return None
     raw = _usage_decoder.decode(state.raw_usage)
-    prompt = raw.get("promptTokenCount")
-    tool_prompt = raw.get("toolUsePromptTokenCount")
-    candidates = raw.get("candidatesTokenCount")
     thoughts = raw.get("thoughtsTokenCount")
-    input_tokens = None if prompt is None and tool_prompt is None else (prompt or 0) + (tool_prompt or 0)
-    output = None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
+    # input = prompt + tool-use prompt, output = candidates + thoughts (None when neither is given)
+    sums = Usage(
+        input_tokens=raw.get("promptTokenCount"), output_tokens=raw.get("candidatesTokenCount")
+    ) + Usage(input_tokens=raw.get("toolUsePromptTokenCount"), output_tokens=thoughts)
+    output = sums.output_tokens
     searches = len(state.grounding.queries) if state.grounding.queries else None
     return Usage.from_cached(
-        input_tokens=input_tokens,
+        input_tokens=sums.input_tokens,
         output_tokens=output,
         cache_read=raw.get("cachedContentTokenCount"),
         reasoning=thoughts if thoughts is not None or output is None else 0,
@@ -1100,11 +1100,11 @@ def _usage(state: GeminiState) -> Usage | None:
 
 
 def on_halt(state: GeminiState, out: list[LLMEvent]) -> None:
+    if not state.done and state.finish_reason is None and state.block_reason is None:
+        raise InvalidProviderOutputError("gemini: stream ended before a finishReason")
     _close(state, out)
     if state.done:
         return
-    if state.finish_reason is None and state.block_reason is None:
-        raise InvalidProviderOutputError("gemini: stream ended before a finishReason")
     _emit_grounding(state, out)
     if state.block_reason is not None and state.finish_reason is None:
         reason: FinishReason = "content-filter"
@@ -1164,33 +1164,40 @@ class _CodeAssistBody(msgspec.Struct):
     request: Any
 
 
-class _CodeAssistFrame(msgspec.Struct, rename="camel"):
-    response: msgspec.Raw = msgspec.Raw()
+class _CodeAssistFrame(_Chunk, rename="camel"):
+    """``{"response": {...}, "traceId": ...}``. It extends ``_Chunk`` so one decode also reads a
+    frame that is not wrapped (an ``error`` object, a frame already unwrapped) as a plain chunk."""
+
+    response: _Chunk | None = None
     trace_id: str | None = None
 
 
 _envelope_decoder = msgspec.json.Decoder(_CodeAssistFrame)
+_decode_envelope = _envelope_decoder.decode
 
 
-def _unwrap(frame: SSEEvent) -> SSEEvent:
-    """``data: {"response": {...}, "traceId": ...}`` -> ``data: {...}``; anything else (an
-    ``error`` object, a frame already unwrapped) passes through to the inner step unchanged."""
+def _code_assist_step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
+    """The Gemini step on the unwrapped chunk, decoded once."""
     data = frame.data
-    if not data.strip():
-        return frame
-    envelope = decode_frame(_envelope_decoder, data, "code assist frame")
-    if not envelope.response:
-        return frame
-    return SSEEvent(bytes(envelope.response), frame.event, frame.id, frame.retry)
+    try:
+        envelope = _decode_envelope(data)
+    except msgspec.DecodeError:
+        if not data.strip():
+            return
+        envelope = decode_frame(_envelope_decoder, data, "code assist frame")
+    _on_chunk(state, envelope.response if envelope.response is not None else envelope, out)
 
 
 def code_assist_protocol(project: str) -> Protocol:
-    """``PROTOCOL`` wrapped for Code Assist: body ``{model, project, request}``, frames unwrapped."""
+    """``PROTOCOL`` for Code Assist: body wrapped as ``{model, project, request}``, each frame's
+    ``response`` handed to the same chunk handler; state and ``on_halt`` are Gemini's own."""
 
-    def wrap(body: Any, _request: LLMRequest, model: Any) -> _CodeAssistBody:
-        return _CodeAssistBody(model.id, project, body)
+    def build(request: LLMRequest, model: Model) -> _CodeAssistBody:
+        return _CodeAssistBody(model.id, project, build_body(request, model))
 
-    return PROTOCOL.wrapped("gemini-code-assist", wrap, _unwrap)
+    return msgspec.structs.replace(
+        PROTOCOL, name="gemini-code-assist", build_body=build, step=_code_assist_step
+    )
 
 
 CODE_ASSIST_BASE_URL = "https://cloudcode-pa.googleapis.com"

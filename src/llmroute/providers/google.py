@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..protocols import gemini
-from ..route.auth import ApiKey, HeaderAuth, TokenProviderAuth
+from ..route.auth import HeaderAuth, TokenProviderAuth, bearer, header
 from ..route.model import Model
 from ..route.redact import Secret
 from ..schema.errors import AuthenticationError, NoRouteError
@@ -42,13 +42,13 @@ class Google:
         headers: dict[str, str] | None = None,
     ) -> None:
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.auth = HeaderAuth("x-goog-api-key", ApiKey(api_key, ENV, "google"))
+        self.auth = header("x-goog-api-key", api_key, *ENV, provider="google")
         self.headers = dict(headers) if headers else None
         self._route = gemini.route(self.base_url, self.auth, headers=self.headers)
 
     def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
         """A Gemini model. Keyword options are Google provider options (see the module doc)."""
-        return make_model(_bare(model_id), self._route, "google", generation, options)
+        return make_model(bare_model_id(model_id), self._route, "google", generation, options)
 
     model = gemini
 
@@ -65,13 +65,14 @@ def configure(
     return Google(api_key, base_url=base_url, headers=headers)
 
 
-def _bare(model_id: str) -> str:
+def bare_model_id(model_id: str) -> str:
+    """``models/gemini-2.5-flash`` -> ``gemini-2.5-flash`` (the path adds ``models/`` itself)."""
     return model_id.removeprefix("models/")
 
 
-def token_auth(access_token: AccessToken | None, provider: str) -> TokenProviderAuth:
+def token_auth(access_token: AccessToken | None, provider: str) -> HeaderAuth | TokenProviderAuth:
     """Bearer auth from a fixed token or an async callable that returns a fresh one per request."""
-    if access_token is None:
+    if access_token is None or access_token == "":
         raise AuthenticationError(
             f"{provider}: pass access_token= (a token string or an async callable returning a fresh token)",
             kind="missing",
@@ -79,12 +80,7 @@ def token_auth(access_token: AccessToken | None, provider: str) -> TokenProvider
         )
     if callable(access_token):
         return TokenProviderAuth(access_token)
-    secret = access_token if isinstance(access_token, Secret) else Secret(access_token)
-
-    async def fixed() -> str:
-        return secret.reveal()
-
-    return TokenProviderAuth(fixed)
+    return bearer(access_token, provider=provider)
 
 
 class CodeAssist:
@@ -110,7 +106,7 @@ class CodeAssist:
         self._route = gemini.code_assist_route(self.base_url, self.auth, project, headers=self.headers)
 
     def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
-        return make_model(_bare(model_id), self._route, "google", generation, options)
+        return make_model(bare_model_id(model_id), self._route, "google", generation, options)
 
     model = gemini
 

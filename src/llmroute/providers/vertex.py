@@ -18,7 +18,7 @@ from ..route.model import Model
 from ..schema.errors import NoRouteError
 from ..schema.options import GenerationOptions
 from ._facade import make_model
-from .google import AccessToken, token_auth
+from .google import AccessToken, bare_model_id, token_auth
 
 __all__ = ["Vertex", "configure"]
 
@@ -63,7 +63,7 @@ class Vertex:
         self._route = gemini.route(self.base_url, self.auth, name="vertex-gemini", headers=self.headers)
 
     def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
-        return make_model(model_id.removeprefix("models/"), self._route, "vertex", generation, options)
+        return make_model(bare_model_id(model_id), self._route, "vertex", generation, options)
 
     model = gemini
 
