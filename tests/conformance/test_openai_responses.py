@@ -781,3 +781,56 @@ def test_model_defaults_to_responses() -> None:
     model = openai.configure(api_key="sk-test").model("gpt-5.5")
     assert model.route.protocol is openai_responses.PROTOCOL
     assert model.route.endpoint.url("gpt-5.5") == "https://api.openai.com/v1/responses"
+
+
+@pytest.mark.anyio
+async def test_reasoning_text_parts_open_no_text_block() -> None:
+    """gpt-oss style raw reasoning: a ``reasoning_text`` content part is reasoning, not an (empty)
+    text block overlapping it."""
+    reasoning = {"id": "rs_1", "type": "reasoning", "summary": [], "content": []}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
+    body = sse(
+        CREATED,
+        {"type": "response.output_item.added", "output_index": 0, "item": reasoning},
+        {
+            "type": "response.content_part.added",
+            "item_id": "rs_1",
+            "output_index": 0,
+            "content_index": 0,
+            "part": {"type": "reasoning_text", "text": ""},
+        },
+        {"type": "response.reasoning_text.delta", "item_id": "rs_1", "content_index": 0, "delta": "Think"},
+        {"type": "response.reasoning_text.delta", "item_id": "rs_1", "content_index": 0, "delta": "ing."},
+        {"type": "response.content_part.done", "item_id": "rs_1", "output_index": 0, "content_index": 0},
+        {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
+        {"type": "response.output_item.added", "output_index": 1, "item": message},
+        {
+            "type": "response.content_part.added",
+            "item_id": "msg_1",
+            "output_index": 1,
+            "content_index": 0,
+            "part": {"type": "output_text", "text": "", "annotations": []},
+        },
+        {"type": "response.output_text.delta", "item_id": "msg_1", "content_index": 0, "delta": "Hi"},
+        {"type": "response.content_part.done", "item_id": "msg_1", "output_index": 1, "content_index": 0},
+        {"type": "response.completed", "response": {"status": "completed"}},
+    )
+    response, _ = await replay(interaction(body))
+    assert event_order_problems(response.events) == []
+    assert [e.id for e in response.events if isinstance(e, llmroute.TextStart)] == ["msg_1:0"]
+    assert [e.id for e in response.events if isinstance(e, llmroute.ReasoningStart)] == ["rs_1:0"]
+    assert (response.reasoning, response.text) == ("Thinking.", "Hi")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("status", "error", "retryable"),
+    [(503, llmroute.ProviderInternalError, True), (429, llmroute.RateLimitError, True)],
+)
+async def test_error_event_status_classifies_an_unknown_code(
+    status: int, error: type[llmroute.LLMError], retryable: bool
+) -> None:
+    event = {"type": "error", "status": status, "code": "upstream_hiccup", "message": "try again"}
+    with pytest.raises(error) as info:
+        await replay(interaction(sse(CREATED, event)))
+    assert info.value.retryable is retryable

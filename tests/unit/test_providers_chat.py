@@ -530,6 +530,29 @@ async def test_reasoning_details_without_reasoning_text_still_make_a_block() -> 
     }
 
 
+@pytest.mark.anyio
+async def test_refusal_text_is_a_block_citations_bind_to() -> None:
+    """A refusal opens its text block through the same path as content, so a later annotation
+    binds to that block (not to none) with offsets counted in it."""
+    annotation = {
+        "type": "url_citation",
+        "url_citation": {"url": "https://policy.example", "start_index": 0, "end_index": 5},
+    }
+    body = sse(
+        chunk({"refusal": "Sorry"}),
+        chunk({"refusal": ", no.", "annotations": [annotation]}),
+        chunk({}, "stop"),
+        "[DONE]",
+    )
+    events = await invariant_events(
+        llmroute.request(openrouter.configure("k").chat("m"), prompt="x"), OR_URL, body
+    )
+    (start,) = [e for e in events if isinstance(e, llmroute.TextStart)]
+    (cite,) = [e for e in events if isinstance(e, llmroute.Citation)]
+    assert cite.block_id == start.id
+    assert text_of(events, start.id)[cite.start : cite.end] == "Sorry"
+
+
 # -- xAI -------------------------------------------------------------------------------------------
 
 
@@ -711,3 +734,13 @@ async def test_glm_web_search_hits_become_a_provider_executed_call_and_result() 
         "content": built.text,
         "reasoning_content": "先搜索。",
     }
+
+
+@pytest.mark.anyio
+async def test_facade_rows_are_the_compatible_families(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert compatible.FAMILIES["xai"] is xai.FAMILY and compatible.FAMILIES["openrouter"] is openrouter.FAMILY
+    monkeypatch.setenv("XAI_API_KEY", SECRET)
+    facade = await prepare(llmroute.request(xai.configure().chat("grok-4"), prompt="x"))
+    family = await prepare(llmroute.request(compatible.configure("xai").model("grok-4"), prompt="x"))
+    assert (facade.url, facade.headers, facade.json()) == (family.url, family.headers, family.json())
+    assert xai.configure().chat("grok-4").route.name == "xai-chat"

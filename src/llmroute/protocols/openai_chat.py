@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -14,15 +15,28 @@ from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
-from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolCall, ToolResult
+from ..schema.events import Citation, FinishReason, LLMEvent, TextDelta, ToolCall, ToolResult
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._shared import Blocks, ToolInput, data_url, decode_frame, parse_tool_input, result_text, with_options
+from ._shared import (
+    _RAW_LIMIT,  # pyright: ignore[reportPrivateUsage]
+    Blocks,
+    ToolInput,
+    content_parts,
+    data_url,
+    decode_frame,
+    json_arguments,
+    parse_tool_input,
+    result_text,
+    with_options,
+)
 from .errors import stream_error
 
 __all__ = [
     "PROTOCOL",
+    "REASONING_MODEL",
+    "REASONING_QUIRKS",
     "ChatQuirks",
     "HostedToolLowering",
     "build_body",
@@ -113,6 +127,13 @@ class _ToolDef(msgspec.Struct, kw_only=True):
 
 class _StreamOptions(msgspec.Struct):
     include_usage: bool
+
+
+_DEFAULT_QUIRKS = ChatQuirks()
+# OpenAI reasoning models (and Azure deployments named after them) reject ``max_tokens`` on Chat
+# Completions and want ``max_completion_tokens``.
+REASONING_MODEL = re.compile(r"^(o\d|gpt-5|codex)")
+REASONING_QUIRKS = ChatQuirks(max_tokens_field="max_completion_tokens")
 
 
 class ChatBody(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -289,7 +310,7 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
     if role == "assistant":
         text = "".join(p.text for p in message.content if isinstance(p, TextPart))
         calls = [
-            _ToolCallOut(id=p.id, function=_Function(name=p.name, arguments=_arguments(p.input)))
+            _ToolCallOut(id=p.id, function=_Function(name=p.name, arguments=json_arguments(p.input)))
             for p in message.content
             if isinstance(p, ToolCallPart) and not p.provider_executed
         ]
@@ -309,8 +330,9 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
             if part.provider_executed:
                 continue
             out.append(_ToolMessage(tool_call_id=part.id, content=result_text(part.result)))
-            if isinstance(part.result, tuple | list):
-                media.extend(_media(p) for p in part.result if isinstance(p, MediaPart))  # type: ignore[union-attr]
+            parts = content_parts(part.result)
+            if parts:
+                media.extend(_media(p) for p in parts if isinstance(p, MediaPart))
         elif isinstance(part, TextPart):
             out.append(_UserMessage(content=part.text))
     if media:
@@ -335,10 +357,6 @@ def _reasoning_details_out(message: Message) -> list[dict[str, Any]] | None:
                 detail["signature"] = part.signature
             details.append(detail)
     return details or None
-
-
-def _arguments(value: Any) -> str:
-    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
 
 
 def _tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
@@ -408,13 +426,12 @@ def make_build_body(quirks: ChatQuirks) -> Any:
             stop=list(g.stop) if g.stop else None,
             response_format=_response_format(request),
         )
-        extra = request.options_for(model.provider)
-        return with_options(body, extra) if extra else body
+        return with_options(body, request.options_for(model.provider))
 
     return build_body
 
 
-build_body = make_build_body(ChatQuirks())
+build_body = make_build_body(_DEFAULT_QUIRKS)
 
 
 # 5. step / on_halt ------------------------------------------------------------------------------
@@ -482,7 +499,7 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
             _finish(state, out)
     elif not state.quirks.empty_choices_ok and chunk.usage is None and chunk.x_groq is None:
         raise InvalidProviderOutputError(
-            f"{state.name}: chunk without choices", raw=data[:2000].decode("utf-8", "replace")
+            f"{state.name}: chunk without choices", raw=data[:_RAW_LIMIT].decode("utf-8", "replace")
         )
     if chunk.usage is not None:
         state.usage = _usage(chunk.usage)
@@ -497,32 +514,33 @@ def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
     if not reasoning and details:
         reasoning = _details_text(details)
     if reasoning:
-        if blocks.reasoning is not None:
-            out.append(ReasoningDelta(blocks.reasoning, reasoning))
-        else:
-            blocks.end_text(out)
-            blocks.reasoning_delta(reasoning, out)
+        blocks.end_text(out)  # text and reasoning are never open together
+        blocks.reasoning_delta(reasoning, out)
     if details:
         _on_reasoning_details(state, details, out)
     if delta.executed_tools:
         _on_executed_tools(state, delta.executed_tools, out)
-    content = delta.content
-    if content:
-        _end_reasoning(state, out)
-        if blocks.text is None:
-            state.text_starts.append((state.text_len, blocks.text_delta(content, out)))
-        else:
-            out.append(TextDelta(blocks.text, content))
-        state.text_len += len(content)
+    if delta.content:
+        _on_text(state, delta.content, out)
     if delta.refusal:
-        _end_reasoning(state, out)
-        blocks.text_delta(delta.refusal, out)
+        _on_text(state, delta.refusal, out)
         state.finish_reason = state.finish_reason or "content_filter"
     if delta.tool_calls:
         for tool_delta in delta.tool_calls:
             _on_tool_delta(state, tool_delta, out)
     if delta.annotations:
         _on_annotations(state, delta.annotations, out)
+
+
+def _on_text(state: ChatState, text: str, out: list[LLMEvent]) -> None:
+    """Message text (content or refusal): one block, its start offset recorded for citations."""
+    _end_reasoning(state, out)
+    blocks = state.blocks
+    opening = blocks.text is None
+    block = blocks.text_delta(text, out)
+    if opening:
+        state.text_starts.append((state.text_len, block))
+    state.text_len += len(text)
 
 
 def _reasoning_text(quirks: ChatQuirks, delta: _Delta) -> str | None:
@@ -556,9 +574,8 @@ def _on_reasoning_details(state: ChatState, details: list[Any], out: list[LLMEve
         detail = _obj(raw)
         if not any(detail.get(key) for key in ("text", "summary", "data", "signature")):
             continue  # the empty opener some upstreams send
-        if state.blocks.reasoning is None:
-            state.blocks.end_text(out)
-            state.blocks.reasoning_delta("", out)  # encrypted-only reasoning still gets a block
+        state.blocks.end_text(out)
+        state.blocks.reasoning_delta("", out)  # encrypted-only reasoning still gets a block
         _merge_detail(state.reasoning_details, detail)
 
 
@@ -623,12 +640,11 @@ def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> 
                 "openai-chat: tool-call fragment for an unknown call", raw=msgspec.json.encode(delta).decode()
             )
         _close_blocks(state, out)
+        call_id = delta.id or f"call_{len(state.tools)}"
         key: int | str = (
-            delta.index
-            if state.quirks.tool_call_key == "index" and delta.index is not None
-            else (delta.id or f"call_{len(state.tools)}")
+            delta.index if state.quirks.tool_call_key == "index" and delta.index is not None else call_id
         )
-        tool = ToolInput(delta.id or f"call_{len(state.tools)}", (fn.name if fn else None) or "", out)
+        tool = ToolInput(call_id, (fn.name if fn else None) or "", out)
         state.tools[key] = tool
         state.tool_by_id[tool.id] = tool
     if fn is not None and fn.arguments:
@@ -775,16 +791,12 @@ def _usage(raw: dict[str, Any]) -> Usage:
 
 def on_halt(state: ChatState, out: list[LLMEvent]) -> None:
     if state.finish_reason is None and not state.done:
-        _close_blocks(state, out)
         raise InvalidProviderOutputError("openai-chat: stream ended before a finish_reason or [DONE]")
     _finish(state, out)
     state.done = True
 
 
 # 6. the Protocol value and its default route ---------------------------------------------------
-
-
-_DEFAULT_QUIRKS = ChatQuirks()
 
 
 def _provider_name(request: LLMRequest, default: str) -> str:
@@ -808,12 +820,21 @@ PROTOCOL = make_protocol()
 
 
 def route(
-    base_url: str, auth: Auth, *, quirks: ChatQuirks | None = None, name: str = "openai-chat", **changes: Any
+    endpoint: Endpoint | str,
+    auth: Auth,
+    *,
+    quirks: ChatQuirks | None = None,
+    name: str = "openai-chat",
+    **changes: Any,
 ) -> Route:
+    """A Chat Completions route. ``endpoint`` is an ``Endpoint`` or a base URL (``.../v1``,
+    ``/chat/completions`` is appended)."""
+    if isinstance(endpoint, str):
+        endpoint = Endpoint(endpoint, "/chat/completions")
     return Route(
         name=name,
         protocol=make_protocol(quirks) if quirks is not None else PROTOCOL,
-        endpoint=Endpoint(base_url, "/chat/completions"),
+        endpoint=endpoint,
         auth=auth,
         framing=SSEFraming(),
         **changes,

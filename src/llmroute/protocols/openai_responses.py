@@ -30,22 +30,21 @@ from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError, LLMError
-from ..schema.events import (
-    Citation,
-    FinishReason,
-    LLMEvent,
-    ReasoningDelta,
-    ReasoningEnd,
-    ReasoningStart,
-    TextDelta,
-    TextEnd,
-    TextStart,
-    ToolResult,
-)
+from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolResult
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._shared import ToolInput, data_url, decode_frame, parse_tool_input, with_options
+from ._shared import (
+    Blocks,
+    ToolInput,
+    content_parts,
+    data_url,
+    decode_frame,
+    json_arguments,
+    ns,
+    parse_tool_input,
+    with_options,
+)
 from .errors import stream_error
 
 __all__ = [
@@ -54,7 +53,6 @@ __all__ = [
     "ResponsesBody",
     "ResponsesState",
     "build_body",
-    "event_type",
     "on_halt",
     "route",
     "step",
@@ -186,6 +184,13 @@ class _Content(msgspec.Struct, gc=False):
     annotations: list[_Annotation] | None = None
 
 
+class _PartAdded(msgspec.Struct, gc=False):
+    """``response.content_part.added``, decoded again for its part type (``_Event`` stays small:
+    every field it has costs each hot-path decode)."""
+
+    part: _Content | None = None
+
+
 class _Summary(msgspec.Struct, gc=False):
     text: str = ""
 
@@ -217,24 +222,12 @@ class _Response(msgspec.Struct, gc=False):
     incomplete_details: _Details | None = None
 
 
-class _Type(msgspec.Struct, gc=False):
-    type: str = ""
-
-
 _event_decoder = msgspec.json.Decoder(_Event)
 _item_decoder = msgspec.json.Decoder(_Item)
 _annotation_decoder = msgspec.json.Decoder(_Annotation)
 _response_decoder = msgspec.json.Decoder(_Response)
+_part_added_decoder = msgspec.json.Decoder(_PartAdded)
 _raw_decoder = msgspec.json.Decoder(dict[str, Any])
-_type_decoder = msgspec.json.Decoder(_Type)
-
-
-def event_type(data: bytes) -> str:
-    """The ``type`` of one event payload (for transports that deliver bare JSON messages)."""
-    try:
-        return _type_decoder.decode(data).type
-    except msgspec.DecodeError:
-        return ""
 
 
 # 3. parser state --------------------------------------------------------------------------------
@@ -242,16 +235,16 @@ def event_type(data: bytes) -> str:
 
 class ResponsesState(StreamState):
     __slots__ = (
+        "blocks",
         "cited",
         "function_calls",
         "phases",
-        "reasoning_id",
+        "reasoning_index",
         "reasoning_item",
         "refused",
         "searches",
         "text_chunks",
-        "text_ci",
-        "text_id",
+        "text_index",
         "text_item",
         "texts",
         "tools",
@@ -259,14 +252,17 @@ class ResponsesState(StreamState):
 
     def __init__(self) -> None:
         super().__init__()
-        self.text_id: str | None = None
+        self.blocks = Blocks()
+        # (item id, content index) of the open text block and (item id, summary index) of the open
+        # reasoning block, compared per delta so block ids are only built when the pair changes;
+        # index -1 while none is open.
         self.text_item: str | None = None
-        self.text_ci = -1
+        self.text_index = -1
         self.text_chunks: list[str] = []
         self.texts: dict[str, str] = {}  # closed text blocks, for late annotations
         self.phases: dict[str, str] = {}  # message item id -> phase
-        self.reasoning_id: str | None = None
         self.reasoning_item: str | None = None
+        self.reasoning_index = -1
         self.tools: dict[str, ToolInput] = {}  # item id -> streamed call
         self.cited: set[tuple[str, str, str | None, int | None, int | None]] = set()
         self.function_calls = 0
@@ -277,14 +273,6 @@ class ResponsesState(StreamState):
 # 4. build_body ----------------------------------------------------------------------------------
 
 _OPENAI = "openai"
-
-
-def _meta(part: TextPart | ReasoningPart | ToolCallPart | ToolResultPart) -> dict[str, Any]:
-    meta = part.provider_metadata
-    if not meta:
-        return {}
-    value = meta.get(_OPENAI)
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
 
 
 def _text(parts: tuple[Any, ...]) -> str:
@@ -307,16 +295,13 @@ def _user_content(part: Any) -> _UserContent:
     raise InvalidRequestError(f"{NAME}: a user message cannot hold a {type(part).__name__}")
 
 
-def _arguments(value: Any) -> str:
-    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
-
-
 def _tool_output(part: ToolResultPart) -> str | list[_UserContent]:
     result = part.result
     if isinstance(result, str):
         return result
-    if isinstance(result, tuple | list) and all(isinstance(p, TextPart | MediaPart) for p in result):  # pyright: ignore[reportUnknownVariableType]
-        return [_user_content(p) for p in result]  # pyright: ignore[reportUnknownVariableType]
+    parts = content_parts(result)
+    if parts is not None:
+        return [_user_content(p) for p in parts]
     return msgspec.json.encode(result).decode()
 
 
@@ -357,7 +342,7 @@ def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted
     hosted: dict[str, dict[str, Any]] = {}
     for part in message.content:
         if isinstance(part, TextPart):
-            meta = _meta(part)
+            meta = ns(part.provider_metadata, _OPENAI)
             item_id = meta.get("item_id")
             tail = items[-1] if items else None
             if item_id is not None and item_id == last_text_item and isinstance(tail, _MessageItem):
@@ -370,7 +355,7 @@ def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted
             continue
         last_text_item = None
         if isinstance(part, ReasoningPart):
-            item_id = _meta(part).get("item_id")
+            item_id = ns(part.provider_metadata, _OPENAI).get("item_id")
             if not isinstance(item_id, str):
                 continue  # reasoning from another provider cannot be sent to this one
             tail = items[-1] if items else None
@@ -392,7 +377,7 @@ def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted
         if isinstance(part, ToolCallPart):
             if not part.provider_executed:
                 items.append(
-                    _FunctionCallItem(call_id=part.id, name=part.name, arguments=_arguments(part.input))
+                    _FunctionCallItem(call_id=part.id, name=part.name, arguments=json_arguments(part.input))
                 )
                 continue
             item = _hosted_item(part)
@@ -409,7 +394,7 @@ def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted
 
 
 def _hosted_item(part: ToolCallPart) -> dict[str, Any] | None:
-    item_type = _meta(part).get("item_type")
+    item_type = ns(part.provider_metadata, _OPENAI).get("item_type")
     spec = HOSTED_ITEMS.get(item_type) if isinstance(item_type, str) else None
     if spec is None:
         return None
@@ -421,7 +406,7 @@ def _hosted_item(part: ToolCallPart) -> dict[str, Any] | None:
     elif isinstance(value, dict):
         for key in spec[1]:
             if key in value:
-                item[key] = value[key] if key != "arguments" else _arguments(value[key])
+                item[key] = value[key] if key != "arguments" else json_arguments(value[key])
     return item
 
 
@@ -577,42 +562,45 @@ HOSTED_ITEMS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 def step(state: ResponsesState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     ev = decode_frame(_event_decoder, frame.data, "openai-responses event")
     kind = ev.type
-    if kind == "response.output_text.delta":  # hot path
-        delta = ev.delta
-        if delta:
-            if state.text_item != ev.item_id or state.text_ci != ev.content_index or state.text_id is None:
-                _open_text(state, ev.item_id or "msg", ev.content_index, out)
-            out.append(TextDelta(state.text_id, delta))  # type: ignore[arg-type]
-            state.text_chunks.append(delta)
-        return
-    handler = _HANDLERS.get(kind)
-    if handler is not None:
-        handler(state, ev, out)
+    if kind != "response.output_text.delta":  # the hot path skips this block
+        if kind != "response.refusal.delta":
+            handler = _HANDLERS.get(kind)
+            if handler is not None:
+                handler(state, ev, out)
+            elif kind == "response.content_part.added":
+                _on_content_added(state, ev, frame.data, out)
+            return
+        state.refused = True  # refusal text is message text: handled below like output_text
+    delta = ev.delta
+    if delta:
+        if state.text_index != ev.content_index or state.text_item != ev.item_id:
+            _open_text(state, ev.item_id, ev.content_index, out)
+        out.append(TextDelta(state.blocks.text, delta))  # type: ignore[arg-type]
+        state.text_chunks.append(delta)
 
 
-def _open_text(state: ResponsesState, item_id: str, index: int, out: list[LLMEvent]) -> None:
+def _open_text(state: ResponsesState, item_id: str | None, index: int, out: list[LLMEvent]) -> None:
     _close_text(state, out)
-    state.text_id = block = f"{item_id}:{index}"
-    state.text_item, state.text_ci = item_id, index
-    state.text_chunks = []
+    state.text_item, state.text_index = item_id, index
+    item_id = item_id or "msg"
     meta: dict[str, Any] = {"item_id": item_id}
     phase = state.phases.get(item_id)
     if phase is not None:
         meta["phase"] = phase
-    out.append(TextStart(block, {_OPENAI: meta}))
+    state.blocks.text_delta("", out, id=f"{item_id}:{index}", metadata={_OPENAI: meta})
 
 
 def _close_text(state: ResponsesState, out: list[LLMEvent]) -> None:
-    block = state.text_id
+    block = state.blocks.text
     if block is not None:
-        out.append(TextEnd(block))
+        state.blocks.end_text(out)
         state.texts[block] = "".join(state.text_chunks)
-        state.text_id, state.text_item, state.text_ci = None, None, -1
+        state.text_item, state.text_index = None, -1
         state.text_chunks = []
 
 
 def _text_of(state: ResponsesState, block: str) -> str:
-    if block == state.text_id:
+    if block == state.blocks.text:
         text = "".join(state.text_chunks)
         state.text_chunks = [text]  # joined once per annotation burst, not once per annotation
         return text
@@ -620,25 +608,21 @@ def _text_of(state: ResponsesState, block: str) -> str:
 
 
 def _open_reasoning(state: ResponsesState, item_id: str, index: int, out: list[LLMEvent]) -> None:
-    block = f"{item_id}:{index}"
-    if state.reasoning_id == block:
+    if state.reasoning_index == index and state.reasoning_item == item_id:
         return
-    _end_reasoning(state, out)
-    state.reasoning_id, state.reasoning_item = block, item_id
-    out.append(ReasoningStart(block, {_OPENAI: {"item_id": item_id}}))
+    blocks = state.blocks
+    blocks.end_reasoning(out)
+    state.reasoning_item, state.reasoning_index = item_id, index
+    blocks.reasoning_delta("", out, id=f"{item_id}:{index}", metadata={_OPENAI: {"item_id": item_id}})
 
 
 def _end_reasoning(state: ResponsesState, out: list[LLMEvent], item: _Item | None = None) -> None:
-    if state.reasoning_id is not None:
+    if state.blocks.reasoning is not None:
         if item is None:
-            out.append(ReasoningEnd(state.reasoning_id))
+            state.blocks.end_reasoning(out)
         else:
-            out.append(
-                ReasoningEnd(
-                    state.reasoning_id, None, item.encrypted_content, {_OPENAI: {"item_id": item.id}}
-                )
-            )
-        state.reasoning_id = state.reasoning_item = None
+            state.blocks.end_reasoning(out, None, item.encrypted_content, {_OPENAI: {"item_id": item.id}})
+        state.reasoning_item, state.reasoning_index = None, -1
 
 
 def _on_created(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
@@ -673,23 +657,22 @@ def _hosted_input(item_id: str, kind: str, out: list[LLMEvent]) -> ToolInput:
     )
 
 
-def _on_content_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
+_TEXT_PARTS = ("output_text", "refusal")
+
+
+def _on_content_added(state: ResponsesState, ev: _Event, data: bytes, out: list[LLMEvent]) -> None:
+    # A message's text or refusal opens its block; a reasoning item's ``reasoning_text`` part is
+    # the reasoning block its deltas open.
+    part = decode_frame(_part_added_decoder, data, "openai-responses event").part
+    if part is not None and part.type not in _TEXT_PARTS:
+        return
     _end_reasoning(state, out)
-    _open_text(state, ev.item_id or "msg", ev.content_index, out)
+    _open_text(state, ev.item_id, ev.content_index, out)
 
 
 def _on_content_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
-    if state.text_item == ev.item_id and state.text_ci == ev.content_index:
+    if state.text_index == ev.content_index and state.text_item == ev.item_id:
         _close_text(state, out)
-
-
-def _on_refusal_delta(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
-    state.refused = True
-    if ev.delta:
-        if state.text_item != ev.item_id or state.text_ci != ev.content_index or state.text_id is None:
-            _open_text(state, ev.item_id or "msg", ev.content_index, out)
-        out.append(TextDelta(state.text_id, ev.delta))  # type: ignore[arg-type]
-        state.text_chunks.append(ev.delta)
 
 
 def _on_summary_part(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
@@ -698,14 +681,20 @@ def _on_summary_part(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> 
 
 
 def _on_summary_delta(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
-    if ev.delta:
-        _open_reasoning(
-            state,
-            ev.item_id or "rs",
-            ev.summary_index if ev.type.endswith("summary_text.delta") else ev.content_index,
-            out,
-        )
-        out.append(ReasoningDelta(state.reasoning_id, ev.delta))  # type: ignore[arg-type]
+    _reasoning_delta(state, ev, ev.summary_index, out)
+
+
+def _on_reasoning_text_delta(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
+    _reasoning_delta(state, ev, ev.content_index, out)
+
+
+def _reasoning_delta(state: ResponsesState, ev: _Event, index: int, out: list[LLMEvent]) -> None:
+    delta = ev.delta
+    if delta:
+        item_id = ev.item_id or "rs"
+        if state.reasoning_index != index or state.reasoning_item != item_id:
+            _open_reasoning(state, item_id, index, out)
+        out.append(ReasoningDelta(state.blocks.reasoning, delta))  # type: ignore[arg-type]
 
 
 def _on_arguments_delta(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
@@ -740,7 +729,7 @@ def _on_message_done(state: ResponsesState, item: _Item, out: list[LLMEvent]) ->
     if state.text_item == item.id:
         _close_text(state, out)
     for index, content in enumerate(item.content or ()):
-        block = f"{item.id}:{index}"
+        block = f"{item.id or 'msg'}:{index}"
         if block not in state.texts and content.text:
             # text only in the final item (no deltas streamed): emit it as one block
             _open_text(state, item.id, index, out)
@@ -778,7 +767,7 @@ def _on_hosted_done(
 
 def _on_annotation(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     annotation = decode_frame(_annotation_decoder, ev.annotation, "openai-responses annotation")
-    block = f"{ev.item_id}:{ev.content_index}"
+    block = f"{ev.item_id or 'msg'}:{ev.content_index}"
     _cite(state, block, annotation, out, _text_of(state, block))
 
 
@@ -875,7 +864,6 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
         state.usage = _usage(response.usage, state.searches)
     status = response.status or ev.type.removeprefix("response.")
     if status == "failed":
-        _close_all(state, out)
         raise _error(response.error or {"message": "response failed"}, None)
     _close_all(state, out)
     if status == "incomplete":
@@ -894,19 +882,16 @@ def _on_error(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
         error = decode_frame(_raw_decoder, ev.error, "openai-responses error")
     if ev.code or ev.message:
         error = {"code": ev.code, "message": ev.message, **error}
-    _close_all(state, out)
     raise _error(error, ev.status)
 
 
 def _error(error: dict[str, Any], status: int | None) -> LLMError:
-    kind = error.get("code") or error.get("type") or ""
-    classified: dict[str, Any] = {
-        "type": kind,
-        "message": error.get("message") or "provider reported an error",
-    }
-    if status is not None and not kind:
-        classified["code"] = status
-    return stream_error(classified, NAME)
+    code = error.get("code")
+    if isinstance(code, str) and code:
+        # OpenAI's ``code`` is the specific kind (``context_length_exceeded`` under
+        # ``invalid_request_error``); ``stream_error`` reads ``type`` first.
+        error = {**error, "type": code}
+    return stream_error(error, NAME, status=status)
 
 
 def _close_all(state: ResponsesState, out: list[LLMEvent]) -> None:
@@ -922,12 +907,10 @@ _HANDLERS: dict[str, Callable[[ResponsesState, _Event, list[LLMEvent]], None]] =
     "response.in_progress": _on_created,
     "response.output_item.added": _on_item_added,
     "response.output_item.done": _on_item_done,
-    "response.content_part.added": _on_content_added,
     "response.content_part.done": _on_content_done,
-    "response.refusal.delta": _on_refusal_delta,
     "response.reasoning_summary_part.added": _on_summary_part,
     "response.reasoning_summary_text.delta": _on_summary_delta,
-    "response.reasoning_text.delta": _on_summary_delta,
+    "response.reasoning_text.delta": _on_reasoning_text_delta,
     "response.function_call_arguments.delta": _on_arguments_delta,
     "response.output_text.annotation.added": _on_annotation,
     "response.completed": _on_terminal,
@@ -940,7 +923,6 @@ _HANDLERS: dict[str, Callable[[ResponsesState, _Event, list[LLMEvent]], None]] =
 
 def on_halt(state: ResponsesState, out: list[LLMEvent]) -> None:
     if not state.done:
-        _close_all(state, out)
         raise InvalidProviderOutputError(f"{NAME}: stream ended before response.completed")
     _close_all(state, out)
 

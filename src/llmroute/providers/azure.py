@@ -13,7 +13,6 @@ returning a Microsoft Entra access token, e.g. from ``azure.identity.aio``) requ
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from ..protocols import openai_chat, openai_responses
@@ -30,11 +29,8 @@ __all__ = ["DEFAULT_API_VERSION", "Azure", "configure"]
 
 DEFAULT_API_VERSION = "2024-10-21"
 _KEY_ENV = ("AZURE_OPENAI_API_KEY",)
-# Reasoning deployments want ``max_completion_tokens``; deployment names often echo the model name.
-_REASONING_MODEL = re.compile(r"^(o\d|gpt-5|codex)")
 # Azure may open a stream with a chunk whose ``choices`` is empty (prompt-filter results): declared.
 _QUIRKS = ChatQuirks(empty_choices_ok=True)
-_REASONING_QUIRKS = ChatQuirks(empty_choices_ok=True, max_tokens_field="max_completion_tokens")
 
 
 def _root(base_url: str) -> str:
@@ -85,10 +81,11 @@ class Azure:
             f"{self.root}/openai", "/deployments/{model}/chat/completions", {"api-version": api_version}
         )
         self._chat = openai_chat.route(
-            endpoint.base_url, self.auth, quirks=_QUIRKS, name="azure-chat", headers=headers
-        ).with_(endpoint=endpoint)
+            endpoint, self.auth, quirks=_QUIRKS, name="azure-chat", headers=headers
+        )
+        # Reasoning deployments want ``max_completion_tokens``; deployment names often echo the model name.
         self._chat_reasoning = self._chat.with_(
-            protocol=openai_chat.make_protocol(_REASONING_QUIRKS, "azure-chat")
+            protocol=openai_chat.make_protocol(openai_chat.REASONING_QUIRKS)
         )
         self._responses: Route | None = None
 
@@ -102,7 +99,9 @@ class Azure:
     ) -> Model:
         """A Chat Completions deployment. ``reasoning`` (default: guessed from the deployment name)
         sends ``max_completion_tokens``; extra keyword options become body fields."""
-        is_reasoning = _REASONING_MODEL.match(deployment) is not None if reasoning is None else reasoning
+        is_reasoning = (
+            openai_chat.REASONING_MODEL.match(deployment) is not None if reasoning is None else reasoning
+        )
         route = self._chat_reasoning if is_reasoning else self._chat
         return make_model(deployment, route, "azure", generation, options)
 

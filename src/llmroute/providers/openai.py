@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from ..protocols import openai_chat, openai_responses
@@ -16,9 +15,6 @@ from ._facade import make_model
 __all__ = ["DEFAULT_BASE_URL", "OpenAI", "configure"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-# Reasoning models reject ``max_tokens`` on Chat Completions and want ``max_completion_tokens``.
-_REASONING_MODEL = re.compile(r"^(o\d|gpt-5|codex)")
 
 
 class OpenAI:
@@ -40,18 +36,15 @@ class OpenAI:
             extra["openai-project"] = project
         self.headers = extra or None
         self._chat = openai_chat.route(self.base_url, self.auth, headers=self.headers)
-        self._chat_reasoning = openai_chat.route(
-            self.base_url,
-            self.auth,
-            quirks=openai_chat.ChatQuirks(max_tokens_field="max_completion_tokens"),
-            headers=self.headers,
+        self._chat_reasoning = self._chat.with_(
+            protocol=openai_chat.make_protocol(openai_chat.REASONING_QUIRKS)
         )
         self._responses = openai_responses.route(self.base_url, self.auth, headers=self.headers)
         self._responses_ws: Route | None = None
 
     def chat(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
         """A Chat Completions model. Extra keyword options become body fields (``reasoning_effort``, ...)."""
-        route = self._chat_reasoning if _REASONING_MODEL.match(model_id) else self._chat
+        route = self._chat_reasoning if openai_chat.REASONING_MODEL.match(model_id) else self._chat
         return make_model(model_id, route, "openai", generation, options)
 
     def responses(
@@ -86,10 +79,7 @@ class OpenAI:
 
     def model(self, model_id: str, **kwargs: Any) -> Model:
         """The recommended API for ``model_id``."""
-        responses = getattr(self, "responses", None)
-        if responses is not None:
-            return responses(model_id, **kwargs)
-        return self.chat(model_id, **kwargs)
+        return self.responses(model_id, **kwargs)
 
     def __repr__(self) -> str:
         return f"OpenAI(base_url={self.base_url!r})"

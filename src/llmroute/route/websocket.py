@@ -85,13 +85,12 @@ class WebSocketWire:
 
     def __init__(
         self,
-        stream: anyio.abc.ByteStream | None,
+        stream: anyio.abc.ByteStream,
         protocol: ClientProtocol | None,
         *,
         status: int,
         headers: Mapping[str, str],
         body: bytes = b"",
-        pending: list[Any] | None = None,
         url: str = "",
         read_timeout: float | None = None,
         close_timeout: float = 2.0,
@@ -101,7 +100,7 @@ class WebSocketWire:
         self.status = status
         self.headers = headers
         self._body = body
-        self._pending: deque[Any] = deque(pending or ())
+        self._pending: deque[Any] = deque()
         self._url = url
         self._read_timeout = read_timeout
         self._close_timeout = close_timeout
@@ -109,14 +108,14 @@ class WebSocketWire:
         self._closed = False
 
     async def _flush(self) -> None:
-        assert self._stream is not None and self._protocol is not None
+        assert self._protocol is not None
         for data in self._protocol.data_to_send():
             if data:
                 await self._stream.send(data)
 
     async def _receive(self) -> None:
         """Read once from the socket into the protocol; queue the events; answer pings/closes."""
-        assert self._stream is not None and self._protocol is not None
+        assert self._protocol is not None
         try:
             data = await self._stream.receive()
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
@@ -175,13 +174,10 @@ class WebSocketWire:
         if self._closed:
             return
         self._closed = True
-        stream, protocol = self._stream, self._protocol
-        if stream is None:
-            return
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(self._close_timeout):
-                await self._close_handshake(protocol)
-            await stream.aclose()
+                await self._close_handshake(self._protocol)
+            await self._stream.aclose()
 
     async def _close_handshake(self, protocol: ClientProtocol | None) -> None:
         from websockets.protocol import State
@@ -233,7 +229,7 @@ class WebSocketTransport:
                 deadline="connect",
                 http=http_context(prepared.method, prepared.url, None, None),
             ) from exc
-        except (OSError, anyio.BrokenResourceError, anyio.EndOfStream, ssl.SSLError) as exc:
+        except (OSError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:  # ssl.SSLError is an OSError
             raise TransportError(
                 f"{type(exc).__name__} opening a WebSocket to {redact_url(prepared.url)}",
                 http=http_context(prepared.method, prepared.url, None, None),
