@@ -252,3 +252,26 @@ async def test_a_text_chunk_that_also_carries_a_tool_call_and_citation_loses_not
     assert [(c.name, c.input) for c in response.tool_calls] == [("f", {})]
     (citation,) = response.citations
     assert response.text_blocks[citation.block_id][citation.start : citation.end] == "here."
+
+
+@pytest.mark.anyio
+async def test_a_refusal_finishes_as_content_filter_even_when_the_server_says_stop() -> None:
+    from llmroute.testing import Interaction, RecordedRequest, RecordedResponse
+
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "refusal": "I can't help with that."}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    cassette = Cassette(
+        [
+            Interaction(
+                RecordedRequest("POST", "https://api.openai.com/v1/chat/completions", {}, b""),
+                RecordedResponse(200, {"content-type": ["text/event-stream"]}, body.encode()),
+            )
+        ]
+    )
+    request = llmroute.request(model=openai.configure(api_key="sk-test").chat("gpt-4o-mini"), prompt="hi")
+    response, _ = await replay_generate(cassette, request)
+    assert response.text == "I can't help with that."
+    assert response.finish_reason == "content-filter"

@@ -26,6 +26,7 @@ from ..schema.events import (
 from ..schema.options import CachePolicy
 
 __all__ = [
+    "RAW_LIMIT",
     "Blocks",
     "ToolInput",
     "cache_targets",
@@ -41,7 +42,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-_RAW_LIMIT = 2000
+RAW_LIMIT = 2000  # bytes of an offending frame kept on InvalidProviderOutputError.raw
 _json_encoder = msgspec.json.Encoder()
 
 
@@ -60,7 +61,7 @@ def decode_frame(decoder: msgspec.json.Decoder[T], data: bytes, what: str) -> T:
             except msgspec.DecodeError:
                 pass
         raise InvalidProviderOutputError(
-            f"malformed {what}: {exc}", raw=data[:_RAW_LIMIT].decode("utf-8", "replace")
+            f"malformed {what}: {exc}", raw=data[:RAW_LIMIT].decode("utf-8", "replace")
         ) from None
 
 

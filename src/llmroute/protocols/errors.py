@@ -76,15 +76,17 @@ def stream_error(error: dict[str, Any], provider: str, *, status: int | None = N
     Anthropic, Gemini, OpenRouter's numeric ``code``, an AWS exception type as ``type``). ``status``
     is the HTTP-like status when the provider gives one separately."""
     message = str(error.get("message") or error.get("error") or "provider reported an error")
-    raw_code = error.get("type") or error.get("code")
     if status is None and isinstance(error.get("code"), int):
         status = error["code"]
-    code = None if raw_code is None or isinstance(raw_code, int) else str(raw_code)
-    google_status = error.get("status") if isinstance(error.get("status"), str) else None
-    kinds = {k.lower() for k in (code, google_status) if k}
+    # Every string the provider uses to name the error: ``type`` (Anthropic, OpenAI's category),
+    # ``code`` (OpenAI's specific kind, e.g. context_length_exceeded) and Google's ``status``.
+    names = [
+        v for v in (error.get("type"), error.get("code"), error.get("status")) if isinstance(v, str) and v
+    ]
+    kinds = {n.lower() for n in names}
     text = f"{provider}: {message}"
-    probe = " ".join(p for p in (message, code, google_status) if p)
-    kw: dict[str, Any] = {"code": code or google_status, "provider": provider}
+    probe = " ".join([message, *names])
+    kw: dict[str, Any] = {"code": names[0] if names else None, "provider": provider}
     if kinds & _AUTH or status in (401, 403):
         kind = "forbidden" if kinds & _FORBIDDEN or status == 403 else "invalid"
         return AuthenticationError(text, kind=kind, **kw)

@@ -20,7 +20,7 @@ from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
 from ._shared import (
-    _RAW_LIMIT,  # pyright: ignore[reportPrivateUsage]
+    RAW_LIMIT,
     Blocks,
     ToolInput,
     content_parts,
@@ -235,6 +235,7 @@ class ChatState(StreamState):
         "pending_citations",
         "quirks",
         "reasoning_details",
+        "refused",
         "started",
         "text_len",
         "text_starts",
@@ -251,6 +252,7 @@ class ChatState(StreamState):
         self.tools: dict[int | str, ToolInput] = {}
         self.tool_by_id: dict[str, ToolInput] = {}
         self.finish_reason: str | None = None
+        self.refused = False  # the model sent a refusal instead of an answer
         self.started = False
         self.text_len = 0  # characters of message content so far (annotation offsets count these)
         self.text_starts: list[tuple[int, str]] = []  # (content offset, block id) per text block
@@ -499,7 +501,7 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
             _finish(state, out)
     elif not state.quirks.empty_choices_ok and chunk.usage is None and chunk.x_groq is None:
         raise InvalidProviderOutputError(
-            f"{state.name}: chunk without choices", raw=data[:_RAW_LIMIT].decode("utf-8", "replace")
+            f"{state.name}: chunk without choices", raw=data[:RAW_LIMIT].decode("utf-8", "replace")
         )
     if chunk.usage is not None:
         state.usage = _usage(chunk.usage)
@@ -524,7 +526,7 @@ def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
         _on_text(state, delta.content, out)
     if delta.refusal:
         _on_text(state, delta.refusal, out)
-        state.finish_reason = state.finish_reason or "content_filter"
+        state.refused = True
     if delta.tool_calls:
         for tool_delta in delta.tool_calls:
             _on_tool_delta(state, tool_delta, out)
@@ -764,6 +766,8 @@ def _finish(state: ChatState, out: list[LLMEvent]) -> None:
     reason = _FINISH.get(state.finish_reason or "", "unknown")
     if state.tools and reason == "stop":
         reason = "tool-calls"  # some servers say "stop" after calling tools
+    elif state.refused and reason in ("stop", "unknown"):
+        reason = "content-filter"  # a refusal ends with finish_reason "stop"
     state.reason = reason
 
 

@@ -29,7 +29,7 @@ from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from ..schema.errors import InvalidProviderOutputError, InvalidRequestError, LLMError
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolResult
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
@@ -864,7 +864,7 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
         state.usage = _usage(response.usage, state.searches)
     status = response.status or ev.type.removeprefix("response.")
     if status == "failed":
-        raise _error(response.error or {"message": "response failed"}, None)
+        raise stream_error(response.error or {"message": "response failed"}, NAME)
     _close_all(state, out)
     if status == "incomplete":
         details = response.incomplete_details
@@ -882,16 +882,7 @@ def _on_error(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
         error = decode_frame(_raw_decoder, ev.error, "openai-responses error")
     if ev.code or ev.message:
         error = {"code": ev.code, "message": ev.message, **error}
-    raise _error(error, ev.status)
-
-
-def _error(error: dict[str, Any], status: int | None) -> LLMError:
-    code = error.get("code")
-    if isinstance(code, str) and code:
-        # OpenAI's ``code`` is the specific kind (``context_length_exceeded`` under
-        # ``invalid_request_error``); ``stream_error`` reads ``type`` first.
-        error = {**error, "type": code}
-    return stream_error(error, NAME, status=status)
+    raise stream_error(error, NAME, status=ev.status)
 
 
 def _close_all(state: ResponsesState, out: list[LLMEvent]) -> None:
