@@ -36,3 +36,22 @@ async def replay_events(
     transport = ReplayTransport(cassette, chunking)
     async with llmroute.Client(http=httpx.AsyncClient(transport=transport)) as client:
         return [event async for event in client.stream(request)]
+
+
+def sse_cassette(url: str, body: bytes | list[dict[str, object]], *, done: bool = True) -> Cassette:
+    """One 200 SSE interaction: raw ``body`` bytes, or chunks rendered as ``data:`` events."""
+    import json
+
+    from llmroute.testing import Interaction, RecordedRequest, RecordedResponse
+
+    if not isinstance(body, bytes):
+        text = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in body)
+        body = (text + ("data: [DONE]\n\n" if done else "")).encode()
+    return Cassette(
+        [
+            Interaction(
+                RecordedRequest("POST", url, {}, b""),
+                RecordedResponse(200, {"content-type": ["text/event-stream"]}, body),
+            )
+        ]
+    )

@@ -11,8 +11,9 @@ import llmroute
 from llmroute.protocols.openai_chat import ChatQuirks
 from llmroute.providers import compatible, openai
 from llmroute.testing import Cassette, Chunking, event_order_problems
-from tests.helpers import CASSETTES, replay_events, replay_generate
+from tests.helpers import CASSETTES, replay_events, replay_generate, sse_cassette
 
+CHAT_URL = "https://api.openai.com/v1/chat/completions"
 CHAT = sorted((CASSETTES / "opencode").glob("openai-c*/*.yaml"))
 HOSTS = {
     "api.deepseek.com": "deepseek",
@@ -188,16 +189,7 @@ async def test_events_do_not_depend_on_chunk_boundaries(path: Any, seed: int) ->
 @pytest.mark.anyio
 async def test_malformed_chunk_is_a_typed_error_with_the_raw_frame() -> None:
     body = (CASSETTES / "opencode/openai-chat-fixtures/malformed.sse").read_bytes()
-    from llmroute.testing import Interaction, RecordedRequest, RecordedResponse
-
-    cassette = Cassette(
-        [
-            Interaction(
-                RecordedRequest("POST", "https://api.openai.com/v1/chat/completions", {}, b""),
-                RecordedResponse(200, {"content-type": ["text/event-stream"]}, body),
-            )
-        ]
-    )
+    cassette = sse_cassette(CHAT_URL, body)
     request = llmroute.request(model=openai.configure(api_key="sk-test").chat("gpt-4o-mini"), prompt="hi")
     with pytest.raises(llmroute.InvalidProviderOutputError) as info:
         await replay_generate(cassette, request)
@@ -207,8 +199,6 @@ async def test_malformed_chunk_is_a_typed_error_with_the_raw_frame() -> None:
 
 @pytest.mark.anyio
 async def test_a_text_chunk_that_also_carries_a_tool_call_and_citation_loses_nothing() -> None:
-    from llmroute.testing import Interaction, RecordedRequest, RecordedResponse
-
     chunks = [
         {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "See "}}]},
         {
@@ -237,15 +227,7 @@ async def test_a_text_chunk_that_also_carries_a_tool_call_and_citation_loses_not
         },
         {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
     ]
-    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-    cassette = Cassette(
-        [
-            Interaction(
-                RecordedRequest("POST", "https://api.openai.com/v1/chat/completions", {}, b""),
-                RecordedResponse(200, {"content-type": ["text/event-stream"]}, body.encode()),
-            )
-        ]
-    )
+    cassette = sse_cassette(CHAT_URL, chunks)
     request = llmroute.request(model=openai.configure(api_key="sk-test").chat("gpt-4o-mini"), prompt="hi")
     response, _ = await replay_generate(cassette, request)
     assert response.text == "See here."
@@ -256,21 +238,11 @@ async def test_a_text_chunk_that_also_carries_a_tool_call_and_citation_loses_not
 
 @pytest.mark.anyio
 async def test_a_refusal_finishes_as_content_filter_even_when_the_server_says_stop() -> None:
-    from llmroute.testing import Interaction, RecordedRequest, RecordedResponse
-
     chunks = [
         {"choices": [{"index": 0, "delta": {"role": "assistant", "refusal": "I can't help with that."}}]},
         {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
     ]
-    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-    cassette = Cassette(
-        [
-            Interaction(
-                RecordedRequest("POST", "https://api.openai.com/v1/chat/completions", {}, b""),
-                RecordedResponse(200, {"content-type": ["text/event-stream"]}, body.encode()),
-            )
-        ]
-    )
+    cassette = sse_cassette(CHAT_URL, chunks)
     request = llmroute.request(model=openai.configure(api_key="sk-test").chat("gpt-4o-mini"), prompt="hi")
     response, _ = await replay_generate(cassette, request)
     assert response.text == "I can't help with that."
