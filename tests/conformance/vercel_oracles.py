@@ -152,8 +152,12 @@ def _usage(
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _finish(mapped: str, calls: list[Any]) -> str:
-    """A "stop" after client tool calls is a tool-call finish (the caller has work to do)."""
+def _finish(table: dict[str, str], reason: str | None, calls: list[Any]) -> str:
+    """The provider's reason mapped (a reason the table lacks is a decision to make, not "unknown");
+    a "stop" after client tool calls is a tool-call finish (the caller has work to do)."""
+    if reason is not None and reason not in table:
+        raise UnknownShape(f"finish reason {reason!r}")
+    mapped = table[reason] if reason is not None else "unknown"
     return "tool-calls" if mapped == "stop" and calls else mapped
 
 
@@ -199,7 +203,7 @@ def chat(body: bytes) -> Expected:
         (t["id"], t["name"], json.loads(t["arguments"]) if t["arguments"] else {})
         for _, t in sorted(tools.items())
     ]
-    exp.finish = _finish(_CHAT_FINISH.get(reason or "", "unknown"), exp.calls)
+    exp.finish = _finish(_CHAT_FINISH, reason, exp.calls)
     if usage:
         prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
         reasoning = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
@@ -318,12 +322,11 @@ def responses(body: bytes, *, server_custom_tools: bool = False) -> Expected:
             raise UnknownShape(f"Responses item {kind!r}")
     status = terminal.get("status") or "completed"
     if status == "incomplete":
-        reason: str = (terminal.get("incomplete_details") or {}).get("reason") or ""
-        exp.finish = _INCOMPLETE.get(reason, "unknown")
+        exp.finish = _finish(_INCOMPLETE, (terminal.get("incomplete_details") or {}).get("reason"), [])
     elif refused:
         exp.finish = "content-filter"
     else:
-        exp.finish = _finish("stop", exp.calls)
+        exp.finish = "tool-calls" if exp.calls else "stop"
     if exp.approvals:
         exp.finish = None  # an approval request's finish reason is not settled (issue 13)
     usage = terminal.get("usage")
@@ -413,7 +416,7 @@ def anthropic(body: bytes) -> Expected:
             exp.hosted_results.append(block["tool_use_id"])
         elif btype not in _IGNORED_BLOCKS and btype != "redacted_thinking":
             raise UnknownShape(f"Anthropic block {btype!r}")
-    exp.finish = _finish(_ANTHROPIC_FINISH.get(stop or "", "unknown"), exp.calls)
+    exp.finish = _finish(_ANTHROPIC_FINISH, stop, exp.calls)
     if usage:
         cache_read = usage.get("cache_read_input_tokens")
         inputs = (
@@ -425,16 +428,8 @@ def anthropic(body: bytes) -> Expected:
 
 # -- Gemini generateContent (Google AI and Vertex) ------------------------------------------------
 
-_GEMINI_FINISH = {
-    "STOP": "stop",
-    "MAX_TOKENS": "length",
-    "SAFETY": "content-filter",
-    "RECITATION": "content-filter",
-    "BLOCKLIST": "content-filter",
-    "PROHIBITED_CONTENT": "content-filter",
-    "SPII": "content-filter",
-    "MALFORMED_FUNCTION_CALL": "error",
-}
+# only the reasons the fixtures hold: another one raises UnknownShape
+_GEMINI_FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content-filter"}
 _PATH_STEP = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]")
 
 
@@ -523,7 +518,7 @@ def gemini(body: bytes) -> Expected:
                 elif not set(part) <= {"thoughtSignature"}:
                     raise UnknownShape(f"Gemini part {sorted(part)}")
     close()
-    exp.finish = _finish(_GEMINI_FINISH.get(reason or "", "unknown"), exp.calls)
+    exp.finish = _finish(_GEMINI_FINISH, reason, exp.calls)
     if usage:
         prompt = (usage.get("promptTokenCount") or 0) + (usage.get("toolUsePromptTokenCount") or 0)
         candidates, thoughts = usage.get("candidatesTokenCount"), usage.get("thoughtsTokenCount")
@@ -580,7 +575,7 @@ def bedrock(body: bytes) -> Expected:
     exp.calls = [
         (t["id"], t["name"], json.loads(t["input"]) if t["input"] else {}) for _, t in sorted(tools.items())
     ]
-    exp.finish = _finish(_BEDROCK_FINISH.get(reason or "", "unknown"), exp.calls)
+    exp.finish = _finish(_BEDROCK_FINISH, reason, exp.calls)
     if usage:
         inputs, output = usage.get("inputTokens"), usage.get("outputTokens")
         read, write = usage.get("cacheReadInputTokens") or 0, usage.get("cacheWriteInputTokens") or 0
