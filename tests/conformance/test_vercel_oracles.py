@@ -18,7 +18,8 @@ from tests.helpers import CASSETTES
 def oracle(name: str, index: int = 0) -> Expected:
     cassette = Cassette.load(CASSETTES / "vercel-ai" / f"{name}.yaml")
     response = cassette.interactions[index].response
-    return expect(cassette.metadata["family"], response.status, response.body)
+    streamed = cassette.metadata["streamed"]
+    return expect(cassette.metadata["family"], response.status, response.body, streamed=streamed)
 
 
 def test_anthropic_text_usage_and_finish() -> None:
@@ -150,3 +151,16 @@ def test_errors(name: str, error: str, retry_after: Any) -> None:
 def test_http_error_keeps_the_provider_message() -> None:
     body = b'{"error": {"message": "Unsupported parameter", "type": "invalid_request_error"}}'
     assert http_error(400, body).error_text == "Unsupported parameter"
+
+
+def test_non_streamed_bodies() -> None:
+    bedrock = oracle("amazon-bedrock/amazon-bedrock-tool-call.1.json")
+    assert (bedrock.calls, bedrock.finish) == ([("tool-use-id", "bash", {"command": "ls -l"})], "tool-calls")
+    assert bedrock.usage == {"input": 10, "output": 20}
+    text = oracle("anthropic/anthropic-text.json")
+    assert (text.finish, text.usage) == ("stop", {"input": 12, "output": 29, "cache_read": 0})
+    chat = oracle("deepseek/chat/deepseek-tool-call.json")
+    assert [c[1:] for c in chat.calls] == [("weather", {"location": "San Francisco"})]
+    assert chat.usage == {"input": 339, "output": 92, "reasoning": 48, "cache_read": 320}
+    xai = oracle("xai/responses/xai-x-search-tool.1.json")
+    assert [h[1] for h in xai.hosted] == ["x_semantic_search"] and xai.calls == []

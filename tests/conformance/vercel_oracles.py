@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import re
 import struct
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -172,10 +174,7 @@ _CHAT_FINISH = {
 }
 
 
-def chat(body: bytes) -> Expected:
-    chunks = _json_events([d for d in sse_data(body) if d != "[DONE]"])
-    if chunks is None:
-        return _MALFORMED
+def chat(chunks: list[Any]) -> Expected:
     exp = Expected()
     tools: dict[int, dict[str, str]] = {}
     reason: str | None = None
@@ -245,12 +244,10 @@ _DELTAS = {
 }
 
 
-def responses(body: bytes, *, server_custom_tools: bool = False) -> Expected:
+def responses(events: list[Any], *, server_custom_tools: bool = False) -> Expected:
     """``server_custom_tools``: the server executes ``custom_tool_call`` items itself (xAI's
-    x_search and friends) instead of handing them to the client (OpenAI)."""
-    events = _json_events(sse_data(body))
-    if events is None:
-        return _MALFORMED
+    x_search and friends, which its non-streamed bodies call ``x_search_call``) instead of handing
+    them to the client (OpenAI)."""
     done: dict[int, dict[str, Any]] = {}
     # streamed text and reasoning by (output index, part index): what the client saw arrive, keyed
     # by position because some servers give every event a new item id
@@ -296,6 +293,8 @@ def responses(body: bytes, *, server_custom_tools: bool = False) -> Expected:
         elif kind == "function_call":
             arguments = item.get("arguments") or ""
             exp.calls.append((item["call_id"], item["name"], json.loads(arguments) if arguments else {}))
+        elif kind == "x_search_call" and server_custom_tools:
+            exp.hosted.append((item["id"], item["name"]))
         elif kind == "custom_tool_call":
             if server_custom_tools:
                 exp.hosted.append((item["id"], item["name"]))
@@ -354,10 +353,7 @@ _ANTHROPIC_FINISH = {
 _IGNORED_BLOCKS = frozenset({"fallback", "compaction"})
 
 
-def anthropic(body: bytes) -> Expected:
-    events = _json_events(sse_data(body))
-    if events is None:
-        return _MALFORMED
+def anthropic(events: list[Any]) -> Expected:
     blocks: dict[int, dict[str, Any]] = {}
     stop: str | None = None
     usage: dict[str, Any] = {}
@@ -467,10 +463,7 @@ def _partial_value(entry: dict[str, Any]) -> Any:
     raise UnknownShape(f"partialArgs entry {sorted(entry)}")
 
 
-def gemini(body: bytes) -> Expected:
-    chunks = _json_events(sse_data(body))
-    if chunks is None:
-        return _MALFORMED
+def gemini(chunks: list[Any]) -> Expected:
     exp = Expected()
     reason: str | None = None
     usage: dict[str, Any] | None = None
@@ -542,16 +535,15 @@ _BEDROCK_FINISH = {
 }
 
 
-def bedrock(body: bytes) -> Expected:
+def bedrock(events: list[Any]) -> Expected:
+    """``(event type, payload)`` pairs; an exception frame's type is ``None``."""
     exp = Expected()
     tools: dict[int, dict[str, str]] = {}
     reason: str | None = None
     usage: dict[str, Any] = {}
-    for headers, payload in eventstream(body):
-        data = json.loads(payload)
-        if headers.get(":message-type") != "event":
+    for kind, data in events:
+        if kind is None:
             return Expected(finish=None, error=error_class(data), error_text=data.get("message"))
-        kind = headers[":event-type"]
         if kind == "contentBlockStart":
             tool = (data.get("start") or {}).get("toolUse")
             if tool:
@@ -585,22 +577,101 @@ def bedrock(body: bytes) -> Expected:
     return exp
 
 
+# -- non-streamed bodies as the events a stream would carry ----------------------------------------
+
+
+def _chat_json(body: dict[str, Any]) -> list[Any]:
+    choices = []
+    for choice in body.get("choices") or ():
+        delta = dict(choice.get("message") or {})
+        delta["tool_calls"] = [dict(call, index=i) for i, call in enumerate(delta.get("tool_calls") or ())]
+        choices.append(
+            {"index": choice.get("index", 0), "delta": delta, "finish_reason": choice.get("finish_reason")}
+        )
+    return [{"choices": choices, "usage": body.get("usage")}]
+
+
+def _responses_json(body: dict[str, Any]) -> list[Any]:
+    kind = "response.failed" if body.get("status") == "failed" else "response.completed"
+    return [{"type": kind, "response": body}]
+
+
+def _bedrock_json(body: dict[str, Any]) -> list[tuple[str | None, Any]]:
+    events: list[tuple[str | None, Any]] = [("messageStart", {"role": "assistant"})]
+    for i, block in enumerate((body.get("output") or {}).get("message", {}).get("content") or ()):
+        if "text" in block:
+            events.append(("contentBlockDelta", {"contentBlockIndex": i, "delta": {"text": block["text"]}}))
+        elif "reasoningContent" in block:
+            text = (block["reasoningContent"].get("reasoningText") or {}).get("text") or ""
+            delta = {"reasoningContent": {"text": text}}
+            events.append(("contentBlockDelta", {"contentBlockIndex": i, "delta": delta}))
+        elif "toolUse" in block:
+            tool = block["toolUse"]
+            start = {"toolUse": {"toolUseId": tool["toolUseId"], "name": tool["name"]}}
+            events.append(("contentBlockStart", {"contentBlockIndex": i, "start": start}))
+            delta = {"toolUse": {"input": json.dumps(tool.get("input") or {})}}
+            events.append(("contentBlockDelta", {"contentBlockIndex": i, "delta": delta}))
+        else:
+            raise UnknownShape(f"Bedrock block {sorted(block)}")
+    events.append(("messageStop", {"stopReason": body.get("stopReason")}))
+    events.append(("metadata", {"usage": body.get("usage")}))
+    return events
+
+
+def _anthropic_json(body: dict[str, Any]) -> list[Any]:
+    return [{"type": "message_start", "message": body}, {"type": "message_stop"}]
+
+
+def _gemini_json(body: dict[str, Any]) -> list[Any]:
+    return [body]
+
+
 # -- dispatch ------------------------------------------------------------------------------------
 
+# family -> wire format (the rest are Chat Completions)
 _WIRE = {
+    "anthropic": "anthropic",
+    "bedrock": "bedrock",
+    "gemini": "gemini",
+    "vertex": "gemini",
+    "openai-responses": "responses",
+    "copilot-responses": "responses",
+    "xai-responses": "responses",
+}
+_FOLD: dict[str, Callable[[list[Any]], Expected]] = {
+    "chat": chat,
     "anthropic": anthropic,
-    "bedrock": bedrock,
     "gemini": gemini,
-    "vertex": gemini,
-    "openai-responses": responses,
-    "copilot-responses": responses,
+    "responses": responses,
+    "xai-responses": partial(responses, server_custom_tools=True),
+    "bedrock": bedrock,
+}
+_FROM_JSON: dict[str, Callable[[dict[str, Any]], list[Any]]] = {
+    "chat": _chat_json,
+    "anthropic": _anthropic_json,
+    "gemini": _gemini_json,
+    "responses": _responses_json,
+    "bedrock": _bedrock_json,
 }
 
 
-def expect(family: str, status: int, body: bytes) -> Expected:
-    """The expected outcome of one recorded response of ``family`` (the converter's family names)."""
+def _bedrock_frames(body: bytes) -> list[tuple[str | None, Any]]:
+    return [
+        (h[":event-type"] if h.get(":message-type") == "event" else None, json.loads(payload))
+        for h, payload in eventstream(body)
+    ]
+
+
+def expect(family: str, status: int, body: bytes, *, streamed: bool = True) -> Expected:
+    """The expected outcome of one recorded response of ``family`` (the converter's family names):
+    a streamed body in its wire framing, or a non-streamed JSON body."""
     if status >= 400:
         return http_error(status, body)
-    if family == "xai-responses":
-        return responses(body, server_custom_tools=True)
-    return _WIRE.get(family, chat)(body)
+    wire = _WIRE.get(family, "chat")
+    fold = _FOLD["xai-responses" if family == "xai-responses" else wire]
+    if not streamed:
+        return fold(_FROM_JSON[wire](json.loads(body)))
+    if wire == "bedrock":
+        return fold(_bedrock_frames(body))
+    events = _json_events([d for d in sse_data(body) if d != "[DONE]"])
+    return _MALFORMED if events is None else fold(events)
