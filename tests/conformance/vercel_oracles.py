@@ -412,7 +412,9 @@ def anthropic(events: list[Any]) -> Expected:
             exp.hosted_results.append(block["tool_use_id"])
         elif btype not in _IGNORED_BLOCKS and btype != "redacted_thinking":
             raise UnknownShape(f"Anthropic block {btype!r}")
-    exp.finish = _finish(_ANTHROPIC_FINISH, stop, exp.calls)
+    # Anthropic's stop_reason is exact: end_turn after programmatic tool_use blocks (already run by
+    # the code execution that called them) is a stop
+    exp.finish = _finish(_ANTHROPIC_FINISH, stop, [])
     if usage:
         cache_read = usage.get("cache_read_input_tokens")
         inputs = (
