@@ -9,8 +9,9 @@ response is what the provider put on the wire, rebuilt byte-faithfully from the 
   OpenAI Chat and compatible servers -> ``data: <line>`` SSE events ending in ``data: [DONE]``;
   Anthropic and Responses -> ``event: <type>`` + ``data: <line>`` SSE events; Gemini -> ``data:``
   events separated by ``\\r\\n\\r\\n`` (as Google sends them); Bedrock -> one AWS event-stream frame
-  per ``{"<eventType>": payload}`` line (``:event-type``, ``:content-type``, ``:message-type``
-  headers, valid CRCs; Bedrock's ``p`` padding field is not invented).
+  per ``{"<eventType>": payload}`` line, the payload's bytes kept (``:event-type``,
+  ``:content-type``, ``:message-type`` headers, valid CRCs; Bedrock's ``p`` padding field is not
+  invented).
   A file holding several responses back to back (a new response opening after the previous one's
   terminal event) becomes one interaction per response.
 - ``*.json`` -> one JSON response body (HTTP 200, or the error status the body states).
@@ -234,11 +235,17 @@ def _sse(lines: list[bytes], family: str) -> bytes:
 
 
 def _eventstream(lines: list[bytes]) -> bytes:
+    """One frame per ``{"<eventType>": payload}`` line; the payload's bytes are cut out of the line
+    as they are (checked to decode to the same value)."""
     frames: list[bytes] = []
     for line in lines:
         ((event_type, payload),) = json.loads(line).items()
+        head = b'{"' + event_type.encode() + b'":'
+        raw = line.strip()[len(head) : -1]
+        if not line.strip().startswith(head) or json.loads(raw) != payload:
+            raise SystemExit(f"unexpected Bedrock line shape: {line[:80]!r}")
         headers = {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"}
-        frames.append(encode_message(headers, json.dumps(payload, separators=(",", ":")).encode()))
+        frames.append(encode_message(headers, raw))
     return b"".join(frames)
 
 
@@ -326,7 +333,7 @@ def convert(path: Path, rel: str) -> tuple[Cassette | None, dict[str, Any]]:
     model = _model([_loads(line) for line in lines], family)
     responses = split_responses(lines, family)
     if spec.wire == "bedrock":
-        framing = "each line's payload as one AWS event-stream frame (valid CRCs)"
+        framing = "each line's payload (bytes kept) as one AWS event-stream frame (valid CRCs)"
         bodies = [_eventstream(chunk) for chunk in responses]
         content_type = "application/vnd.amazon.eventstream"
     else:
