@@ -4,15 +4,26 @@ Each is a ``HostedTool(kind, options)``; every protocol maps the kinds it suppor
 definition and rejects the rest with a clear ``InvalidRequestError``. Their calls and results come
 back as ``tool-call`` / ``tool-result`` events with ``provider_executed=True`` and are never run
 locally.
+
+Provider web search, whatever the provider, is reported as one canonical hosted call named
+``web_search`` (``WEB_SEARCH``) whose ``ToolResult.result`` is always a ``SearchResult``:
+``{"sources": [{"url": str | None, "title": str | None}, ...], "queries": [str, ...]}``. The
+provider's own payload (result blocks, items, grounding chunks, hits) stays in the call's and
+result's ``provider_metadata`` so nothing is lost and tool loops round-trip it (see the README).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, TypedDict
 
 from .schema.tools import HostedTool
 
 __all__ = [
+    "WEB_SEARCH",
+    "SearchResult",
+    "SearchSource",
+    "search_result",
     "code_execution",
     "computer_use",
     "file_search",
@@ -22,6 +33,46 @@ __all__ = [
     "web_fetch",
     "web_search",
 ]
+
+
+WEB_SEARCH = "web_search"
+
+
+class SearchSource(TypedDict):
+    url: str | None
+    title: str | None
+
+
+class SearchResult(TypedDict):
+    """The one shape of a hosted ``web_search`` tool result."""
+
+    sources: list[SearchSource]
+    queries: list[str]
+
+
+def search_result(
+    sources: Iterable[tuple[str | None, str | None]], queries: Iterable[Any] = (), *, dedupe: bool = True
+) -> SearchResult:
+    """The canonical ``web_search`` result from ``(url, title)`` pairs in provider order.
+
+    ``dedupe`` keeps the first source per URL (a later duplicate only fills a missing title);
+    sources without a URL are never merged. Gemini passes ``dedupe=False``: its source *i* must stay
+    grounding chunk *i*. Queries keep their order, without blanks or repeats."""
+    out: list[SearchSource] = []
+    seen: dict[str, SearchSource] = {}
+    for url, title in sources:
+        if dedupe and url is not None:
+            first = seen.get(url)
+            if first is not None:
+                if first["title"] is None and title is not None:
+                    first["title"] = title
+                continue
+        source = SearchSource(url=url, title=title)
+        if url is not None:
+            seen.setdefault(url, source)
+        out.append(source)
+    kept = list(dict.fromkeys(q for q in queries if isinstance(q, str) and q.strip()))
+    return SearchResult(sources=out, queries=kept)
 
 
 def _tool(kind: str, options: dict[str, Any]) -> HostedTool:

@@ -189,6 +189,22 @@ def normalised(body: dict[str, Any]) -> dict[str, Any]:
 
 # -- every streamed recording vs the reference fold ----------------------------------------------------
 
+
+def expected_result(block: dict[str, Any], blocks: list[dict[str, Any]]) -> Any:
+    """A result block's content; for web search the canonical shape, written out from the blocks
+    (sources deduplicated by URL in result order, the query from its server_tool_use)."""
+    if block["type"] != "web_search_tool_result":
+        return block["content"]
+    calls = [b for b in blocks if b.get("id") == block["tool_use_id"]]  # none: a pause_turn continuation
+    sources: dict[str, str | None] = {}
+    for hit in block["content"] if isinstance(block["content"], list) else []:
+        sources.setdefault(hit["url"], hit.get("title"))
+    return {
+        "sources": [{"url": u, "title": t} for u, t in sources.items()],
+        "queries": [c["input"]["query"] for c in calls],
+    }
+
+
 FINISH = {"end_turn": "stop", "tool_use": "tool-calls", "pause_turn": "tool-calls", "max_tokens": "length"}
 TOOL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 
@@ -213,7 +229,10 @@ async def test_recording_matches_the_reference_fold(name: str, path: Path, index
     ]
     results = [b for b in blocks if b["type"].endswith("_tool_result")]
     assert [(r.id, r.result, r.provider_executed) for r in response.tool_results] == [
-        (b["tool_use_id"], b["content"], True) for b in results
+        (b["tool_use_id"], expected_result(b, blocks), True) for b in results
+    ]
+    assert [(r.provider_metadata or {})["anthropic"].get("content") for r in response.tool_results] == [
+        b["content"] if b["type"] == "web_search_tool_result" else None for b in results
     ]
     expected_citations = [
         (f"text-{i}", c, 0, len(b["text"]))
@@ -466,7 +485,7 @@ WEB_SEARCH = [s for s in STREAMED if "web_search" in s[0] or "built_in" in s[0]]
 @pytest.mark.parametrize(("name", "path", "index"), WEB_SEARCH, ids=[s[0] for s in WEB_SEARCH])
 async def test_web_search_citations_point_at_returned_sources(name: str, path: Path, index: int) -> None:
     (response,), _ = await replay(only(path, index), [llmroute.request(model=MODEL, prompt="x")])
-    sources = {r["url"] for t in response.tool_results if isinstance(t.result, list) for r in t.result}
+    sources = {s["url"] for t in response.tool_results if t.name == "web_search" for s in t.result["sources"]}
     for earlier in Cassette.load(path).interactions[:index]:  # a continuation may cite earlier searches
         if (earlier.response.header("content-type") or "").startswith("text/event-stream"):
             blocks, _, _ = reference(earlier.response.body)
@@ -635,7 +654,10 @@ async def test_citation_spans_are_str_indices_with_non_ascii_text(anyio_backend:
         len("1958年12月23日に開業しました 🗼。"),
     )
     assert response.tool_calls[0].input == {"query": "東京タワー 高さ 開業"}
-    assert [r["url"] for r in response.tool_results[0].result] == [TOKYO, "https://www.tokyotower.co.jp/"]
+    assert [r["url"] for r in response.tool_results[0].result["sources"]] == [
+        TOKYO,
+        "https://www.tokyotower.co.jp/",
+    ]
     usage = response.usage
     assert usage is not None
     assert (
@@ -680,11 +702,17 @@ async def test_web_search_error_result_is_an_error_tool_result() -> None:
     (response,), _ = await replay(_cassette(body), [llmroute.request(model=MODEL, prompt="x")])
     (call,), (result,) = response.tool_calls, response.tool_results
     assert call.input == {"query": "x"}  # complete input in the start event, no deltas
-    assert (result.name, result.is_error, result.result["error_code"]) == (
+    assert (result.name, result.is_error, result.result) == (
         "web_search",
         True,
-        "max_uses_exceeded",
+        {"sources": [], "queries": ["x"]},
     )
+    assert result.provider_metadata == {
+        "anthropic": {
+            "type": "web_search_tool_result",
+            "content": {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"},
+        }
+    }
 
 
 @pytest.mark.anyio
@@ -911,6 +939,10 @@ async def test_pause_turn_continuation_resends_thinking_and_server_blocks_exactl
         == recorded[1]["messages"][1]["content"][0]["signature"]
     )
     assert final.finish_reason == "stop" and final.tool_results[0].id == "srvtoolu_01NKrV3hGbcHeBVtaTKBHRuA"
+    # the continuation opens with the result of the paused call: its query comes from the request
+    assert final.tool_results[0].result["queries"] == [
+        "latest news on the air quality in San Francisco today"
+    ]
 
 
 # -- body building ------------------------------------------------------------------------------------

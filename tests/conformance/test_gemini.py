@@ -184,7 +184,7 @@ EXPECTED: dict[tuple[str, int], Expected] = {
     ("test_google_model_web_search_tool_stream", 0): (
         "### Weather in San Francisco is Mild and Partly Cloudy Today",
         "",
-        [("google_search", {"queries": ["weather in San Francisco today"]})],
+        [("web_search", {"queries": ["weather in San Francisco today"]})],
         "stop",
         17 + 102,
         241 + 412,
@@ -450,6 +450,7 @@ async def test_web_search_recording_surfaces_hosted_call_and_sources() -> None:
     (call,) = response.tool_calls
     (result,) = response.tool_results
     assert call.provider_executed and result.provider_executed and result.id == call.id
+    assert call.name == result.name == "web_search"
     sources = result.result["sources"]
     assert [s["title"] for s in sources] == [
         "Weather information for San Francisco, CA, US",
@@ -458,8 +459,13 @@ async def test_web_search_recording_surfaces_hosted_call_and_sources() -> None:
         "wunderground.com",
         "accuweather.com",
     ]
+    assert result.result["queries"] == ["weather in San Francisco today"]
+    assert all(set(s) == {"url", "title"} for s in sources)  # the canonical shape, nothing else
     assert sources[1]["url"].startswith("https://vertexaisearch.cloud.google.com/grounding-api-redirect/")
-    assert "renderedContent" in result.provider_metadata["google"]["searchEntryPoint"]
+    google = result.provider_metadata["google"]
+    assert "renderedContent" in google["searchEntryPoint"]
+    recorded = json.loads(interaction.response.body.decode().split("data: ")[-1])  # the grounded chunk
+    assert google["groundingChunks"] == recorded["candidates"][0]["groundingMetadata"]["groundingChunks"]
     assert response.usage is not None and response.usage.web_search_requests == 1
     # the °F / °C in the answer are 2 UTF-8 bytes: every span past the first one shifts
     spans = [(c.start, c.end) for c in response.citations]
@@ -622,18 +628,20 @@ async def test_fixture_stream_citations_markers_and_hosted_search(chunking: Chun
         "google": {"chunk_index": 1, "source_type": "web", "domain": "de.wikipedia.org"}
     }
     (call,) = response.tool_calls
-    assert (call.name, call.input, call.provider_executed) == (
-        "google_search",
-        {"queries": ["Eiffelturm Höhe Eröffnung", "東京タワー 高さ"]},
-        True,
-    )
-    sources = response.tool_results[0].result["sources"]
-    assert [(s["url"], s["title"]) for s in sources] == [
-        (REDIRECT + "aaa", "toureiffel.paris"),
-        (REDIRECT + "bbb", "wikipedia.org"),
-        (REDIRECT + "ccc", "tokyotower.co.jp"),
-    ]
-    assert sources[1]["domain"] == "de.wikipedia.org"
+    queries = ["Eiffelturm Höhe Eröffnung", "東京タワー 高さ"]
+    assert (call.name, call.input, call.provider_executed) == ("web_search", {"queries": queries}, True)
+    (result,) = response.tool_results
+    assert result.result == {
+        "sources": [
+            {"url": REDIRECT + "aaa", "title": "toureiffel.paris"},
+            {"url": REDIRECT + "bbb", "title": "wikipedia.org"},
+            {"url": REDIRECT + "ccc", "title": "tokyotower.co.jp"},
+        ],
+        "queries": queries,
+    }
+    assert result.provider_metadata["google"]["groundingChunks"][1] == {
+        "web": {"uri": REDIRECT + "bbb", "title": "wikipedia.org", "domain": "de.wikipedia.org"}
+    }
     usage = response.usage
     assert usage is not None
     assert (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens, usage.web_search_requests) == (
@@ -705,7 +713,39 @@ async def test_supports_without_grounding_chunks_bind_nothing() -> None:
     )
     response = await run(body)
     assert response.citations == ()
-    assert response.tool_results[0].result == {"sources": []}  # queries were run: the call still shows
+    assert response.tool_results[0].result == {"sources": [], "queries": ["q"]}  # the call still shows
+
+
+@pytest.mark.anyio
+async def test_web_search_sources_are_the_grounding_chunks_one_for_one() -> None:
+    """Source i is chunk i (gemini-cli numbers ``[i+1]`` by chunk): a repeated URL stays, a chunk
+    without uri/title gives None, and the chunks as sent stay in provider_metadata."""
+    chunks = [
+        {"web": {"uri": "https://a.example/", "title": "a.example", "domain": "a.example"}},
+        {"web": {"uri": "https://a.example/", "title": "a.example"}},
+        {"web": {"title": "no uri"}},
+        {"web": {}},
+    ]
+    body = _one_chunk_grounded(
+        [{"text": "Hello world"}], [{"segment": {"endIndex": 5}, "groundingChunkIndices": [1, 2]}], chunks
+    )
+    response = await run(body)
+    (result,) = response.tool_results
+    assert result.name == "web_search"
+    assert result.result == {
+        "sources": [
+            {"url": "https://a.example/", "title": "a.example"},
+            {"url": "https://a.example/", "title": "a.example"},
+            {"url": None, "title": "no uri"},
+            {"url": None, "title": None},
+        ],
+        "queries": ["q"],
+    }
+    assert result.provider_metadata == {"google": {"groundingChunks": chunks}}
+    assert [(c.url, c.provider_metadata["google"]["chunk_index"]) for c in response.citations] == [
+        ("https://a.example/", 1),
+        (None, 2),
+    ]
 
 
 @pytest.mark.anyio

@@ -231,7 +231,13 @@ async def test_a_text_chunk_that_also_carries_a_tool_call_and_citation_loses_not
     request = llmroute.request(model=openai.configure(api_key="sk-test").chat("gpt-4o-mini"), prompt="hi")
     response, _ = await replay_generate(cassette, request)
     assert response.text == "See here."
-    assert [(c.name, c.input) for c in response.tool_calls] == [("f", {})]
+    assert [(c.name, c.input, c.provider_executed) for c in response.tool_calls] == [
+        ("f", {}, False),
+        ("web_search", {}, True),  # the search only the annotation shows, reported once at the end
+    ]
+    (search,) = response.tool_results
+    assert search.result == {"sources": [{"url": "https://x.test", "title": "X"}], "queries": []}
+    assert search.provider_metadata == {"llmroute": {"synthesized": "url_citation annotations"}}
     (citation,) = response.citations
     assert response.text_blocks[citation.block_id][citation.start : citation.end] == "here."
 

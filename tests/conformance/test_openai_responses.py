@@ -550,8 +550,18 @@ async def test_non_ascii_citations_are_code_point_spans_into_the_block_and_sourc
     assert event_order_problems(response.events) == []
     assert response.text == ZURICH
     [result] = response.tool_results
-    sources = [s["url"] for s in result.result["sources"]]
-    assert sources == SOURCES
+    assert result.result == {
+        "sources": [{"url": u, "title": None} for u in SOURCES],  # action.sources carry no titles
+        "queries": ["Zürich Einwohnerzahl"],
+    }
+    action = {
+        "type": "search",
+        "query": "Zürich Einwohnerzahl",
+        "sources": [{"type": "url", "url": u} for u in SOURCES],
+    }
+    assert result.provider_metadata == {
+        "openai": {"item_type": "web_search_call", "status": "completed", "action": action}
+    }
     assert [c.url.removesuffix("?utm_source=openai") for c in response.citations] == SOURCES  # type: ignore[union-attr]
     first, second = response.citations
     assert (first.start, first.end, second.start, second.end) == (37, 156, 187, 266)
@@ -834,3 +844,105 @@ async def test_error_event_status_classifies_an_unknown_code(
     with pytest.raises(error) as info:
         await replay(interaction(sse(CREATED, event)))
     assert info.value.retryable is retryable
+
+
+@pytest.mark.anyio
+async def test_web_search_actions_become_the_canonical_result_and_round_trip_as_items() -> None:
+    """open_page reads one page (its URL is the source); queries come from query and queries;
+    a failed search is an error result of the same shape; the next request sends the items back."""
+    items = [
+        {
+            "id": "ws_1",
+            "type": "web_search_call",
+            "status": "completed",
+            "action": {
+                "type": "search",
+                "query": "a",
+                "queries": ["a", "b", " "],
+                "sources": [
+                    {"type": "url", "url": "https://x.test/"},
+                    {"type": "url", "url": "https://x.test/"},
+                ],
+            },
+        },
+        {
+            "id": "ws_2",
+            "type": "web_search_call",
+            "status": "completed",
+            "action": {"type": "open_page", "url": "https://y.test/page"},
+        },
+        {
+            "id": "ws_3",
+            "type": "web_search_call",
+            "status": "failed",
+            "action": {"type": "search", "query": "c"},
+        },
+    ]
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {"id": "resp_1", "model": "gpt-5", "status": "in_progress"}},
+        *[
+            {"type": "response.output_item.done", "output_index": i, "item": item}
+            for i, item in enumerate(items)
+        ],
+        {"type": "response.completed", "response": {"id": "resp_1", "model": "gpt-5", "status": "completed"}},
+    ]
+    response, _ = await replay(interaction(sse(*events)))
+    assert [(r.result, r.is_error) for r in response.tool_results] == [
+        ({"sources": [{"url": "https://x.test/", "title": None}], "queries": ["a", "b"]}, False),
+        ({"sources": [{"url": "https://y.test/page", "title": None}], "queries": []}, False),
+        ({"sources": [], "queries": ["c"]}, True),
+    ]
+    assert [c.input for c in response.tool_calls] == [
+        {k: v for k, v in item["action"].items() if k != "sources"} for item in items
+    ]
+    follow = llmroute.request(
+        model=MODEL, messages=[llmroute.user("q"), *response.messages, llmroute.user("more")]
+    )
+    sent = (await llmroute.Client().prepare(follow)).json()["input"]
+    assert [i for i in sent if i.get("type") == "web_search_call"] == [
+        {
+            "type": "web_search_call",
+            "id": item["id"],
+            "action": {k: v for k, v in item["action"].items() if k != "sources"},
+            "status": item["status"],
+        }
+        for item in items
+    ]
+
+
+@pytest.mark.anyio
+async def test_url_citations_without_a_search_call_report_the_search_they_imply() -> None:
+    """OpenRouter's web plugin on Responses: annotations, no web_search_call item."""
+    text = "See [x.test](https://x.test/a) and [y](https://y.test/)."
+    anns = [
+        {"type": "url_citation", "start_index": 4, "end_index": 30, "url": "https://x.test/a", "title": "X"},
+        {"type": "url_citation", "start_index": 35, "end_index": 55, "url": "https://y.test/", "title": "Y"},
+        {"type": "url_citation", "start_index": 4, "end_index": 30, "url": "https://x.test/a", "title": "X"},
+    ]
+    part = {"type": "output_text", "text": text, "annotations": anns}
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [part],
+    }
+    body = sse(
+        {"type": "response.created", "response": {"id": "resp_9", "model": "m", "status": "in_progress"}},
+        {"type": "response.output_item.done", "output_index": 0, "item": message},
+        {"type": "response.completed", "response": {"id": "resp_9", "model": "m", "status": "completed"}},
+    )
+    response, _ = await replay(interaction(body))
+    assert event_order_problems(response.events) == []
+    (call,), (result,) = response.tool_calls, response.tool_results
+    assert (call.name, call.provider_executed, call.id, result.id) == (
+        "web_search",
+        True,
+        "ws_resp_9",
+        "ws_resp_9",
+    )
+    assert result.result == {
+        "sources": [{"url": "https://x.test/a", "title": "X"}, {"url": "https://y.test/", "title": "Y"}],
+        "queries": [],
+    }
+    assert result.provider_metadata == {"llmroute": {"synthesized": "url_citation annotations"}}

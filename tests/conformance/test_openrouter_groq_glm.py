@@ -112,6 +112,13 @@ async def test_openrouter_web_search_annotations_stream() -> None:
         assert cite.start is None and cite.end is None
         assert cite.cited_text  # the page excerpt OpenRouter returns
     assert response.citations[0].url in response.text  # the answer is the first source's URL
+    # the plugin reports no call: the search its annotations show is reported at the end of the step
+    (call,), (result,) = response.tool_calls, response.tool_results
+    assert (call.name, call.provider_executed, result.id) == ("web_search", True, call.id)
+    assert result.result == {
+        "sources": [{"url": c.url, "title": c.title} for c in response.citations],
+        "queries": [],
+    }
     assert response.citations[0].title == "AI Agent Framework, the Pydantic way - GitHub"
     usage = finish_of(events).usage
     assert usage is not None
@@ -284,12 +291,16 @@ async def test_groq_compound_executed_search_is_a_hosted_call_and_result() -> No
     assert (call.name, call.input) == ("web_search", {"query": "What is the weather in San Francisco today?"})
     assert result.id == call.id and result.name == "web_search"
     sources = result.result["sources"]
-    assert len(sources) == 16
-    assert (
-        sources[0]["url"] == "https://www.weatherapi.com/"
-        and sources[0]["title"] == "Weather in San Francisco"
-    )
-    assert result.result["output"].startswith(
+    assert set(result.result) == {"sources", "queries"}
+    assert result.result["queries"] == ["What is the weather in San Francisco today?"]
+    raw = result.provider_metadata["groq"]["search_results"]["results"]
+    assert len(raw) == 16 and {"content", "score"} <= set(raw[0])  # the hits as sent ride along
+    first_title: dict[str, str] = {}
+    for hit in raw:
+        first_title.setdefault(hit["url"], hit["title"])
+    assert sources == [{"url": u, "title": t} for u, t in first_title.items()]  # by URL, provider order
+    assert sources[0] == {"url": "https://www.weatherapi.com/", "title": "Weather in San Francisco"}
+    assert result.provider_metadata["groq"]["output"].startswith(
         "Title: Weather in San Francisco\nURL: https://www.weatherapi.com/"
     )
     response = fold(events)

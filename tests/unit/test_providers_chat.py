@@ -692,27 +692,22 @@ async def test_glm_web_search_hits_become_a_provider_executed_call_and_result() 
     assert [c.name for c in calls] == ["web_search", "web_search"]
     assert all(c.provider_executed for c in calls) and all(r.provider_executed for r in results)
     assert [r.id for r in results] == [c.id for c in calls] and len({c.id for c in calls}) == 2
-    first = results[0].result["sources"]
-    assert first[0] == {
-        "url": HIT_1["link"],
-        "title": HIT_1["title"],
-        "content": HIT_1["content"],
-        "media": HIT_1["media"],
-        "icon": HIT_1["icon"],
-        "refer": "ref_1",
-        "publish_date": "2025-03-02",
+    assert results[0].result == {
+        "sources": [
+            {"url": HIT_1["link"], "title": HIT_1["title"]},
+            {"url": HIT_2["link"], "title": HIT_2["title"]},
+            {"url": None, "title": "无链接结果"},
+        ],
+        "queries": [],
     }
-    assert first[1] == {
-        "url": HIT_2["link"],
-        "title": HIT_2["title"],
-        "content": HIT_2["content"],
-        "refer": "ref_2",
-    }
-    assert first[2] == {"title": "无链接结果", "content": "改写后的摘要", "refer": "ref_3"}
-    assert len(first) == 3  # the duplicate and the non-object entry are dropped
+    # the hits as sent (media, publish_date, refer, ...) ride along, hit i behind source i; the
+    # repeated hit and the non-object entry are dropped
+    assert results[0].provider_metadata == {"glm": {"web_search": [HIT_1, HIT_2, HIT_NO_LINK]}}
     assert results[1].result == {
-        "sources": [{"url": "https://late.example/", "title": "Late", "refer": "ref_4"}]
+        "sources": [{"url": "https://late.example/", "title": "Late"}],
+        "queries": [],
     }
+    assert results[1].provider_metadata == {"glm": {"web_search": [HIT_LATE]}}
     # hits in a chunk come before that chunk's deltas; a late search closes the open text block first
     kinds = [type(e).__name__ for e in events]
     assert kinds[1:4] == ["ToolCall", "ToolResult", "ReasoningStart"]

@@ -16,7 +16,10 @@ Decisions worth knowing:
   becomes ``ReasoningPart("", encrypted=data)`` marked ``{"anthropic": {"type": "redacted_thinking"}}``.
   Server tools (``server_tool_use`` / ``mcp_tool_use``) and their ``*_tool_result`` blocks become
   provider-executed tool calls/results whose ``provider_metadata["anthropic"]["type"]`` names the
-  block; the lowering rebuilds the same blocks (content untouched). Provider-executed parts without
+  block; the lowering rebuilds the same blocks (content untouched). A ``web_search_tool_result``'s
+  ``result`` is the canonical ``{"sources", "queries"}`` (``llmroute.hosted.SearchResult``); the
+  block's own ``content`` (``encrypted_content``, ``page_age``, ``error_code``) is kept in
+  ``provider_metadata["anthropic"]["content"]`` and is what the lowering sends back. Provider-executed parts without
   Anthropic metadata (another provider's hosted tools) and reasoning without a signature cannot be
   replayed to Anthropic and are left out.
 - The parser reads only ``frame.data`` (the JSON event, dispatched on its ``type``), so an envelope
@@ -28,12 +31,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
 from ..framing.base import Framing
 from ..framing.sse import SSEEvent, SSEFraming
+from ..hosted import SearchResult, search_result
 from ..route.auth import Auth
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
@@ -65,6 +69,7 @@ from ._shared import (
     result_text,
     with_options,
 )
+from ._websearch import hit_pairs
 from .errors import stream_error
 
 __all__ = [
@@ -241,14 +246,28 @@ class _Open:
 
 
 class AnthropicState(StreamState):
-    __slots__ = ("open", "raw_usage", "server_names", "stop_reason")
+    __slots__ = ("open", "raw_usage", "server_inputs", "server_names", "stop_reason")
 
     def __init__(self) -> None:
         super().__init__()
         self.open: dict[int, _Open] = {}
         self.raw_usage: dict[str, Any] = {}
         self.server_names: dict[str, str] = {}  # server tool id -> name, to name its result
+        self.server_inputs: dict[str, Any] = {}  # server tool id -> its input (web search queries)
         self.stop_reason: str | None = None
+
+    @classmethod
+    def for_request(cls, request: LLMRequest) -> AnthropicState:
+        """A pause_turn continuation may open with the result of a call the previous response made:
+        the request's last assistant turn names it (and its query)."""
+        state = cls()
+        for message in request.messages[-2:]:
+            if message.role == "assistant":
+                for part in message.content:
+                    if isinstance(part, ToolCallPart) and part.provider_executed:
+                        state.server_names[part.id] = part.name
+                        state.server_inputs[part.id] = part.input
+        return state
 
 
 # 4. build_body ----------------------------------------------------------------------------------
@@ -338,7 +357,9 @@ def _server_result(part: ToolResultPart, meta: dict[str, Any]) -> dict[str, Any]
     kind = meta.get("type") or _RESULT_TYPES.get(part.name)
     if kind is None:
         raise InvalidRequestError(f"anthropic-messages: no result block type for hosted tool {part.name!r}")
-    block: dict[str, Any] = {"type": kind, "tool_use_id": part.id, "content": part.result}
+    # web search results carry the canonical shape; the block's own content rides in the metadata
+    content = meta.get("content", part.result)
+    block: dict[str, Any] = {"type": kind, "tool_use_id": part.id, "content": content}
     if kind in ("mcp_tool_result", "tool_result"):
         block["is_error"] = part.is_error
     return block
@@ -683,7 +704,18 @@ def _server_result_event(state: AnthropicState, block: _BlockIn, out: list[LLMEv
     info: dict[str, Any] = {"type": block.type}
     if block.caller is not None:
         info["caller"] = block.caller
-    out.append(ToolResult(id, name, content, is_error, True, {NAMESPACE: info}))
+    result: Any = content  # pyright: ignore[reportUnknownVariableType]
+    if block.type == "web_search_tool_result":
+        info["content"] = content  # encrypted_content / page_age / error_code, sent back as is
+        result = _search_result(content, state.server_inputs.get(id))
+    out.append(ToolResult(id, name, result, is_error, True, {NAMESPACE: info}))
+
+
+def _search_result(content: Any, call_input: Any) -> SearchResult:
+    """``web_search_tool_result`` content (a list of ``web_search_result``, or an error object)
+    -> the canonical result; the query is the ``server_tool_use`` input's."""
+    query = cast("dict[str, Any]", call_input).get("query") if isinstance(call_input, dict) else None
+    return search_result(hit_pairs(content), [query])
 
 
 def _on_delta(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
@@ -714,7 +746,7 @@ def _citation(block: _Open, raw: dict[str, Any]) -> Citation:
     return Citation(block.id, url, title, span[0], span[1], cited, {NAMESPACE: raw})
 
 
-def _close(block: _Open, out: list[LLMEvent]) -> None:
+def _close(state: AnthropicState, block: _Open, out: list[LLMEvent]) -> None:
     kind = block.kind
     if kind == _TEXT:
         for raw in block.citations:
@@ -729,15 +761,17 @@ def _close(block: _Open, out: list[LLMEvent]) -> None:
     elif block.tool is not None:
         initial = block.initial
         if not block.tool.chunks and isinstance(initial, dict) and initial:
-            block.tool.finish(out, input=initial)  # complete input in the start event, no deltas
+            call = block.tool.finish(out, input=initial)  # complete input in the start event, no deltas
         else:
-            block.tool.finish(out)
+            call = block.tool.finish(out)
+        if call is not None and call.provider_executed:
+            state.server_inputs[call.id] = call.input
 
 
 def _on_block_stop(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
     block = state.open.pop(event.index, None)
     if block is not None:
-        _close(block, out)
+        _close(state, block, out)
 
 
 def _on_message_delta(state: AnthropicState, event: _Event, _out: list[LLMEvent]) -> None:
@@ -797,7 +831,7 @@ def _usage(raw: dict[str, Any]) -> Usage:
 
 def _close_all(state: AnthropicState, out: list[LLMEvent]) -> None:
     for index in sorted(state.open):
-        _close(state.open[index], out)
+        _close(state, state.open[index], out)
     state.open.clear()
 
 
@@ -815,7 +849,7 @@ def on_halt(state: AnthropicState, out: list[LLMEvent]) -> None:
 PROTOCOL = Protocol(
     name="anthropic-messages",
     build_body=build_body,
-    new_state=lambda _request: AnthropicState(),
+    new_state=AnthropicState.for_request,
     step=step,
     on_halt=on_halt,
 )

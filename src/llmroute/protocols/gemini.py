@@ -2,8 +2,8 @@
 
 ``:streamGenerateContent?alt=sse`` sends one complete ``GenerateContentResponse`` per event; its
 ``parts`` hold only the new delta. Grounding (``groundingMetadata``) usually arrives with the last
-chunk, sometimes earlier, and may be split across chunks: it is merged field-wise and turned into a
-hosted ``google_search`` call/result plus ``citation`` events once the stream ends. Support
+chunk, sometimes earlier, and may be split across chunks: it is merged field-wise and turned into the
+canonical hosted ``web_search`` call/result plus ``citation`` events once the stream ends. Support
 segments are UTF-8 *byte* offsets into one part's text; they become Python ``str`` indices of the
 text block we emitted for that part.
 
@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from ..framing.sse import SSEEvent, SSEFraming
+from ..hosted import WEB_SEARCH, search_result
 from ..route.auth import Auth
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
@@ -176,7 +177,7 @@ class _Content(msgspec.Struct):
     role: str | None = None
 
 
-class _Source(msgspec.Struct, rename="camel"):
+class _Source(msgspec.Struct, rename="camel", omit_defaults=True):
     """``web``, ``retrievedContext`` (file search / RAG) and ``maps`` grounding chunks alike."""
 
     uri: str | None = None
@@ -186,7 +187,7 @@ class _Source(msgspec.Struct, rename="camel"):
     file_search_store: str | None = None
 
 
-class _GroundingChunk(msgspec.Struct, rename="camel"):
+class _GroundingChunk(msgspec.Struct, rename="camel", omit_defaults=True):
     web: _Source | None = None
     retrieved_context: _Source | None = None
     maps: _Source | None = None
@@ -1020,24 +1021,7 @@ def _emit_grounding(state: GeminiState, out: list[LLMEvent]) -> None:
         result = [{"url": u.retrieved_url, "status": u.url_retrieval_status} for u in state.url_context]
         out.append(ToolResult(id, "url_context", result, provider_executed=True))
     if g.queries or (web and not state.url_context):
-        id = _hosted_id(state, "google_search")
-        tool = ToolInput(id, "google_search", out, provider_executed=True)
-        tool.finish(out, input={"queries": list(g.queries)})
-        meta: dict[str, Any] = {}
-        if g.entry_point is not None:
-            meta["searchEntryPoint"] = g.entry_point
-        if g.retrieval:
-            meta["retrievalMetadata"] = g.retrieval
-        result = {"sources": [_source_dict("web", s, i) for i, s in web]}
-        out.append(
-            ToolResult(
-                id,
-                "google_search",
-                result,
-                provider_executed=True,
-                provider_metadata={NS: meta} if meta else None,
-            )
-        )
+        _emit_search(state, out)
     elif sources and not state.url_context:
         id = state.file_search_id
         if id is None:
@@ -1046,6 +1030,24 @@ def _emit_grounding(state: GeminiState, out: list[LLMEvent]) -> None:
         result = {"sources": [_source_dict(kind, s, i) for i, (kind, s) in sources]}
         out.append(ToolResult(id, "file_search", result, provider_executed=True))
     _emit_citations(state, out)
+
+
+def _emit_search(state: GeminiState, out: list[LLMEvent]) -> None:
+    """The canonical ``web_search`` call/result: source *i* is grounding chunk *i* (no
+    deduplication, so ``[i+1]`` markers number chunks as gemini-cli does). The chunks as sent
+    (``web.domain``, ``retrievedContext``, ...), ``searchEntryPoint`` and ``retrievalMetadata`` stay
+    in the result's ``provider_metadata["google"]``."""
+    g = state.grounding
+    id = _hosted_id(state, WEB_SEARCH)
+    ToolInput(id, WEB_SEARCH, out, provider_executed=True).finish(out, input={"queries": list(g.queries)})
+    pairs = [(found[1].uri, found[1].title) if (found := _source(c)) else (None, None) for c in g.chunks]
+    meta: dict[str, Any] = {"groundingChunks": msgspec.to_builtins(g.chunks)}
+    if g.entry_point is not None:
+        meta["searchEntryPoint"] = g.entry_point
+    if g.retrieval:
+        meta["retrievalMetadata"] = g.retrieval
+    result = search_result(pairs, g.queries, dedupe=False)
+    out.append(ToolResult(id, WEB_SEARCH, result, provider_executed=True, provider_metadata={NS: meta}))
 
 
 def _emit_citations(state: GeminiState, out: list[LLMEvent]) -> None:

@@ -9,6 +9,7 @@ from typing import Any, Literal
 import msgspec
 
 from ..framing.sse import SSEEvent, SSEFraming
+from ..hosted import WEB_SEARCH, search_result
 from ..route.auth import Auth
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
@@ -31,6 +32,7 @@ from ._shared import (
     result_text,
     with_options,
 )
+from ._websearch import emit_search, hit_pairs, search_from_citations
 from .errors import stream_error
 
 __all__ = [
@@ -229,6 +231,7 @@ _decoder = msgspec.json.Decoder(_Chunk)
 class ChatState(StreamState):
     __slots__ = (
         "blocks",
+        "cited",
         "executed",
         "finish_reason",
         "name",
@@ -236,6 +239,7 @@ class ChatState(StreamState):
         "quirks",
         "reasoning_details",
         "refused",
+        "searched",
         "started",
         "text_len",
         "text_starts",
@@ -260,6 +264,8 @@ class ChatState(StreamState):
         self.reasoning_details: list[dict[str, Any]] = []  # merged details of the open reasoning block
         self.executed: dict[int, tuple[str, str, bool]] = {}  # Groq: index -> (call id, name, result sent)
         self.web_seen: set[str] = set()  # GLM: search hits already surfaced
+        self.cited: list[tuple[str | None, str | None]] = []  # (url, title) of url_citation annotations
+        self.searched = False  # a web_search call was reported (else annotations imply one)
 
 
 # 4. build_body ----------------------------------------------------------------------------------
@@ -656,7 +662,12 @@ def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> 
 # Provider-executed tools reported inside a Chat stream: Groq compound ``executed_tools`` (a call
 # without ``output``, then the same index with it) and GLM's top-level ``web_search`` hits. Both
 # become tool-call + tool-result with ``provider_executed=True``; ids are derived from the response
-# id so they stay unique across the steps of a tool loop.
+# id so they stay unique across the steps of a tool loop. Searches are the canonical ``web_search``
+# (``llmroute.hosted.SearchResult``); what the provider sent stays in ``provider_metadata``:
+# Groq's executed tool under ``["groq"]``, GLM's hits under ``["glm"]["web_search"]`` (hit *i*
+# behind source *i*, with ``media``, ``publish_date``, ``refer``, ``content``, ``icon``). A search
+# only ``url_citation`` annotations show (OpenRouter's web plugin, OpenAI search models) is
+# reported once at the end of the step, sources = the cited URLs.
 
 _EXECUTED_NAMES = {"search": "web_search", "visit": "web_fetch", "python": "code_execution"}
 
@@ -675,54 +686,43 @@ def _on_executed_tools(state: ChatState, tools: list[_ExecutedTool], out: list[L
             entry = (_hosted_id(state, "executed", tool.index), name, False)
             state.executed[tool.index] = entry
             out.append(ToolCall(entry[0], name, parse_tool_input(tool.arguments or ""), True))
+            state.searched = state.searched or name == WEB_SEARCH
         if tool.output is not None and not entry[2]:
             _close_blocks(state, out)
             state.executed[tool.index] = (entry[0], entry[1], True)
-            out.append(ToolResult(entry[0], entry[1], _executed_result(tool), provider_executed=True))
+            result, meta = _executed_result(tool, entry[1])
+            out.append(ToolResult(entry[0], entry[1], result, provider_executed=True, provider_metadata=meta))
 
 
-def _executed_result(tool: _ExecutedTool) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    sources = [
-        _obj(hit) for hit in _list((tool.search_results or {}).get("results")) if isinstance(hit, dict)
-    ]
-    if sources:
-        result["sources"] = sources
-    result["output"] = tool.output
-    return result
-
-
-_GLM_FIELDS = (
-    ("url", "link"),
-    ("title", "title"),
-    ("content", "content"),
-    ("media", "media"),
-    ("icon", "icon"),
-    ("refer", "refer"),
-    ("publish_date", "publish_date"),
-)
+def _executed_result(tool: _ExecutedTool, name: str) -> tuple[Any, dict[str, Any] | None]:
+    raw_hits = (tool.search_results or {}).get("results")
+    if name != WEB_SEARCH:
+        hits = [_obj(hit) for hit in _list(raw_hits) if isinstance(hit, dict)]
+        return ({"sources": hits, "output": tool.output} if hits else {"output": tool.output}), None
+    query = _obj(parse_tool_input(tool.arguments or "")).get("query")
+    result = search_result(hit_pairs(raw_hits), [query])
+    return result, {"groq": {"type": tool.type, "output": tool.output, "search_results": tool.search_results}}
 
 
 def _on_web_search(state: ChatState, hits: Any, out: list[LLMEvent]) -> None:
     """GLM: ``web_search`` hits next to ``choices``, on any chunk, possibly repeated: new hits
     (deduplicated by link) surface as one hosted web_search call + result."""
-    sources: list[dict[str, Any]] = []
+    new: list[dict[str, Any]] = []
     for hit in _list(hits):
-        entry = _obj(hit)
-        source = {
-            ours: value for ours, theirs in _GLM_FIELDS if (value := entry.get(theirs)) not in (None, "")
-        }
-        key = str(source.get("url") or msgspec.json.encode(source).decode())
-        if not source or key in state.web_seen:
+        entry = _obj(hit)  # kept as sent: the hits ride in provider_metadata
+        key = str(entry.get("link") or msgspec.json.encode(entry).decode())
+        if not entry or key in state.web_seen:
             continue
         state.web_seen.add(key)
-        sources.append(source)
-    if not sources:
+        new.append(entry)
+    if not new:
         return
     _close_blocks(state, out)
-    call_id = _hosted_id(state, "web_search", len(state.web_seen) - len(sources))
-    out.append(ToolCall(call_id, "web_search", {}, True))
-    out.append(ToolResult(call_id, "web_search", {"sources": sources}, provider_executed=True))
+    state.searched = True
+    call_id = _hosted_id(state, WEB_SEARCH, len(state.web_seen) - len(new))
+    result = search_result(hit_pairs(new, url="link"), dedupe=False)
+    # dedupe=False: the hits are unique by link already, and source i must stay hit i
+    emit_search(call_id, {}, result, out, result_metadata={"glm": {"web_search": new}})
 
 
 def _on_annotations(state: ChatState, annotations: list[_Annotation], out: list[LLMEvent]) -> None:
@@ -730,6 +730,7 @@ def _on_annotations(state: ChatState, annotations: list[_Annotation], out: list[
         cite = annotation.url_citation
         if annotation.type != "url_citation" or cite is None:
             continue
+        state.cited.append((cite.url, cite.title))
         if state.text_starts:
             out.append(_citation(state, cite))
         else:
@@ -763,6 +764,9 @@ def _finish(state: ChatState, out: list[LLMEvent]) -> None:
     if state.pending_citations:
         pending, state.pending_citations = state.pending_citations, []
         out.extend(_citation(state, cite) for cite in pending)
+    if state.cited and not state.searched:
+        state.searched = True
+        search_from_citations(_hosted_id(state, WEB_SEARCH, 0), state.cited, out)
     reason = _FINISH.get(state.finish_reason or "", "unknown")
     if state.tools and reason == "stop":
         reason = "tool-calls"  # some servers say "stop" after calling tools

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from ..framing.sse import SSEEvent, SSEFraming
+from ..hosted import SearchResult, search_result
 from ..route.auth import Auth
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
@@ -45,6 +46,7 @@ from ._shared import (
     parse_tool_input,
     with_options,
 )
+from ._websearch import hit_pairs, search_from_citations
 from .errors import stream_error
 
 __all__ = [
@@ -237,11 +239,13 @@ class ResponsesState(StreamState):
     __slots__ = (
         "blocks",
         "cited",
+        "cited_urls",
         "function_calls",
         "phases",
         "reasoning_index",
         "reasoning_item",
         "refused",
+        "searched",
         "searches",
         "text_chunks",
         "text_index",
@@ -267,6 +271,8 @@ class ResponsesState(StreamState):
         self.cited: set[tuple[str, str, str | None, int | None, int | None]] = set()
         self.function_calls = 0
         self.searches = 0
+        self.searched = False  # a web_search_call was reported (else url_citation annotations imply one)
+        self.cited_urls: list[tuple[str | None, str | None]] = []
         self.refused = False
 
 
@@ -387,7 +393,7 @@ def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted
         elif isinstance(part, ToolResultPart) and part.provider_executed:  # pyright: ignore[reportUnnecessaryIsInstance]
             item = hosted.get(part.id)
             if item is not None:
-                _hosted_result(item, part.result)
+                _hosted_result(item, part)
     if not keep_unencrypted_reasoning:
         # Without ``store``, a reasoning item the server cannot decrypt is a dangling reference.
         items[:] = [i for i in items if not (isinstance(i, _ReasoningItem) and i.encrypted_content is None)]
@@ -410,12 +416,18 @@ def _hosted_item(part: ToolCallPart) -> dict[str, Any] | None:
     return item
 
 
-def _hosted_result(item: dict[str, Any], result: Any) -> None:
+def _hosted_result(item: dict[str, Any], part: ToolResultPart) -> None:
+    result = part.result
+    if item["type"] == "web_search_call":  # the canonical result; the item's own fields are in metadata
+        status = ns(part.provider_metadata, _OPENAI).get("status")
+        if isinstance(status, str):
+            item["status"] = status
+        return
     spec = HOSTED_ITEMS[item["type"]]
     if not isinstance(result, dict):
         return
     for key in spec[2]:
-        if key in result and not (item["type"] == "web_search_call" and key == "sources"):
+        if key in result:
             item[key] = result[key]
 
 
@@ -748,13 +760,14 @@ def _on_hosted_done(
     data = decode_frame(_raw_decoder, raw, "openai-responses item")
     name, input_keys, result_keys = HOSTED_ITEMS[kind]
     call_input: dict[str, Any] = {k: data[k] for k in input_keys if data.get(k) is not None}
-    result: dict[str, Any] = {k: data[k] for k in result_keys if data.get(k) is not None}
+    result: Any = {k: data[k] for k in result_keys if data.get(k) is not None}
+    meta: dict[str, Any] = {"item_type": kind}
     if kind == "web_search_call":
-        action: dict[str, Any] = dict(data.get("action") or {})
-        sources = action.pop("sources", None)
-        call_input = action
-        if sources is not None:
-            result["sources"] = sources
+        action: dict[str, Any] = data.get("action") or {}
+        call_input = {k: v for k, v in action.items() if k != "sources"}
+        result = _search_result(action)
+        meta.update((k, data[k]) for k in ("status", "action") if k in data)  # sources as sent
+        state.searched = True
         if action.get("type") == "search":
             state.searches += 1
     elif kind == "mcp_call" and isinstance(call_input.get("arguments"), str):
@@ -762,7 +775,19 @@ def _on_hosted_done(
     tool = state.tools.pop(item_id, None) or _hosted_input(item_id, kind, out)
     tool.finish(out, input=call_input)
     is_error = data.get("status") in ("failed", "incomplete") or bool(data.get("error"))
-    out.append(ToolResult(item_id, name, result, is_error, True, {_OPENAI: {"item_type": kind}}))
+    out.append(ToolResult(item_id, name, result, is_error, True, {_OPENAI: meta}))
+
+
+def _search_result(action: dict[str, Any]) -> SearchResult:
+    """A ``web_search_call`` action -> the canonical result: ``action.sources`` (present with
+    ``include: ["web_search_call.action.sources"]``) and the page an ``open_page``/``find`` action
+    read; the queries from ``query``/``queries``."""
+    pairs = hit_pairs(action.get("sources"))
+    url = action.get("url")
+    if isinstance(url, str):
+        pairs.append((url, None))
+    queries = action.get("queries")
+    return search_result(pairs, [action.get("query"), *(queries if isinstance(queries, list) else ())])  # pyright: ignore[reportUnknownArgumentType]
 
 
 def _on_annotation(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
@@ -787,6 +812,8 @@ def _cite(state: ResponsesState, block: str, a: _Annotation, out: list[LLMEvent]
     meta: dict[str, Any] = {"type": a.type}
     if a.file_id:
         meta["file_id"] = a.file_id
+    if a.type == "url_citation":
+        state.cited_urls.append((a.url, a.title))
     out.append(Citation(block, a.url, a.title or a.filename, start, end, cited, {_OPENAI: meta}))
 
 
@@ -866,6 +893,9 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
     if status == "failed":
         raise stream_error(response.error or {"message": "response failed"}, NAME)
     _close_all(state, out)
+    if state.cited_urls and not state.searched:  # OpenRouter's web plugin reports no call
+        state.searched = True
+        search_from_citations(f"ws_{response.id or 'response'}", state.cited_urls, out)
     if status == "incomplete":
         details = response.incomplete_details
         state.reason = _INCOMPLETE.get(details.reason or "", "unknown") if details else "unknown"

@@ -5,9 +5,11 @@
     request(model=..., tools=[llmroute.hosted.web_search(count=5)])    # GLM's built-in web_search tool
 
 The built-in search returns its hits as a top-level ``web_search`` array next to ``choices``; the
-Chat protocol surfaces them as a provider-executed ``web_search`` tool-call + tool-result whose
-result is ``{"sources": [{url, title, content, media, icon, refer, publish_date}, ...]}`` (``refer``
-is the ``ref_N`` marker the answer may cite). Thinking streams as ``reasoning_content``.
+Chat protocol surfaces them as the canonical provider-executed ``web_search`` tool-call + tool-result
+(``{"sources": [{url, title}, ...], "queries": []}``); the hits as sent (``content``, ``media``,
+``icon``, ``refer`` = the ``ref_N`` marker the answer may cite, ``publish_date``) are in the
+result's ``provider_metadata["glm"]["web_search"]``, hit *i* behind source *i*. Thinking streams as
+``reasoning_content``.
 """
 
 from __future__ import annotations
