@@ -233,16 +233,10 @@ class _WholeChoice(msgspec.Struct):
     annotations: list[_Annotation] | None = None
 
 
-class _Completion(msgspec.Struct):
-    """A non-streamed ``chat.completion``."""
+class _Completion(_Chunk):
+    """A non-streamed ``chat.completion``: a chunk's fields, with whole messages in ``choices``."""
 
-    id: str | None = None
-    model: str | None = None
-    choices: list[_WholeChoice] | None = None
-    usage: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    x_groq: dict[str, Any] | None = None
-    web_search: Any = None
+    choices: list[_WholeChoice] | None = None  # pyright: ignore[reportIncompatibleVariableOverride]
 
 
 _decoder = msgspec.json.Decoder(_Chunk)
