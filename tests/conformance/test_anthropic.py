@@ -215,6 +215,14 @@ async def test_recording_matches_the_reference_fold(name: str, path: Path, index
     cassette = only(path, index)
     blocks, stop, raw_usage = reference(cassette.interactions[0].response.body)
     (response,), _ = await replay(cassette, [llmroute.request(model=MODEL, prompt="x")])
+    check_fold(response, blocks, stop, raw_usage)
+
+
+def check_fold(
+    response: llmroute.LLMResponse, blocks: list[dict[str, Any]], stop: str | None, raw_usage: dict[str, Any]
+) -> None:
+    """The response against the Message's content blocks, written out independently of the parser
+    (blocks folded from the SSE by ``reference``, or a non-streamed body's ``content``)."""
     assert event_order_problems(response.events) == []
     by_index = {int(k.split("-")[1]): v for k, v in response.text_blocks.items()}
     assert by_index == {i: b["text"] for i, b in enumerate(blocks) if b["type"] == "text"}
@@ -474,6 +482,102 @@ _WEB_WHOLE = _feed(_WEB, [])
 @given(st.lists(st.integers(min_value=0, max_value=len(_WEB)), max_size=400))
 def test_any_rechunking_gives_the_same_events(cuts: list[int]) -> None:
     assert _feed(_WEB, cuts) == _WEB_WHOLE
+
+
+# -- non-streamed (stream=False) ----------------------------------------------------------------------
+
+NON_STREAMED = [
+    (path.stem, path, i)
+    for path in sorted(PYDANTIC.glob("*.yaml"))
+    for i, interaction in enumerate(Cassette.load(path).interactions)
+    if interaction.request.json().get("stream") is False
+]
+WHOLE = llmroute.GenerationOptions(stream=False)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("name", "path", "index"), NON_STREAMED, ids=[f"{n}#{i}" for n, _, i in NON_STREAMED]
+)
+async def test_non_streamed_recording_replays_with_stream_false(name: str, path: Path, index: int) -> None:
+    """The recorded request is our lowering with stream=False (``stream: false``, JSON accept), and
+    the whole Message folds to what its content blocks say."""
+    interaction = Cassette.load(path).interactions[index]
+    recorded = interaction.request.json()
+    request = llmroute.request(model=MODEL, prompt="x", generation=WHOLE)
+    if index == 0:  # later requests carry history (tool loops: see the test below)
+        request = msgspec.structs.replace(request_from_body(recorded), generation=WHOLE)
+        prepared = await llmroute.Client().prepare(request)
+        assert json.loads(prepared.body) == normalised(recorded)
+        assert prepared.headers["accept"] == "application/json"
+    message = json.loads(interaction.response.body)
+    (response,), transport = await replay(Cassette([interaction]), [request])
+    assert transport.requests[0].url.path == "/v1/messages"
+    check_fold(response, message["content"], message["stop_reason"], message["usage"])
+    finish = response.events[-1]
+    assert isinstance(finish, llmroute.Finish) and finish.provider_metadata is not None
+    assert (finish.provider_metadata["id"], finish.provider_metadata["stop_reason"]) == (
+        message["id"],
+        message["stop_reason"],
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", ["test_anthropic_web_search_tool", "test_anthropic_web_fetch_tool"])
+async def test_non_streamed_tool_loop_resends_the_provider_blocks_exactly(name: str) -> None:
+    """Turn 2 = turn 1's request + our fold of the non-streamed turn-1 Message + the next prompt:
+    the recorded second request, server-tool blocks (encrypted content) and signatures included."""
+    cassette = Cassette.load(PYDANTIC / f"{name}.yaml")
+    first_body, second_body = (i.request.json() for i in cassette.interactions)
+    first = msgspec.structs.replace(request_from_body(first_body), generation=WHOLE)
+    transport = ReplayTransport(cassette)
+    async with llmroute.Client(http=httpx.AsyncClient(transport=transport)) as client:
+        turn1 = await client.generate(first)
+        follow = second_body["messages"][-1]["content"][0]["text"]
+        second = msgspec.structs.replace(
+            first, messages=(*first.messages, *turn1.messages, llmroute.user(follow))
+        )
+        await client.generate(second)
+    sent = [normalised(json.loads(r.content)) for r in transport.requests]
+    # a recording artefact: pydantic-ai resends text blocks without their citations; we keep them
+    for message in sent[1]["messages"]:
+        for block in message["content"]:
+            block.pop("citations", None)
+    assert sent == [normalised(first_body), normalised(second_body)]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("name", "path", "index"), STREAMED, ids=STREAM_IDS)
+async def test_streamed_and_non_streamed_forms_of_a_recording_agree(
+    name: str, path: Path, index: int
+) -> None:
+    """The Message a stream adds up to, served as one JSON body with stream=False, folds to the
+    same response (text, reasoning, calls, results, citations, usage, finish)."""
+    interaction = Cassette.load(path).interactions[index]
+    blocks, stop, raw_usage = reference(interaction.response.body)
+    events = sse_events(interaction.response.body)
+    (end,) = [e["delta"] for e in events if e["type"] == "message_delta"]
+    message = {**events[0]["message"], **end, "content": blocks, "usage": raw_usage}
+    assert message["stop_reason"] == stop
+    whole = Interaction(
+        interaction.request,
+        RecordedResponse(200, {"content-type": ["application/json"]}, json.dumps(message).encode()),
+    )
+    request = llmroute.request(model=MODEL, prompt="x")
+    (streamed,), _ = await replay(Cassette([interaction]), [request])
+    (unstreamed,), _ = await replay(Cassette([whole]), [msgspec.structs.replace(request, generation=WHOLE)])
+    assert same_fold(unstreamed) == same_fold(streamed)
+
+
+def same_fold(response: llmroute.LLMResponse) -> tuple[Any, ...]:
+    return (
+        response.message,
+        response.citations,
+        response.tool_results,
+        response.usage,
+        response.finish_reason,
+        response.events[-1],  # the finish, with the response metadata
+    )
 
 
 # -- citations ----------------------------------------------------------------------------------------

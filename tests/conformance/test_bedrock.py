@@ -862,3 +862,124 @@ async def test_anthropic_on_bedrock_exception_frames_are_typed() -> None:
             [llmroute.request(model=FACADE.anthropic(model_id), prompt="x")],
             retry=llmroute.RetryPolicy.none(),
         )
+
+
+# -- non-streamed (stream=False): /converse and Anthropic-on-Bedrock /invoke ---------------------------
+
+WHOLE = llmroute.GenerationOptions(stream=False)
+
+
+def converse_body(body: bytes) -> dict[str, Any]:
+    """The ``/converse`` JSON a converse-stream adds up to (content blocks by index: text and
+    citations, reasoning text + signature or redacted bytes, tool use with its parsed input, tool
+    results), written out from the event-stream frames."""
+    blocks: dict[int, dict[str, Any]] = {}
+    out: dict[str, Any] = {}
+    for frame in EventStreamDecoder().feed(body):
+        event = json.loads(frame.payload)
+        kind = frame.event_type
+        if kind == "contentBlockStart":
+            start = event["start"]
+            block = blocks.setdefault(event["contentBlockIndex"], {})
+            if "toolUse" in start:
+                block["toolUse"] = {**start["toolUse"], "input": ""}
+            if "toolResult" in start:
+                block["toolResult"] = {**start["toolResult"], "content": []}
+        elif kind == "contentBlockDelta":
+            block, delta = blocks.setdefault(event["contentBlockIndex"], {}), event["delta"]
+            if "text" in delta:
+                block["text"] = block.get("text", "") + delta["text"]
+            if "reasoningContent" in delta:
+                r = delta["reasoningContent"]
+                reasoning = block.setdefault("reasoningContent", {})
+                if "redactedContent" in r:
+                    reasoning["redactedContent"] = reasoning.get("redactedContent", "") + r["redactedContent"]
+                else:
+                    text = reasoning.setdefault("reasoningText", {})
+                    for key in ("text", "signature"):
+                        if key in r:
+                            text[key] = text.get(key, "") + r[key]
+            if "toolUse" in delta:
+                block["toolUse"]["input"] += delta["toolUse"]["input"]
+            if "toolResult" in delta:
+                block["toolResult"]["content"] += delta["toolResult"]
+        elif kind == "messageStop":
+            out["stopReason"] = event["stopReason"]
+            if "additionalModelResponseFields" in event:
+                out["additionalModelResponseFields"] = event["additionalModelResponseFields"]
+        elif kind == "metadata":
+            out.update({k: event[k] for k in ("usage", "metrics") if k in event})
+    for block in blocks.values():
+        if "toolUse" in block:
+            block["toolUse"]["input"] = json.loads(block["toolUse"]["input"] or "{}")
+    content = [blocks[i] for i in sorted(blocks)]
+    return {"output": {"message": {"role": "assistant", "content": content}}, **out}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("name", "path", "index"), STREAMED, ids=IDS)
+async def test_streamed_and_non_streamed_forms_of_a_recording_agree(
+    name: str, path: Path, index: int
+) -> None:
+    interaction = Cassette.load(path).interactions[index]
+    whole = Interaction(
+        RecordedRequest("POST", interaction.request.url.replace("/converse-stream", "/converse"), {}, b""),
+        RecordedResponse(
+            200,
+            {"content-type": ["application/json"]},
+            json.dumps(converse_body(interaction.response.body)).encode(),
+        ),
+    )
+    request = llmroute.request(model=model_of(interaction), prompt="x")
+    (streamed,), _ = await generate(Cassette([interaction]), [request])
+    (unstreamed,), transport = await generate(
+        Cassette([whole]), [msgspec.structs.replace(request, generation=WHOLE)]
+    )
+    assert transport.requests[0].url.path.endswith("/converse")
+    assert transport.requests[0].headers["accept"] == "application/json"
+    assert event_order_problems(unstreamed.events) == []
+    for field in ("message", "citations", "tool_results", "usage", "finish_reason"):
+        assert getattr(unstreamed, field) == getattr(streamed, field), field
+
+
+@pytest.mark.anyio
+async def test_anthropic_on_bedrock_non_streamed_is_invoke_with_a_plain_message() -> None:
+    """``/invoke`` (not ``-with-response-stream``), the same enveloped body, and the plain Messages
+    JSON answer decoded by the Anthropic whole-body handler."""
+    model = FACADE.anthropic("anthropic.claude-sonnet-4-5")
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude",
+        "content": [
+            {"type": "thinking", "thinking": "hm", "signature": "sig"},
+            {"type": "text", "text": "Hi"},
+            {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": 1}},
+        ],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 5, "output_tokens": 7},
+    }
+    url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-sonnet-4-5/invoke"
+    cassette = Cassette(
+        [
+            Interaction(
+                RecordedRequest("POST", url, {}, b""),
+                RecordedResponse(200, {"content-type": ["application/json"]}, json.dumps(message).encode()),
+            )
+        ]
+    )
+    streaming = await llmroute.Client().prepare(llmroute.request(model=model, prompt="x"))
+    (response,), transport = await generate(
+        cassette, [llmroute.request(model=model, prompt="x", generation=WHOLE)]
+    )
+    sent_request = transport.requests[0]
+    assert str(sent_request.url) == url and sent_request.headers["accept"] == "application/json"
+    assert json.loads(sent_request.content) == json.loads(streaming.body)  # no stream key either way
+    assert "stream" not in json.loads(sent_request.content)
+    assert (response.reasoning, response.text, response.finish_reason) == ("hm", "Hi", "tool-calls")
+    assert [(c.id, c.input) for c in response.tool_calls] == [("toolu_1", {"a": 1})]
+    assert response.usage is not None and (response.usage.input_tokens, response.usage.output_tokens) == (
+        5,
+        7,
+    )

@@ -479,24 +479,145 @@ NON_STREAMED = [
     ("test_google_model_web_fetch_tool", 0),
     ("test_google_model_web_search_tool_stream", 1),
 ]
+WHOLE = llmroute.GenerationOptions(stream=False)
+
+
+def test_every_non_streamed_recording_is_replayed() -> None:
+    found = {
+        (path.stem, i)
+        for path in (CASSETTES / "pydantic-ai/test_google").glob("*.yaml")
+        for i, it in enumerate(Cassette.load(path).interactions)
+        if it.request.url.endswith(":generateContent")
+    }
+    assert found == set(NON_STREAMED)
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(("name", "index"), NON_STREAMED)
-async def test_non_streamed_grounded_responses_fold_through_the_same_parser(name: str, index: int) -> None:
-    """A generateContent body is one complete GenerateContentResponse: served as a single SSE event
-    it goes through the very same step function (real grounding data with non-ASCII text)."""
+async def test_non_streamed_recording_replays_with_stream_false(name: str, index: int) -> None:
+    """``:generateContent`` (no ``alt=sse``) with the recorded contents and tools; the whole body
+    folds to its parts, grounding (the canonical web_search result, chunk i = source i), citations
+    at the cited text, usage and finish."""
     interaction = Cassette.load(CASSETTES / f"pydantic-ai/test_google/{name}.yaml").interactions[index]
-    body = b"data: " + json.dumps(json.loads(interaction.response.body)).encode() + b"\r\n\r\n"
-    request = llmroute.request(model=GEMINI.gemini("gemini-2.5-flash"), prompt="x")
-    response, _ = await replay_generate(_cassette(body), request)
-    assert response.citations
-    urls = {c["web"]["uri"] for c in _chunks(body)}
+    recorded = interaction.request.json()
+    request = msgspec.structs.replace(request_from_body(recorded, model_for(interaction)), generation=WHOLE)
+    prepared = await llmroute.Client().prepare(request)
+    assert prepared.url == interaction.request.url  # :generateContent, no alt=sse
+    assert prepared.headers["accept"] == "application/json"
+    sent = json.loads(prepared.body)
+    # pydantic-ai sends an empty generationConfig and a role on systemInstruction; the rest is ours
+    assert {k: sent[k] for k in ("contents", "tools")} == {k: recorded[k] for k in ("contents", "tools")}
+    body = json.loads(interaction.response.body)
+    candidate = body["candidates"][0]
+    response, transport = await replay_generate(single(interaction), request)
+    assert transport.requests[0].url.path.endswith(":generateContent")
+    assert event_order_problems(response.events) == []
+    parts = candidate["content"]["parts"]
+    assert response.text == "".join(p.get("text", "") for p in parts if not p.get("thought"))
+    assert response.finish_reason == "stop" and candidate["finishReason"] == "STOP"
+    usage, raw = response.usage, body["usageMetadata"]
+    assert usage is not None and usage.input_tokens == raw["promptTokenCount"] + raw.get(
+        "toolUsePromptTokenCount", 0
+    )
+    assert usage.output_tokens == raw["candidatesTokenCount"] + raw.get("thoughtsTokenCount", 0)
+    grounding = candidate.get("groundingMetadata")
+    searches = [r for r in response.tool_results if r.name == "web_search"]
+    if grounding and grounding.get("webSearchQueries"):
+        (result,) = searches
+        assert result.result == {
+            "sources": [
+                {"url": c["web"].get("uri"), "title": c["web"].get("title")}
+                for c in grounding["groundingChunks"]
+            ],
+            "queries": grounding["webSearchQueries"],
+        }
+        assert result.provider_metadata["google"]["groundingChunks"] == grounding["groundingChunks"]
+        assert response.citations
+    else:
+        assert searches == []
+    urls = {(c.get("web") or {}).get("uri") for c in (grounding or {}).get("groundingChunks", [])}
     for citation in response.citations:
         text = response.text_blocks[citation.block_id]
         assert text[citation.start : citation.end] == citation.cited_text
         assert citation.url in urls
-    assert event_order_problems(response.events) == []
+
+
+def whole_body(interaction: Interaction) -> bytes:
+    """The one GenerateContentResponse a stream adds up to: every part in order, the last finish,
+    usage, ids, and grounding merged field by field (later non-empty fields win)."""
+    chunks = [
+        json.loads(line[6:])
+        for line in interaction.response.body.split(b"\r\n\r\n")
+        if line.startswith(b"data:")
+    ]
+    parts: list[Any] = []
+    grounding: dict[str, Any] = {}
+    candidate: dict[str, Any] = {"index": 0}
+    out: dict[str, Any] = {}
+    for c in chunks:
+        cand = c["candidates"][0]
+        parts += (cand.get("content") or {}).get("parts", [])
+        grounding.update({k: v for k, v in (cand.get("groundingMetadata") or {}).items() if v})
+        candidate.update({k: v for k, v in cand.items() if k in ("finishReason", "urlContextMetadata")})
+        out.update({k: v for k, v in c.items() if k != "candidates"})
+    candidate["content"] = {"role": "model", "parts": parts}
+    if grounding:
+        candidate["groundingMetadata"] = grounding
+    return json.dumps({**out, "candidates": [candidate]}).encode()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("path", "index"), CASES, ids=lambda v: getattr(v, "stem", str(v)))
+async def test_streamed_and_non_streamed_forms_of_a_recording_agree(path: Any, index: int) -> None:
+    interaction = Cassette.load(path).interactions[index]
+    request = request_from_body(interaction.request.json(), model_for(interaction))
+    streamed_response, _ = await replay_generate(single(interaction), request)
+    whole = Interaction(
+        RecordedRequest(
+            "POST",
+            interaction.request.url.replace(":streamGenerateContent?alt=sse", ":generateContent"),
+            {},
+            b"",
+        ),
+        RecordedResponse(200, {"content-type": ["application/json"]}, whole_body(interaction)),
+    )
+    unstreamed, _ = await replay_generate(
+        Cassette([whole]), msgspec.structs.replace(request, generation=WHOLE)
+    )
+    assert event_order_problems(unstreamed.events) == []
+    for field in ("message", "citations", "tool_results", "usage", "finish_reason"):
+        assert getattr(unstreamed, field) == getattr(streamed_response, field), field
+
+
+@pytest.mark.anyio
+async def test_code_assist_non_streamed_uses_generate_content_and_unwraps_the_envelope() -> None:
+    """``v1internal:generateContent`` answers ``{"response": {...}, "traceId"}``: the same events as
+    the plain Gemini body."""
+    interaction = Cassette.load(
+        CASSETTES / "pydantic-ai/test_google/test_google_model_web_search_tool.yaml"
+    ).interactions[0]
+    request = msgspec.structs.replace(
+        request_from_body(interaction.request.json(), model_for(interaction)), generation=WHOLE
+    )
+    plain, _ = await replay_generate(single(interaction), request)
+    model = google.code_assist(access_token="ya29.static", project="p").gemini("gemini-2.5-pro")
+    url = "https://cloudcode-pa.googleapis.com/v1internal:generateContent"
+    envelope = json.dumps({"response": json.loads(interaction.response.body), "traceId": "t1"}).encode()
+    wrapped = Cassette(
+        [
+            Interaction(
+                RecordedRequest("POST", url, {}, b""),
+                RecordedResponse(200, {"content-type": ["application/json"]}, envelope),
+            )
+        ]
+    )
+    ours, transport = await replay_generate(wrapped, msgspec.structs.replace(request, model=model))
+    assert str(transport.requests[0].url) == url  # no alt=sse
+    assert (
+        json.loads(transport.requests[0].content)["request"]["contents"]
+        == interaction.request.json()["contents"]
+    )
+    assert ours.events == plain.events
 
 
 # -- constructed streams: websearch.md §1 and §8 --------------------------------------------------

@@ -946,3 +946,127 @@ async def test_url_citations_without_a_search_call_report_the_search_they_imply(
         "queries": [],
     }
     assert result.provider_metadata == {"llmroute": {"synthesized": "url_citation annotations"}}
+
+
+# -- non-streamed (stream=False) ----------------------------------------------------------------------
+
+WHOLE = llmroute.GenerationOptions(stream=False)
+NON_STREAMED = [
+    (path, i)
+    for path in PYDANTIC
+    for i, it in enumerate(Cassette.load(path).interactions)
+    if it.request.json().get("stream") is False
+]
+
+
+def fold_of(body: dict[str, Any]) -> dict[str, Any]:
+    """What a Response object says, written out from its JSON."""
+    items = body["output"]
+    texts = [c.get("text") or c.get("refusal") for i in items if i["type"] == "message" for c in i["content"]]
+    searches = [i for i in items if i["type"] == "web_search_call"]
+    return {
+        "text": "".join(texts),
+        "calls": [(i["call_id"], i["name"]) for i in items if i["type"] == "function_call"]
+        + [(i["id"], "web_search") for i in searches],
+        "queries": [
+            list(dict.fromkeys([i["action"]["query"], *i["action"].get("queries", [])])) for i in searches
+        ],
+        "encrypted": [
+            i["encrypted_content"] for i in items if i["type"] == "reasoning" and i.get("encrypted_content")
+        ],
+        "citations": [
+            a["url"]
+            for i in items
+            if i["type"] == "message"
+            for c in i["content"]
+            for a in c.get("annotations", [])
+        ],
+        "usage": (body["usage"]["input_tokens"], body["usage"]["output_tokens"]),
+    }
+
+
+def ours(response: llmroute.LLMResponse) -> dict[str, Any]:
+    parts = response.message.content
+    return {
+        "text": response.text,
+        "calls": sorted(((c.id, c.name) for c in response.tool_calls), key=lambda c: c[1] == "web_search"),
+        "queries": [r.result["queries"] for r in response.tool_results if r.name == "web_search"],
+        "encrypted": [p.encrypted for p in parts if isinstance(p, llmroute.ReasoningPart) and p.encrypted],
+        "citations": [c.url for c in response.citations],
+        "usage": (response.usage.input_tokens, response.usage.output_tokens) if response.usage else None,
+    }
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", NON_STREAMED, ids=ids)
+async def test_non_streamed_recording_replays_with_stream_false(case: tuple[Path, int]) -> None:
+    interaction = Cassette.load(case[0]).interactions[case[1]]
+    recorded = interaction.request.json()
+    request = llmroute.request(model=MODEL.with_(id=recorded["model"]), prompt="x", generation=WHOLE)
+    prepared = await llmroute.Client().prepare(request)
+    sent = json.loads(prepared.body)
+    assert (sent["stream"], "stream_options" in sent, prepared.headers["accept"]) == (
+        False,
+        False,
+        "application/json",
+    )
+    response, transport = await replay(interaction, request)
+    assert transport.requests[0].url.path == "/v1/responses"
+    assert event_order_problems(response.events) == []
+    body = json.loads(interaction.response.body)
+    assert ours(response) == fold_of(body)
+    calls = [i for i in body["output"] if i["type"] == "function_call"]
+    assert response.finish_reason == ("tool-calls" if calls else "stop")
+    for cite in response.citations:
+        assert response.text_blocks[cite.block_id][cite.start : cite.end] == cite.cited_text  # type: ignore[misc]
+
+
+@pytest.mark.anyio
+async def test_non_streamed_web_search_tool_loop_resends_reasoning_and_search_items() -> None:
+    """pydantic-ai's second request carries turn 1's reasoning (encrypted) and web_search_call
+    items; our fold of the non-streamed turn 1 lowers to the same items."""
+    cassette = Cassette.load(
+        CASSETTES / "pydantic-ai/test_openai_responses/test_openai_responses_model_web_search_tool.yaml"
+    )
+    second = cassette.interactions[1].request.json()
+    request = llmroute.request(model=MODEL.with_(id="gpt-5"), prompt="x", generation=WHOLE)
+    response, _ = await replay(cassette.interactions[0], request)
+    follow = llmroute.request(
+        model=MODEL.with_(id="gpt-5"), messages=[llmroute.user("x"), *response.messages, llmroute.user("y")]
+    )
+    sent = json.loads((await llmroute.Client().prepare(follow)).body)["input"]
+    wanted = [i for i in second["input"] if i.get("type") in ("reasoning", "web_search_call")]
+    assert [i for i in sent if i.get("type") in ("reasoning", "web_search_call")] == wanted
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", STREAMED, ids=ids)
+async def test_streamed_and_non_streamed_forms_of_a_recording_agree(case: tuple[Path, int]) -> None:
+    """``response.completed`` carries the whole Response: served as the body of a stream=False
+    call it folds to what the stream folded to."""
+    interaction = Cassette.load(case[0]).interactions[case[1]]
+    events = [
+        json.loads(line[5:])
+        for line in interaction.response.body.decode().replace("\r\n", "\n").split("\n")
+        if line.startswith("data:")
+    ]
+    (final,) = [e["response"] for e in events if e["type"] in ("response.completed", "response.incomplete")]
+    # the items as the stream delivered them (encrypted reasoning is re-encrypted in the final event)
+    final["output"] = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+    whole = Interaction(
+        interaction.request,
+        RecordedResponse(200, {"content-type": ["application/json"]}, json.dumps(final).encode()),
+    )
+    streamed_response, _ = await replay(interaction)
+    unstreamed, _ = await replay(whole, llmroute.request(model=MODEL, prompt="x", generation=WHOLE))
+    assert event_order_problems(unstreamed.events) == []
+    for field in ("message", "citations", "tool_results", "usage", "finish_reason"):
+        assert getattr(unstreamed, field) == getattr(streamed_response, field), field
+
+
+@pytest.mark.anyio
+async def test_websocket_transport_refuses_stream_false() -> None:
+    pytest.importorskip("websockets")
+    model = openai.configure(api_key="sk-test").responses("gpt-5", transport="websocket")
+    with pytest.raises(llmroute.InvalidRequestError, match="always streams"):
+        await llmroute.Client().prepare(llmroute.request(model=model, prompt="x", generation=WHOLE))

@@ -7,15 +7,24 @@ openai-compatible-chat files for openrouter and xai.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 import llmroute
 from llmroute import hosted
 from llmroute.providers import compatible, glm, openrouter, xai
-from llmroute.testing import Cassette, Chunking, ReplayTransport, event_order_problems
+from llmroute.testing import (
+    Cassette,
+    Chunking,
+    Interaction,
+    RecordedResponse,
+    ReplayTransport,
+    event_order_problems,
+)
 from tests.helpers import load
 
 OR = "pydantic-ai/test_openrouter/"
@@ -382,3 +391,133 @@ async def test_zai_thinking_stream() -> None:
         564,
         561,
     )
+
+
+# -- non-streamed (stream=False) ----------------------------------------------------------------------
+
+WHOLE = llmroute.GenerationOptions(stream=False)
+ZAI_MODELS = glm.configure("test-key", region="intl")
+NON_STREAMED = {
+    # recording -> (model, request options that reproduce the recorded body)
+    OR + "test_openrouter_web_search_annotations.yaml": (
+        OPENROUTER.chat("deepseek/deepseek-chat"),
+        {"tools": [hosted.web_search(max_uses=1, search_context_size="medium")]},
+    ),
+    GROQ + "test_groq_model_web_search_tool.yaml": (GROQ_MODELS.chat("compound-beta", n=1), {}),
+    ZAI + "test_zai_model_simple.yaml": (ZAI_MODELS.chat("glm-4.7", thinking={"clear_thinking": False}), {}),
+}
+
+
+def completion_fold(body: dict[str, Any]) -> dict[str, Any]:
+    """What a chat.completion says, written out from its JSON."""
+    message = body["choices"][0]["message"]
+    annotations = [a["url_citation"] for a in message.get("annotations") or []]
+    executed = [t for t in message.get("executed_tools") or [] if t["type"] == "search"]
+    return {
+        "text": message.get("content") or "",
+        "reasoning": message.get("reasoning_content") or message.get("reasoning") or "",
+        "citations": [a["url"] for a in annotations],
+        "searches": [json.loads(t["arguments"])["query"] for t in executed]
+        or ([None] if annotations else []),
+        "usage": (body["usage"]["prompt_tokens"], body["usage"]["completion_tokens"]),
+        "finish": {"stop": "stop", "tool_calls": "tool-calls"}[body["choices"][0]["finish_reason"]],
+    }
+
+
+def our_fold(response: llmroute.LLMResponse) -> dict[str, Any]:
+    searches = [r.result["queries"] for r in response.tool_results if r.name == "web_search"]
+    return {
+        "text": response.text,
+        "reasoning": response.reasoning,
+        "citations": [c.url for c in response.citations],
+        "searches": [q[0] if q else None for q in searches],
+        "usage": (response.usage.input_tokens, response.usage.output_tokens) if response.usage else None,
+        "finish": response.finish_reason,
+    }
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("path", NON_STREAMED, ids=lambda p: p.split("/")[-1])
+async def test_non_streamed_recording_replays_with_stream_false(path: str) -> None:
+    """``stream: false`` without ``stream_options`` is the recorded body; the completion folds to
+    what its message says (OpenRouter's annotations also report the search they imply)."""
+    cassette = single(path)
+    interaction = cassette.interactions[0]
+    recorded = interaction.request.json()
+    model, extra = NON_STREAMED[path]
+    prompt = recorded["messages"][-1]["content"]
+    request = llmroute.request(model, prompt=prompt, generation=WHOLE, **extra)
+    async with llmroute.Client() as client:
+        prepared = await client.prepare(request)
+    assert prepared.json() == recorded
+    assert prepared.headers["accept"] == "application/json"
+    events, transport = await run(cassette, request)
+    assert event_order_problems(events) == []
+    assert transport.requests[0].url.path == httpx.URL(interaction.request.url).path
+    assert our_fold(fold(events)) == completion_fold(json.loads(interaction.response.body))
+
+
+def merged_completion(body: bytes) -> bytes:
+    """The chat.completion a stream of chunks adds up to: content and reasoning concatenated,
+    tool calls merged by index, the last finish_reason and usage, every annotation and
+    reasoning detail."""
+    message: dict[str, Any] = {"role": "assistant"}
+    calls: dict[int, dict[str, Any]] = {}
+    out: dict[str, Any] = {}
+    finish = None
+    for line in body.decode().replace("\r\n", "\n").split("\n"):
+        if not line.startswith("data:") or line[5:].strip() == "[DONE]":
+            continue
+        chunk = json.loads(line[5:])
+        out.update({k: chunk[k] for k in ("id", "model") if k in chunk})
+        if chunk.get("usage"):
+            out["usage"] = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            for key in ("content", "reasoning_content", "reasoning"):
+                if delta.get(key):
+                    message[key] = message.get(key, "") + delta[key]
+            message.setdefault("reasoning_details", []).extend(delta.get("reasoning_details") or [])
+            for ann in delta.get("annotations") or choice.get("annotations") or []:
+                message.setdefault("annotations", []).append(ann)
+            for call in delta.get("tool_calls") or []:
+                into = calls.setdefault(
+                    call.get("index", 0), {"type": "function", "function": {"arguments": ""}}
+                )
+                into.update({k: call[k] for k in ("id",) if call.get(k)})
+                fn = call.get("function") or {}
+                if fn.get("name"):
+                    into["function"]["name"] = fn["name"]
+                into["function"]["arguments"] += fn.get("arguments") or ""
+            finish = choice.get("finish_reason") or finish
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    return json.dumps(
+        {**out, "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+    ).encode()
+
+
+AGREE = [
+    (OR + "test_openrouter_web_search_annotations_stream.yaml", OPENROUTER.chat("deepseek/deepseek-chat")),
+    (OR + "test_openrouter_streaming_reasoning.yaml", OPENROUTER.chat("m")),
+    (OC + "groq-streams-tool-call.yaml", GROQ_MODELS.chat("m")),
+    (OC + "xai-streams-tool-call.yaml", xai.configure("test-key").chat("m")),
+    (ZAI + "test_zai_thinking_stream.yaml", ZAI_MODELS.chat("m")),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("path", "model"), AGREE, ids=[p.split("/")[-1] for p, _ in AGREE])
+async def test_streamed_and_non_streamed_forms_of_a_recording_agree(path: str, model: llmroute.Model) -> None:
+    interaction = load(path).interactions[0]
+    whole = Interaction(
+        interaction.request,
+        RecordedResponse(
+            200, {"content-type": ["application/json"]}, merged_completion(interaction.response.body)
+        ),
+    )
+    request = llmroute.request(model, prompt="x")
+    streamed = fold((await run(Cassette([interaction]), request))[0])
+    unstreamed = fold((await run(Cassette([whole]), msgspec.structs.replace(request, generation=WHOLE)))[0])
+    for field in ("message", "citations", "tool_results", "usage", "finish_reason"):
+        assert getattr(unstreamed, field) == getattr(streamed, field), field

@@ -1,4 +1,5 @@
-"""Anthropic Messages (``POST /v1/messages``), streamed over SSE.
+"""Anthropic Messages (``POST /v1/messages``), streamed over SSE, or not (``stream=False``: the
+whole Message is read through the stream handlers, block by block).
 
 Decisions worth knowing:
 
@@ -83,6 +84,7 @@ __all__ = [
     "reshape_body",
     "route",
     "step",
+    "whole",
 ]
 
 DEFAULT_MAX_TOKENS = 4096
@@ -220,8 +222,23 @@ class _Event(msgspec.Struct):
     error: dict[str, Any] | None = None
 
 
+class _WholeMessage(msgspec.Struct):
+    """A non-streamed Message (or an ``error`` object sent with HTTP 200)."""
+
+    type: str = ""
+    id: str | None = None
+    model: str | None = None
+    content: list[_BlockIn] | None = None
+    stop_reason: str | None = None
+    stop_sequence: str | None = None
+    container: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
 _decoder = msgspec.json.Decoder(_Event)
 _decode = _decoder.decode
+_whole_decoder = msgspec.json.Decoder(_WholeMessage)
 
 
 # 3. parser state --------------------------------------------------------------------------------
@@ -575,7 +592,7 @@ def build_body(request: LLMRequest, model: Model) -> AnthropicBody | dict[str, A
         tools=tools,
         tool_choice=choice if (tools or servers) else None,
         mcp_servers=servers,
-        stream=True,
+        stream=g.stream is not False,
         max_tokens=g.max_tokens or DEFAULT_MAX_TOKENS,
         temperature=g.temperature,
         top_p=g.top_p,
@@ -644,6 +661,22 @@ def step(state: AnthropicState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     if handler is not None:
         handler(state, event, out)
     # ping and event types added after this was written are ignored
+
+
+def whole(state: AnthropicState, body: bytes, out: list[LLMEvent]) -> None:
+    """A whole Message: start, each content block opened and closed, the stop, as streamed."""
+    message = decode_frame(_whole_decoder, body, "anthropic-messages response")
+    if message.type == "error":
+        _on_error(state, _Event("error", error=message.error), out)
+    _on_message_start(state, _Event(message=_MessageIn(message.id, message.model, message.usage)), out)
+    for index, block in enumerate(message.content or ()):
+        _on_block_start(state, _Event(index=index, content_block=block), out)
+        _on_block_stop(state, _Event(index=index), out)
+    delta = _Delta(
+        stop_reason=message.stop_reason, stop_sequence=message.stop_sequence, container=message.container
+    )
+    _on_message_delta(state, _Event(delta=delta), out)
+    _on_message_stop(state, _Event(), out)
 
 
 def _on_message_start(state: AnthropicState, event: _Event, _out: list[LLMEvent]) -> None:
@@ -852,6 +885,7 @@ PROTOCOL = Protocol(
     new_state=AnthropicState.for_request,
     step=step,
     on_halt=on_halt,
+    whole=whole,
 )
 
 

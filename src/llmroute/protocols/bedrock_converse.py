@@ -1,4 +1,7 @@
-"""AWS Bedrock Converse (``/model/{id}/converse-stream``), streamed as AWS event-stream messages."""
+"""AWS Bedrock Converse (``/model/{id}/converse-stream``), streamed as AWS event-stream messages.
+
+Non-streamed (``stream=False``), ``/model/{id}/converse`` answers with JSON whose content blocks
+are fed to the stream handlers as the start/delta/stop events a stream of them would carry."""
 
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ __all__ = [
     "route",
     "runtime_url",
     "step",
+    "whole",
 ]
 
 ACCEPT = "application/vnd.amazon.eventstream"
@@ -222,7 +226,52 @@ class _Metadata(msgspec.Struct):
     metrics: dict[str, Any] | None = None
 
 
+class _ToolUseBlock(_ToolUseStart):
+    input: Any = None
+
+
+class _ToolResultBlock(_ToolResultStart):
+    content: list[dict[str, Any]] | None = None
+
+
+class _ReasoningBlock(msgspec.Struct):
+    reasoningText: _ReasoningDelta | None = None
+    redactedContent: str | None = None
+
+
+class _CitationsBlock(msgspec.Struct):
+    content: list[dict[str, Any]] | None = None
+    citations: list[_CitationDelta] | None = None
+
+
+class _WholeBlock(msgspec.Struct):
+    text: str | None = None
+    reasoningContent: _ReasoningBlock | None = None
+    toolUse: _ToolUseBlock | None = None
+    toolResult: _ToolResultBlock | None = None
+    citationsContent: _CitationsBlock | None = None
+
+
+class _WholeMessage(msgspec.Struct):
+    content: list[_WholeBlock] | None = None
+
+
+class _Output(msgspec.Struct):
+    message: _WholeMessage | None = None
+
+
+class _ConverseResponse(msgspec.Struct):
+    """A non-streamed ``/converse`` response."""
+
+    output: _Output | None = None
+    stopReason: str | None = None
+    usage: dict[str, Any] | None = None
+    metrics: dict[str, Any] | None = None
+    additionalModelResponseFields: Any = None
+
+
 _start_decoder = msgspec.json.Decoder(_BlockStart)
+_whole_decoder = msgspec.json.Decoder(_ConverseResponse)
 _delta_decoder = msgspec.json.Decoder(_BlockDelta)
 _stop_decoder = msgspec.json.Decoder(_BlockStop)
 _message_stop_decoder = msgspec.json.Decoder(_MessageStop)
@@ -581,6 +630,41 @@ def step(state: ConverseState, frame: EventStreamMessage, out: list[LLMEvent]) -
     # messageStart carries only the role; unknown event types are skipped.
 
 
+def whole(state: ConverseState, body: bytes, out: list[LLMEvent]) -> None:
+    """A ``/converse`` response: each content block as start/delta/stop, then stop and metadata."""
+    response = decode_frame(_whole_decoder, body, "bedrock converse response")
+    message = response.output.message if response.output is not None else None
+    for index, block in enumerate(message.content or () if message is not None else ()):
+        _on_whole_block(state, index, block, out)
+        _on_stop(state, index, out)
+    _on_message_stop(state, _MessageStop(response.stopReason, response.additionalModelResponseFields), out)
+    _on_metadata(state, _Metadata(response.usage, response.metrics))
+    state.done = True
+
+
+def _on_whole_block(state: ConverseState, index: int, block: _WholeBlock, out: list[LLMEvent]) -> None:
+    if block.text is not None:
+        _on_delta(state, _BlockDelta(index, _Delta(text=block.text)), out)
+    if block.reasoningContent is not None:
+        text = block.reasoningContent.reasoningText or _ReasoningDelta()
+        delta = _ReasoningDelta(text.text, text.signature, block.reasoningContent.redactedContent)
+        _on_delta(state, _BlockDelta(index, _Delta(reasoningContent=delta)), out)
+    if block.toolUse is not None:
+        use = block.toolUse
+        _on_start(state, _BlockStart(index, _Start(toolUse=use)), out)
+        state.tools[index].finish(out, input=use.input if use.input is not None else {})
+    if block.toolResult is not None:
+        result = block.toolResult
+        _on_start(state, _BlockStart(index, _Start(toolResult=result)), out)
+        state.results[index].items.extend(result.content or ())
+    if block.citationsContent is not None:
+        cited = block.citationsContent
+        text = "".join(str(part.get("text", "")) for part in cited.content or ())
+        _on_delta(state, _BlockDelta(index, _Delta(text=text)), out)
+        for citation in cited.citations or ():
+            _on_citation(state, index, citation, out)
+
+
 def _on_delta(state: ConverseState, event: _BlockDelta, out: list[LLMEvent]) -> None:
     delta = event.delta
     if delta is None:
@@ -776,6 +860,7 @@ PROTOCOL = Protocol(
     step=step,
     on_halt=on_halt,
     accept=ACCEPT,
+    whole=whole,
 )
 
 
@@ -785,7 +870,9 @@ def runtime_url(region: str, base_url: str | None = None) -> str:
 
 
 def endpoint(region: str, base_url: str | None = None) -> Endpoint:
-    return Endpoint(runtime_url(region, base_url), "/model/{model}/converse-stream")
+    return Endpoint(
+        runtime_url(region, base_url), "/model/{model}/converse-stream", whole_path="/model/{model}/converse"
+    )
 
 
 def route(region: str, auth: Auth, *, base_url: str | None = None, **changes: Any) -> Route:

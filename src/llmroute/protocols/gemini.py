@@ -1,7 +1,8 @@
 """Gemini ``generateContent`` (Google AI Studio, Vertex AI, Code Assist), streamed over SSE.
 
 ``:streamGenerateContent?alt=sse`` sends one complete ``GenerateContentResponse`` per event; its
-``parts`` hold only the new delta. Grounding (``groundingMetadata``) usually arrives with the last
+``parts`` hold only the new delta. Non-streamed (``stream=False``), ``:generateContent`` answers
+with one such response holding every part: the same chunk handler reads it as a one-chunk stream. Grounding (``groundingMetadata``) usually arrives with the last
 chunk, sometimes earlier, and may be split across chunks: it is merged field-wise and turned into the
 canonical hosted ``web_search`` call/result plus ``citation`` events once the stream ends. Support
 segments are UTF-8 *byte* offsets into one part's text; they become Python ``str`` indices of the
@@ -52,6 +53,7 @@ __all__ = [
     "route",
     "sanitize_schema",
     "step",
+    "whole",
 ]
 
 NS = "google"  # provider_metadata namespace for what must round-trip (thought signatures)
@@ -770,6 +772,11 @@ def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     _on_chunk(state, chunk, out)
 
 
+def whole(state: GeminiState, body: bytes, out: list[LLMEvent]) -> None:
+    """A ``:generateContent`` body: one response with every part, read as a one-chunk stream."""
+    _on_chunk(state, decode_frame(_decoder, body, "gemini response"), out)
+
+
 def _on_chunk(state: GeminiState, chunk: _Chunk, out: list[LLMEvent]) -> None:
     if chunk.error is not None:
         raise stream_error(chunk.error, "gemini")
@@ -1139,6 +1146,7 @@ PROTOCOL = Protocol(
     step=step,
     on_halt=on_halt,
     native_output_schema=True,
+    whole=whole,
 )
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -1146,11 +1154,17 @@ _STREAM_QUERY = {"alt": "sse"}
 
 
 def route(base_url: str, auth: Auth, *, name: str = "gemini", **changes: Any) -> Route:
-    """Google AI Studio / Vertex: ``{base_url}/models/{model}:streamGenerateContent?alt=sse``."""
+    """Google AI Studio / Vertex: ``{base_url}/models/{model}:streamGenerateContent?alt=sse``
+    (``:generateContent`` when not streaming)."""
     return Route(
         name=name,
         protocol=PROTOCOL,
-        endpoint=Endpoint(base_url, "/models/{model}:streamGenerateContent", _STREAM_QUERY),
+        endpoint=Endpoint(
+            base_url,
+            "/models/{model}:streamGenerateContent",
+            whole_path="/models/{model}:generateContent",
+            stream_query=_STREAM_QUERY,
+        ),
         auth=auth,
         framing=SSEFraming(),
         **changes,
@@ -1190,6 +1204,12 @@ def _code_assist_step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) 
     _on_chunk(state, envelope.response if envelope.response is not None else envelope, out)
 
 
+def _code_assist_whole(state: GeminiState, body: bytes, out: list[LLMEvent]) -> None:
+    """``v1internal:generateContent``: the same envelope around one whole response."""
+    envelope = decode_frame(_envelope_decoder, body, "code assist response")
+    _on_chunk(state, envelope.response if envelope.response is not None else envelope, out)
+
+
 def code_assist_protocol(project: str) -> Protocol:
     """``PROTOCOL`` for Code Assist: body wrapped as ``{model, project, request}``, each frame's
     ``response`` handed to the same chunk handler; state and ``on_halt`` are Gemini's own."""
@@ -1198,7 +1218,11 @@ def code_assist_protocol(project: str) -> Protocol:
         return _CodeAssistBody(model.id, project, build_body(request, model))
 
     return msgspec.structs.replace(
-        PROTOCOL, name="gemini-code-assist", build_body=build, step=_code_assist_step
+        PROTOCOL,
+        name="gemini-code-assist",
+        build_body=build,
+        step=_code_assist_step,
+        whole=_code_assist_whole,
     )
 
 
@@ -1209,7 +1233,12 @@ def code_assist_route(base_url: str, auth: Auth, project: str, **changes: Any) -
     return Route(
         name="gemini-code-assist",
         protocol=code_assist_protocol(project),
-        endpoint=Endpoint(base_url, "/v1internal:streamGenerateContent", _STREAM_QUERY),
+        endpoint=Endpoint(
+            base_url,
+            "/v1internal:streamGenerateContent",
+            whole_path="/v1internal:generateContent",
+            stream_query=_STREAM_QUERY,
+        ),
         auth=auth,
         framing=SSEFraming(),
         **changes,

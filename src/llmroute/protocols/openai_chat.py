@@ -1,4 +1,7 @@
-"""OpenAI Chat Completions (and every OpenAI-compatible server), streamed over SSE."""
+"""OpenAI Chat Completions (and every OpenAI-compatible server), streamed over SSE.
+
+Non-streamed (``stream=False``: ``stream: false``, no ``stream_options``), the completion's
+``choices[0].message`` is read as one delta holding everything, by the same handlers."""
 
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ __all__ = [
     "on_halt",
     "route",
     "step",
+    "whole",
 ]
 
 HostedToolLowering = Callable[[HostedTool], dict[str, Any]]
@@ -222,7 +226,21 @@ class _Chunk(msgspec.Struct):
     web_search: Any = None  # GLM: search hits next to choices (any shape; validated by its handler)
 
 
+class _WholeChoice(msgspec.Struct):
+    index: int = 0
+    message: _Delta | None = None  # a message has the fields of a delta (and ``role``, ignored)
+    finish_reason: str | None = None
+    annotations: list[_Annotation] | None = None
+
+
+class _Completion(_Chunk):
+    """A non-streamed ``chat.completion``: a chunk's fields, with whole messages in ``choices``."""
+
+    choices: list[_WholeChoice] | None = None  # pyright: ignore[reportIncompatibleVariableOverride]
+
+
 _decoder = msgspec.json.Decoder(_Chunk)
+_completion_decoder = msgspec.json.Decoder(_Completion)
 
 
 # 3. parser state --------------------------------------------------------------------------------
@@ -416,13 +434,14 @@ def make_build_body(quirks: ChatQuirks) -> Any:
         g = request.generation
         assert g is not None  # resolved by prepare()
         max_tokens = g.max_tokens
+        stream = g.stream is not False
         body = ChatBody(
             model=model.id,
             messages=_lower_messages(request, quirks),
             tools=_tools(request, quirks),
             tool_choice=_tool_choice(request),
-            stream=True,
-            stream_options=_StreamOptions(True) if quirks.include_usage else None,
+            stream=stream,
+            stream_options=_StreamOptions(True) if quirks.include_usage and stream else None,
             max_tokens=max_tokens if quirks.max_tokens_field == "max_tokens" else None,
             max_completion_tokens=max_tokens if quirks.max_tokens_field == "max_completion_tokens" else None,
             temperature=g.temperature,
@@ -480,6 +499,38 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         chunk = decode_frame(
             _decoder, data, "openai-chat chunk"
         )  # raises with the raw frame, or repairs UTF-8
+    _on_chunk(state, chunk, data, out)
+
+
+def whole(state: ChatState, body: bytes, out: list[LLMEvent]) -> None:
+    """A ``chat.completion``: its message is one delta holding every field (tool calls get their
+    position as ``index``), then the finish; the body is complete, so a missing ``finish_reason``
+    finishes as ``unknown`` instead of failing as a cut stream would."""
+    completion = decode_frame(_completion_decoder, body, "openai-chat response")
+    choices: list[_Choice] = []
+    for choice in completion.choices or ():
+        delta = choice.message
+        if delta is not None and delta.tool_calls:
+            calls = [
+                c if c.index is not None else msgspec.structs.replace(c, index=i)
+                for i, c in enumerate(delta.tool_calls)
+            ]
+            delta = msgspec.structs.replace(delta, tool_calls=calls)
+        choices.append(_Choice(choice.index, delta, choice.finish_reason, choice.annotations))
+    chunk = _Chunk(
+        completion.id,
+        completion.model,
+        choices,
+        completion.usage,
+        completion.error,
+        completion.x_groq,
+        completion.web_search,
+    )
+    _on_chunk(state, chunk, body, out)
+    state.done = True
+
+
+def _on_chunk(state: ChatState, chunk: _Chunk, data: bytes, out: list[LLMEvent]) -> None:
     if not state.started:
         state.started = True
         state.metadata = {"id": chunk.id, "model": chunk.model}
@@ -821,6 +872,7 @@ def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = "openai-chat
         step=step,
         on_halt=on_halt,
         native_output_schema=True,
+        whole=whole,
     )
 
 

@@ -14,6 +14,10 @@ Stream: every frame is one JSON event with a ``type``. Text blocks are ``<item i
 index>``, reasoning blocks ``<item id>:<summary index>``; ``url_citation`` annotations become
 ``citation`` events with Python ``str`` spans into their text block (validated, see
 ``_citation_span``), each emitted once.
+
+Non-streamed (``stream=False``, HTTP only: the WebSocket mode always streams), the Response
+object is replayed through the stream handlers: each output item as added + done (reasoning
+summaries and ``reasoning_text`` as their blocks' text), then the terminal status.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ __all__ = [
     "route",
     "step",
     "websocket_message",
+    "whole",
 ]
 
 NAME = "openai-responses"
@@ -224,7 +229,14 @@ class _Response(msgspec.Struct, gc=False):
     incomplete_details: _Details | None = None
 
 
+class _WholeResponse(msgspec.Struct, gc=False):
+    """A non-streamed Response: its output items, each decoded by the item handlers."""
+
+    output: list[msgspec.Raw] | None = None
+
+
 _event_decoder = msgspec.json.Decoder(_Event)
+_whole_decoder = msgspec.json.Decoder(_WholeResponse)
 _item_decoder = msgspec.json.Decoder(_Item)
 _annotation_decoder = msgspec.json.Decoder(_Annotation)
 _response_decoder = msgspec.json.Decoder(_Response)
@@ -551,7 +563,7 @@ def build_body(request: LLMRequest, model: Model) -> ResponsesBody | dict[str, A
         top_p=g.top_p,
         service_tier=opts.pop("service_tier", None),
         prompt_cache_key=opts.pop("prompt_cache_key", None),
-        stream=True,
+        stream=g.stream is not False,
     )
     return with_options(body, opts)
 
@@ -589,6 +601,24 @@ def step(state: ResponsesState, frame: SSEEvent, out: list[LLMEvent]) -> None:
             _open_text(state, ev.item_id, ev.content_index, out)
         out.append(TextDelta(state.blocks.text, delta))  # type: ignore[arg-type]
         state.text_chunks.append(delta)
+
+
+def whole(state: ResponsesState, body: bytes, out: list[LLMEvent]) -> None:
+    """A whole Response, as the events a stream of it would have carried."""
+    response = msgspec.Raw(body)
+    items = decode_frame(_whole_decoder, body, "openai-responses response").output or []
+    _on_created(state, _Event("response.created", response=response), out)
+    for raw in items:
+        ev = _Event("response.output_item.added", item=raw)
+        _on_item_added(state, ev, out)
+        item = decode_frame(_item_decoder, raw, "openai-responses item")
+        if item.type == "reasoning":
+            parts = [(i, s.text) for i, s in enumerate(item.summary or ())]
+            parts += [(i, c.text) for i, c in enumerate(item.content or ()) if c.type == "reasoning_text"]
+            for index, text in parts:
+                _reasoning_delta(state, _Event(item_id=item.id, delta=text), index, out)
+        _on_item_done(state, ev, out)
+    _on_terminal(state, _Event("response.completed", response=response), out)
 
 
 def _open_text(state: ResponsesState, item_id: str | None, index: int, out: list[LLMEvent]) -> None:
@@ -742,16 +772,17 @@ def _on_message_done(state: ResponsesState, item: _Item, out: list[LLMEvent]) ->
         _close_text(state, out)
     for index, content in enumerate(item.content or ()):
         block = f"{item.id or 'msg'}:{index}"
-        if block not in state.texts and content.text:
-            # text only in the final item (no deltas streamed): emit it as one block
+        text = content.text or content.refusal or ""
+        if block not in state.texts and text:
+            # text only in the final item (no deltas streamed, or a whole body): one block
             _open_text(state, item.id, index, out)
-            out.append(TextDelta(block, content.text))
-            state.text_chunks.append(content.text)
+            out.append(TextDelta(block, text))
+            state.text_chunks.append(text)
             _close_text(state, out)
         if content.type == "refusal":
             state.refused = True
         for annotation in content.annotations or ():
-            _cite(state, block, annotation, out, content.text)
+            _cite(state, block, annotation, out, text)
 
 
 def _on_hosted_done(
@@ -957,6 +988,7 @@ PROTOCOL = Protocol(
     step=step,
     on_halt=on_halt,
     native_output_schema=True,
+    whole=whole,
 )
 
 

@@ -183,14 +183,15 @@ class Bedrock:
         self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any
     ) -> Model:
         """A Claude model through Bedrock's native Anthropic Messages API
-        (``/model/{id}/invoke-with-response-stream``). Keyword options are Anthropic body fields
-        (``thinking``, ``anthropic_beta``, ...)."""
+        (``/model/{id}/invoke-with-response-stream``; ``/model/{id}/invoke`` with ``stream=False``).
+        Keyword options are Anthropic body fields (``thinking``, ``anthropic_beta``, ...)."""
         if self._anthropic is None:
             from ..protocols import anthropic_messages
 
             endpoint = Endpoint(
                 bedrock_converse.runtime_url(self.region, self.base_url),
                 "/model/{model}/invoke-with-response-stream",
+                whole_path="/model/{model}/invoke",
             )
             self._anthropic = anthropic_messages.route(
                 endpoint,

@@ -38,14 +38,18 @@ class Client:
         retry: RetryPolicy | None = None,
         max_error_bytes: int = 64 * 1024,
         sleep: Callable[[float], Awaitable[Any]] | None = None,
+        max_response_bytes: int | None = None,
     ) -> None:
         """``timeouts`` and ``retry`` are the defaults for every call (each call may override them);
         ``max_error_bytes`` caps how much of an error body is read; ``sleep`` is the backoff sleep
-        (inject a fake one in tests so retries do not wait)."""
+        (inject a fake one in tests so retries do not wait). ``max_response_bytes`` caps a response
+        body (``ResponseTooLargeError``, connection closed at once); ``None``: streams are unbounded
+        and non-streamed bodies are capped at ``DEFAULT_MAX_WHOLE_BODY_BYTES`` (64 MiB)."""
         install_log_redaction()
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
         self.max_error_bytes = max_error_bytes
+        self.max_response_bytes = max_response_bytes
         self.sleep = sleep
         self._owns_http = http is None
         self._http = http
@@ -60,10 +64,21 @@ class Client:
         return self._http
 
     def context(
-        self, *, timeouts: Timeouts | None = None, retry: RetryPolicy | None = None
+        self,
+        *,
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
+        max_response_bytes: int | None = None,
     ) -> ExecutionContext:
         return ExecutionContext(
-            self.http, timeouts or self.timeouts, retry or self.retry, self.max_error_bytes, sleep=self.sleep
+            self.http,
+            timeouts or self.timeouts,
+            retry or self.retry,
+            self.max_error_bytes,
+            sleep=self.sleep,
+            max_response_bytes=max_response_bytes
+            if max_response_bytes is not None
+            else self.max_response_bytes,
         )
 
     def __repr__(self) -> str:
@@ -96,9 +111,12 @@ class Client:
         max_concurrency: int | None = None,
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
+        max_response_bytes: int | None = None,
     ) -> EventStream:
-        """Events as bytes arrive. With ``tools``, runs them across steps (see ``llmroute.tools``)."""
-        ctx = self.context(timeouts=timeouts, retry=retry)
+        """Events as bytes arrive (with ``GenerationOptions(stream=False)``, all at once from the
+        whole body). With ``tools``, runs them across steps (see ``llmroute.tools``).
+        ``max_response_bytes`` overrides the client's cap for this call."""
+        ctx = self.context(timeouts=timeouts, retry=retry, max_response_bytes=max_response_bytes)
         if tools is not None or stop_when is not None:
             from ..tools.runtime import run_tools
 
@@ -124,6 +142,7 @@ class Client:
         max_concurrency: int | None = None,
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
+        max_response_bytes: int | None = None,
     ) -> LLMResponse:
         """Stream and fold into an ``LLMResponse``."""
         stream = self.stream(
@@ -134,6 +153,7 @@ class Client:
             max_concurrency=max_concurrency,
             timeouts=timeouts,
             retry=retry,
+            max_response_bytes=max_response_bytes,
         )
         return await stream.response()
 

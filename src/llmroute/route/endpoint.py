@@ -12,20 +12,27 @@ __all__ = ["Endpoint"]
 
 class Endpoint(msgspec.Struct, frozen=True):
     """``base_url`` + ``path`` + ``query``. ``{model}`` in ``path`` is replaced by the URL-quoted model
-    id; a callable ``path`` receives the model id for anything more involved."""
+    id; a callable ``path`` receives the model id for anything more involved.
+
+    Where the non-streaming request goes elsewhere, ``whole_path`` is its path (Gemini
+    ``:generateContent``, Bedrock ``/converse``) and ``stream_query`` the query only the streaming
+    request carries (Gemini's ``alt=sse``)."""
 
     base_url: str
     path: str | Callable[[str], str] = ""
     query: Mapping[str, str] | None = None
+    whole_path: str | Callable[[str], str] | None = None
+    stream_query: Mapping[str, str] | None = None
 
-    def url(self, model_id: str, extra_query: Mapping[str, str] | None = None) -> str:
+    def url(self, model_id: str, extra_query: Mapping[str, str] | None = None, *, stream: bool = True) -> str:
+        template = self.path if stream or self.whole_path is None else self.whole_path
         path = (
-            self.path(model_id)
-            if callable(self.path)
-            else self.path.replace("{model}", quote(model_id, safe=""))
+            template(model_id)
+            if callable(template)
+            else template.replace("{model}", quote(model_id, safe=""))
         )
         url = self.base_url.rstrip("/") + path
-        query = {**(self.query or {}), **(extra_query or {})}
+        query = {**(self.query or {}), **((self.stream_query or {}) if stream else {}), **(extra_query or {})}
         if query:
             url += ("&" if "?" in url else "?") + urlencode(query)
         return url
@@ -40,4 +47,6 @@ class Endpoint(msgspec.Struct, frozen=True):
         query = (
             {k: (REDACTED if is_secret_name(k) else v) for k, v in self.query.items()} if self.query else None
         )
-        return f"Endpoint(base_url={redact_url(self.base_url)!r}, path={self.path!r}, query={query!r})"
+        whole = f", whole_path={self.whole_path!r}" if self.whole_path is not None else ""
+        stream = f", stream_query={self.stream_query!r}" if self.stream_query else ""
+        return f"Endpoint(base_url={redact_url(self.base_url)!r}, path={self.path!r}, query={query!r}{whole}{stream})"

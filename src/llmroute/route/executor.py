@@ -10,6 +10,11 @@ Yields batches of events. Reliability rules (see docs/reliability.md):
   over the whole call including backoff.
 - The HTTP response is closed in a shielded ``finally``: breaking out, cancelling, ``aclose()`` or a
   deadline drops the connection at once.
+- ``stream=False`` (``GenerationOptions``) reads the whole body (``WholeBodyFraming``) and hands it
+  to the protocol's ``whole`` handler: the same loop, deadlines, retries and events.
+- ``max_response_bytes`` caps the body: past it the connection is closed at once and
+  ``ResponseTooLargeError`` raised. Unset, streams are unbounded and whole bodies are capped at
+  ``DEFAULT_MAX_WHOLE_BODY_BYTES`` (they are held in memory before decoding).
 """
 
 from __future__ import annotations
@@ -23,11 +28,18 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 
-from ..schema.errors import InvalidProviderOutputError, LLMError, TimeoutError, TransportError
+from ..framing.whole import WHOLE_BODY
+from ..schema.errors import (
+    InvalidProviderOutputError,
+    LLMError,
+    ResponseTooLargeError,
+    TimeoutError,
+    TransportError,
+)
 from ..schema.events import LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
 from .errors import error_from_response, http_context
-from .prepare import model_of, prepare
+from .prepare import is_streaming, model_of, prepare
 from .prepared import PreparedRequest
 from .redact import collect_secrets, redact_text, redact_url
 from .transport import HttpTransport, Transport, Wire, connection_not_used, transport_error
@@ -35,11 +47,12 @@ from .transport import HttpTransport, Transport, Wire, connection_not_used, tran
 if TYPE_CHECKING:
     from .policy import RetryPolicy, Timeouts
 
-__all__ = ["ExecutionContext", "run_step"]
+__all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_step"]
 
 log = logging.getLogger("llmroute")
 
 DEFAULT_TRANSPORT = HttpTransport()
+DEFAULT_MAX_WHOLE_BODY_BYTES = 64 * 1024 * 1024  # a non-streamed body is held whole before decoding
 
 Sleep = Callable[[float], Awaitable[Any]]
 
@@ -48,7 +61,7 @@ class ExecutionContext:
     """What a call needs from the client: the HTTP client, policies, limits and the sleep used for
     retry backoff (injectable so tests do not wait)."""
 
-    __slots__ = ("http", "max_error_bytes", "retry", "sleep", "timeouts", "transport")
+    __slots__ = ("http", "max_error_bytes", "max_response_bytes", "retry", "sleep", "timeouts", "transport")
 
     def __init__(
         self,
@@ -58,11 +71,13 @@ class ExecutionContext:
         max_error_bytes: int = 64 * 1024,
         transport: Transport = DEFAULT_TRANSPORT,
         sleep: Sleep | None = None,
+        max_response_bytes: int | None = None,
     ) -> None:
         self.http = http
         self.timeouts = timeouts
         self.retry = retry
         self.max_error_bytes = max_error_bytes
+        self.max_response_bytes = max_response_bytes
         self.transport = transport
         self.sleep: Sleep = sleep if sleep is not None else anyio.sleep
 
@@ -149,6 +164,13 @@ async def run_step(
     model = model_of(request)
     route = model.route
     protocol = route.protocol
+    streaming = is_streaming(request)
+    framing = route.framing if streaming else WHOLE_BODY
+    # prepare() refuses stream=False for a protocol without a ``whole`` handler before any read
+    step = protocol.step if streaming or protocol.whole is None else protocol.whole
+    limit = ctx.max_response_bytes
+    if limit is None and not streaming:
+        limit = DEFAULT_MAX_WHOLE_BODY_BYTES
     policy = ctx.retry
     timeouts = ctx.timeouts
     clock = anyio.current_time
@@ -170,9 +192,9 @@ async def run_step(
                     which = "total" if first_at >= total_at else "first_byte"
                     raise _deadline_error(which, _limit(timeouts, which), attempt.prepared)
                 state = protocol.new_state(request)
-                decoder = route.framing.decoder()
+                decoder = framing.decoder()
                 feed = decoder.feed
-                step = protocol.step
+                received = 0
                 out: list[LLMEvent] = [StepStart(index)]
                 pending = 1  # step-start waits for the first real event (so a first-event error can retry)
                 chunks: AsyncIterator[bytes] = wire.chunks().__aiter__()
@@ -189,6 +211,13 @@ async def run_step(
                     if scope.cancelled_caught:
                         raise _deadline_error(which, _limit(timeouts, which), attempt.prepared)
                     attempt.read_body = True
+                    if limit is not None:
+                        received += len(chunk)
+                        if received > limit:
+                            await attempt.close()  # drop the connection now, never drain the rest
+                            raise ResponseTooLargeError(
+                                f"response body exceeded max_response_bytes={limit}", limit=limit
+                            )
                     for frame in feed(chunk):
                         step(state, frame, out)
                     if len(out) > pending:

@@ -13,7 +13,7 @@ from ..schema.request import LLMRequest
 from .model import Model, Route
 from .prepared import PreparedRequest
 
-__all__ = ["model_of", "prepare", "resolve_request"]
+__all__ = ["is_streaming", "model_of", "prepare", "resolve_request"]
 
 _encoder = msgspec.json.Encoder()
 _USER_AGENT = f"llmroute/{__version__}"
@@ -41,6 +41,22 @@ def resolve_request(request: LLMRequest) -> LLMRequest:
     return msgspec.structs.replace(request, generation=generation, provider_options=provider_options)
 
 
+def is_streaming(request: LLMRequest) -> bool:
+    """Whether the call streams once layered defaults apply (``stream`` unset or ``True``)."""
+    model = model_of(request)
+    return merge_generation(model.route.defaults, model.defaults, request.generation).stream is not False
+
+
+def _check_whole(route: Route) -> None:
+    if route.protocol.whole is None:
+        raise InvalidRequestError(f"{route.protocol.name} has no non-streaming mode; drop stream=False")
+    if getattr(route.transport, "streams_only", False):
+        raise InvalidRequestError(
+            f"{route.name}: the {getattr(route.transport, 'name', 'route')} transport always streams; "
+            "use the HTTP route for stream=False"
+        )
+
+
 def _overlay_body(body: Any, extra: dict[str, Any]) -> bytes:
     data: dict[str, Any] = msgspec.json.decode(_encoder.encode(body), type=dict[str, Any])
     clash = sorted(k for k in extra if k in data)
@@ -56,13 +72,17 @@ async def prepare(request: LLMRequest) -> PreparedRequest:
     request = resolve_request(request)
     model = model_of(request)
     route: Route = model.route
+    assert request.generation is not None  # resolved above
+    stream = request.generation.stream is not False
+    if not stream:
+        _check_whole(route)
     body = route.protocol.build_body(request, model)
     overlay = request.http
     body_bytes = _overlay_body(body, overlay.body) if overlay and overlay.body else _encoder.encode(body)
-    url = route.endpoint.url(model.id, overlay.query if overlay else None)
+    url = route.endpoint.url(model.id, overlay.query if overlay else None, stream=stream)
     headers = {
         "content-type": "application/json",
-        "accept": route.protocol.accept,
+        "accept": route.protocol.accept if stream else "application/json",
         "user-agent": _USER_AGENT,
     }
     if route.headers:

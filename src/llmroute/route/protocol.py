@@ -38,9 +38,13 @@ Step = Callable[[Any, Any, list[LLMEvent]], None]
 
 
 class Protocol(msgspec.Struct, frozen=True):
-    """``build_body(request, model)`` returns a msgspec Struct or dict; ``new_state(request)``
+    """``build_body(request, model)`` returns a msgspec Struct or dict (it reads
+    ``request.generation.stream`` where the body says whether to stream); ``new_state(request)``
     makes the parser state; ``step(state, frame, out)`` appends events for one frame;
-    ``on_halt(state, out)`` closes open blocks at end of input and raises if no terminal arrived."""
+    ``on_halt(state, out)`` closes open blocks at end of input and raises if no terminal arrived.
+
+    ``whole(state, body, out)`` decodes a complete non-streamed response body (``bytes``) into the
+    same events, through the same handlers ``step`` uses; ``None``: the protocol only streams."""
 
     name: str
     build_body: Callable[[LLMRequest, Any], Any]
@@ -49,16 +53,19 @@ class Protocol(msgspec.Struct, frozen=True):
     on_halt: Callable[[Any, list[LLMEvent]], None]
     accept: str = "text/event-stream"
     native_output_schema: bool = False  # lowers request.output_schema to a JSON-schema response mode
+    whole: Step | None = None
 
     def wrapped(
         self,
         name: str,
         wrap_body: Callable[[Any, LLMRequest, Any], Any],
         unwrap_frame: Callable[[Any], Any],
+        unwrap_whole: Callable[[bytes], bytes] | None = None,
     ) -> Protocol:
         """This protocol inside an envelope: the body is wrapped after building; each frame is
-        unwrapped before the inner ``step`` sees it."""
-        inner_build, inner_step = self.build_body, self.step
+        unwrapped before the inner ``step`` sees it, and a whole body by ``unwrap_whole`` (none:
+        the non-streamed body is not enveloped, as on Bedrock's ``invoke``)."""
+        inner_build, inner_step, inner_whole = self.build_body, self.step, self.whole
 
         def build(request: LLMRequest, model: Any) -> Any:
             return wrap_body(inner_build(request, model), request, model)
@@ -66,4 +73,14 @@ class Protocol(msgspec.Struct, frozen=True):
         def step(state: Any, frame: Any, out: list[LLMEvent]) -> None:
             inner_step(state, unwrap_frame(frame), out)
 
-        return msgspec.structs.replace(self, name=name, build_body=build, step=step)
+        whole = inner_whole
+        if inner_whole is not None and unwrap_whole is not None:
+            whole = _unwrapping(inner_whole, unwrap_whole)
+        return msgspec.structs.replace(self, name=name, build_body=build, step=step, whole=whole)
+
+
+def _unwrapping(decode: Step, unwrap: Callable[[bytes], bytes]) -> Step:
+    def whole(state: Any, body: Any, out: list[LLMEvent]) -> None:
+        decode(state, unwrap(body), out)
+
+    return whole

@@ -200,6 +200,7 @@ class WebSocketTransport:
     ``to_message(prepared.body)`` as one text message, and returns the wire."""
 
     name = "websocket"
+    streams_only = True  # every response is a stream of messages: stream=False is refused
 
     def __init__(
         self,

@@ -20,6 +20,7 @@ __all__ = [
     "ProviderInternalError",
     "QuotaExceededError",
     "RateLimitError",
+    "ResponseTooLargeError",
     "TimeoutError",
     "ToolExecutionError",
     "TransportError",
@@ -144,6 +145,16 @@ class InvalidProviderOutputError(LLMError):
     def __init__(self, message: str, *, raw: str | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.raw = raw
+
+
+class ResponseTooLargeError(InvalidProviderOutputError):
+    """The response body passed ``max_response_bytes``; the connection was closed at once.
+    ``limit`` is the cap in bytes. Code ``"response_too_large"``; not retried."""
+
+    def __init__(self, message: str, *, limit: int, **kwargs: Any) -> None:
+        kwargs.setdefault("code", "response_too_large")
+        super().__init__(message, **kwargs)
+        self.limit = limit
 
 
 class NoRouteError(LLMError):

@@ -10,7 +10,11 @@ __all__ = ["CachePolicy", "GenerationOptions", "HttpOverlay", "merge_generation"
 
 
 class GenerationOptions(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Sampling and length options. ``None`` means "not set": the next layer down decides."""
+    """Sampling and length options. ``None`` means "not set": the next layer down decides.
+
+    ``stream=False`` sends the provider's non-streaming request (``:generateContent``,
+    ``stream: false``, Converse without ``-stream``, ...) and decodes the whole JSON body into the
+    same events a stream would give; ``None`` (the default) and ``True`` stream."""
 
     max_tokens: int | None = None
     temperature: float | None = None
@@ -20,6 +24,7 @@ class GenerationOptions(msgspec.Struct, frozen=True, omit_defaults=True):
     presence_penalty: float | None = None
     seed: int | None = None
     stop: tuple[str, ...] | None = None
+    stream: bool | None = None
 
 
 def merge_generation(*layers: GenerationOptions | None) -> GenerationOptions:
