@@ -12,9 +12,9 @@ the fixture's own bytes.
 One test per (fixture, aspect) so a failure names what is wrong: ``stream`` (completes, or fails
 with the right typed error, same events under every chunking, event order), ``text``,
 ``reasoning``, ``tool-calls`` (client-executed), ``hosted`` (provider-executed calls and results),
-``citations``, ``finish``, ``usage`` (inclusive), ``approvals``. Known gaps are strict xfails in
-``KNOWN``: a fix makes the test pass, pytest reports the xfail as broken, and whoever fixed it
-removes the entry (and its row in ``VERCEL_STATUS.md``).
+``citations``, ``finish``, ``usage`` (inclusive), ``approvals``. Known gaps (``GAPS``) are strict
+xfails: a fix makes the test pass, pytest reports the xfail as broken, and whoever fixed it removes
+the fixture from its gap (and its row in ``VERCEL_STATUS.md``).
 
 Non-streamed JSON bodies (``*.json.yaml``) go through the non-streaming path
 (``GenerationOptions(stream=False)``): the request must go to the provider's non-streaming URL and
@@ -101,106 +101,108 @@ def _fixtures() -> list[Fixture]:
 
 FIXTURES = _fixtures()
 
-# Known failures: fixture -> {aspect: why}. "*" covers every aspect of the fixture. Each entry is a
-# strict xfail: fixing the behaviour fails the test until the entry is removed.
-_PROGRAMMATIC = "Anthropic message_start carrying content: the follow-up's tool_use arrives whole in message_start and is dropped"
-_VIOLATION = "typed protocol violations: a second message_start inside an open message is accepted"
-_PARTIAL_ARGS = "Gemini streamed function-call arguments (partialArgs, willContinue) are not assembled"
-_TOOL_SEARCH = "Responses tool_search_call with object arguments: untyped AttributeError (msgspec.Raw.decode)"
-_SHELL_DELTA = (
-    "Responses unknown event (shell_call_output_content.delta with an object delta) fails the stream"
+# Each gap: (why, the aspects it breaks ("*": all, the replay raises), the fixtures showing it).
+_R = "openai/responses/"
+GAPS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    (
+        "Anthropic message_start carrying content: the follow-up's tool_use arrives whole in message_start and is dropped",
+        ("tool-calls", "finish", "usage"),
+        ("anthropic/anthropic-programmatic-tool-calling.1.chunks",),
+    ),
+    (
+        "typed protocol violations: a second message_start inside an open message is accepted",
+        ("stream",),
+        ("anthropic/duplicate-message-start.chunks", "anthropic/spliced-message-start.chunks"),
+    ),
+    (
+        "Gemini streamed function-call arguments (partialArgs, willContinue) are not assembled",
+        ("tool-calls",),
+        (
+            "google/google-stream-no-args-tool-call.chunks",
+            "google/google-stream-tool-call-arguments.chunks",
+            "google/google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks",
+            "google/google-vertex-stream-tool-call-arguments-nested.1.chunks",
+        ),
+    ),
+    (
+        "rotating item ids: text blocks keyed by item_id, so the done message repeats the text",
+        ("text",),
+        (_R + "github-copilot-id-rotation.1.chunks",),
+    ),
+    (
+        "apply_patch_call is not a client tool call",
+        ("tool-calls", "finish"),
+        (
+            _R + "openai-apply-patch-tool-delete.1.chunks",
+            _R + "openai-apply-patch-tool.1.chunks",
+            _R + "openai-apply-patch-tool.1.json",
+        ),
+    ),
+    (
+        "Responses tool_search_call with object arguments: untyped AttributeError (msgspec.Raw.decode)",
+        ("*",),
+        tuple(
+            _R + f"openai-{name}.1.{kind}"
+            for name in ("client-tool-search", "tool-search")
+            for kind in ("chunks", "json")
+        ),
+    ),
+    (
+        "custom (freeform) tool calls are dropped",
+        ("tool-calls", "finish"),
+        (_R + "openai-custom-tool.1.chunks", _R + "openai-custom-tool.1.json"),
+    ),
+    (
+        "client-executed vs hosted: local_shell_call is reported provider-executed",
+        ("tool-calls", "hosted", "finish"),
+        (_R + "openai-local-shell-tool.1.chunks", _R + "openai-local-shell-tool.1.json"),
+    ),
+    (
+        "MCP approval requests have no event",
+        ("approvals",),
+        tuple(_R + f"openai-mcp-tool-approval.{n}.{kind}" for n in (1, 3) for kind in ("chunks", "json")),
+    ),
+    (
+        "Responses unknown event (shell_call_output_content.delta with an object delta) fails the stream",
+        ("*",),
+        (_R + "openai-shell-container.1.chunks", _R + "openai-shell-skills.1.chunks"),
+    ),
+    (
+        "a shell_call the server ran (its shell_call_output in the same response) is not a hosted call",
+        ("hosted",),
+        (_R + "openai-shell-container.1.json", _R + "openai-shell-skills.1.json"),
+    ),
+    (
+        "shell_call is not a client tool call",
+        ("tool-calls", "finish"),
+        (_R + "openai-shell-tool.1.chunks", _R + "openai-shell-tool.1.json"),
+    ),
+    (
+        "xAI usage: completion_tokens excludes reasoning; output_tokens must add reasoning_tokens",
+        ("usage",),
+        tuple(
+            f"{folder}/xai-{name}.{kind}"
+            for folder in ("xai", "openai-compatible/chat")
+            for name in ("text", "tool-call")
+            for kind in ("chunks", "json")
+        ),
+    ),
+    (
+        "no xAI Responses route: xAI's server-side custom_tool_call items are not hosted calls",
+        ("hosted",),
+        ("xai/responses/xai-x-search-tool.chunks",),
+    ),
+    (
+        "no xAI Responses route: x_search_call is unknown (a web_search is synthesised from its citations)",
+        ("hosted",),
+        ("xai/responses/xai-x-search-tool.1.json",),
+    ),
 )
-_SHELL_HOSTED = (
-    "a shell_call the server ran (its shell_call_output in the same response) is not a hosted call"
-)
-_XAI_USAGE = "xAI usage: completion_tokens excludes reasoning; output_tokens must add reasoning_tokens"
-KNOWN: dict[str, dict[str, str]] = {
-    "anthropic/anthropic-programmatic-tool-calling.1.chunks": {
-        "tool-calls": _PROGRAMMATIC,
-        "finish": _PROGRAMMATIC,
-        "usage": _PROGRAMMATIC,
-    },
-    "anthropic/duplicate-message-start.chunks": {"stream": _VIOLATION},
-    "anthropic/spliced-message-start.chunks": {"stream": _VIOLATION},
-    "google/google-stream-no-args-tool-call.chunks": {"tool-calls": _PARTIAL_ARGS},
-    "google/google-stream-tool-call-arguments.chunks": {"tool-calls": _PARTIAL_ARGS},
-    "google/google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks": {
-        "tool-calls": _PARTIAL_ARGS
-    },
-    "google/google-vertex-stream-tool-call-arguments-nested.1.chunks": {"tool-calls": _PARTIAL_ARGS},
-    "openai/responses/github-copilot-id-rotation.1.chunks": {
-        "text": "rotating item ids: text blocks keyed by item_id, so the done message repeats the text"
-    },
-    "openai/responses/openai-apply-patch-tool-delete.1.chunks": {
-        "tool-calls": "apply_patch_call is not a client tool call",
-        "finish": "apply_patch_call is not a client tool call",
-    },
-    "openai/responses/openai-apply-patch-tool.1.chunks": {
-        "tool-calls": "apply_patch_call is not a client tool call",
-        "finish": "apply_patch_call is not a client tool call",
-    },
-    "openai/responses/openai-client-tool-search.1.chunks": {"*": _TOOL_SEARCH},
-    "openai/responses/openai-tool-search.1.chunks": {"*": _TOOL_SEARCH},
-    "openai/responses/openai-custom-tool.1.chunks": {
-        "tool-calls": "custom (freeform) tool calls are dropped",
-        "finish": "custom (freeform) tool calls are dropped",
-    },
-    "openai/responses/openai-local-shell-tool.1.chunks": {
-        "tool-calls": "client-executed vs hosted: local_shell_call is reported provider-executed",
-        "hosted": "client-executed vs hosted: local_shell_call is reported provider-executed",
-        "finish": "client-executed vs hosted: local_shell_call is reported provider-executed",
-    },
-    "openai/responses/openai-mcp-tool-approval.1.chunks": {
-        "approvals": "MCP approval requests have no event"
-    },
-    "openai/responses/openai-mcp-tool-approval.3.chunks": {
-        "approvals": "MCP approval requests have no event"
-    },
-    "openai/responses/openai-shell-container.1.chunks": {"*": _SHELL_DELTA},
-    "openai/responses/openai-shell-skills.1.chunks": {"*": _SHELL_DELTA},
-    "openai/responses/openai-shell-tool.1.chunks": {
-        "tool-calls": "shell_call is not a client tool call",
-        "finish": "shell_call is not a client tool call",
-    },
-    "openai-compatible/chat/xai-text.chunks": {"usage": _XAI_USAGE},
-    "openai-compatible/chat/xai-tool-call.chunks": {"usage": _XAI_USAGE},
-    "xai/xai-text.chunks": {"usage": _XAI_USAGE},
-    "xai/xai-tool-call.chunks": {"usage": _XAI_USAGE},
-    "xai/responses/xai-x-search-tool.chunks": {
-        "hosted": "no xAI Responses route: xAI's server-side custom_tool_call items are not hosted calls"
-    },
-    # non-streamed bodies: the same gaps, through the non-streaming path
-    "openai/responses/openai-apply-patch-tool.1.json": {
-        "tool-calls": "apply_patch_call is not a client tool call",
-        "finish": "apply_patch_call is not a client tool call",
-    },
-    "openai/responses/openai-client-tool-search.1.json": {"*": _TOOL_SEARCH},
-    "openai/responses/openai-tool-search.1.json": {"*": _TOOL_SEARCH},
-    "openai/responses/openai-custom-tool.1.json": {
-        "tool-calls": "custom (freeform) tool calls are dropped",
-        "finish": "custom (freeform) tool calls are dropped",
-    },
-    "openai/responses/openai-local-shell-tool.1.json": {
-        "tool-calls": "client-executed vs hosted: local_shell_call is reported provider-executed",
-        "hosted": "client-executed vs hosted: local_shell_call is reported provider-executed",
-        "finish": "client-executed vs hosted: local_shell_call is reported provider-executed",
-    },
-    "openai/responses/openai-mcp-tool-approval.1.json": {"approvals": "MCP approval requests have no event"},
-    "openai/responses/openai-mcp-tool-approval.3.json": {"approvals": "MCP approval requests have no event"},
-    "openai/responses/openai-shell-container.1.json": {"hosted": _SHELL_HOSTED},
-    "openai/responses/openai-shell-skills.1.json": {"hosted": _SHELL_HOSTED},
-    "openai/responses/openai-shell-tool.1.json": {
-        "tool-calls": "shell_call is not a client tool call",
-        "finish": "shell_call is not a client tool call",
-    },
-    "openai-compatible/chat/xai-text.json": {"usage": _XAI_USAGE},
-    "openai-compatible/chat/xai-tool-call.json": {"usage": _XAI_USAGE},
-    "xai/xai-text.json": {"usage": _XAI_USAGE},
-    "xai/xai-tool-call.json": {"usage": _XAI_USAGE},
-    "xai/responses/xai-x-search-tool.1.json": {
-        "hosted": "no xAI Responses route: x_search_call is unknown (a web_search is synthesised from its citations)"
-    },
-}
+# fixture -> {aspect: why}, each a strict xfail: fixing the behaviour fails the test until removed
+KNOWN: dict[str, dict[str, str]] = {}
+for _why, _aspects, _names in GAPS:
+    for _name in _names:
+        KNOWN.setdefault(_name, {}).update(dict.fromkeys(_aspects, _why))
 
 
 def _params() -> list[Any]:
