@@ -251,23 +251,37 @@ async def _chat(model_spec: str, prompt: str, system: str | None, max_tokens: in
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="llmroute", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+# Subcommands living in other packages: each module defines ``add_parser(subparsers)``, which adds its
+# parser and calls ``set_defaults(run=handler)`` with ``handler(args, out) -> exit code``. Imported only
+# when the CLI starts, so ``import llmroute`` never pays for them.
+SUBCOMMANDS: tuple[str, ...] = ()
+
+
+def _add_builtin(sub: Any) -> None:
     demo = sub.add_parser("demo", help="stream bundled real recordings offline (no keys, no network)")
     demo.add_argument(
         "--pace", type=float, default=0.004, help="seconds between replayed chunks (0: as fast as possible)"
     )
+    demo.set_defaults(run=lambda args, out: anyio.run(_demo, args.pace, out))
     chat = sub.add_parser("chat", help="stream a live answer (needs the provider's API key)")
     chat.add_argument("prompt")
     chat.add_argument("--model", default="openai:gpt-4o-mini", help="provider:model-id")
     chat.add_argument("--system")
     chat.add_argument("--max-tokens", type=int)
+    chat.set_defaults(
+        run=lambda args, out: anyio.run(_chat, args.model, args.prompt, args.system, args.max_tokens, out)
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="llmroute", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_builtin(sub)
+    for module in SUBCOMMANDS:
+        importlib.import_module(module).add_parser(sub)
     args = parser.parse_args(argv)
     try:
-        if args.command == "demo":
-            return anyio.run(_demo, args.pace, sys.stdout)
-        return anyio.run(_chat, args.model, args.prompt, args.system, args.max_tokens, sys.stdout)
+        return int(args.run(args, sys.stdout))
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return 0
