@@ -262,15 +262,21 @@ def _add_builtin(sub: Any) -> None:
     demo.add_argument(
         "--pace", type=float, default=0.004, help="seconds between replayed chunks (0: as fast as possible)"
     )
-    demo.set_defaults(run=lambda args, out: anyio.run(_demo, args.pace, out))
+    demo.set_defaults(run=_run_demo)
     chat = sub.add_parser("chat", help="stream a live answer (needs the provider's API key)")
     chat.add_argument("prompt")
     chat.add_argument("--model", default="openai:gpt-4o-mini", help="provider:model-id")
     chat.add_argument("--system")
     chat.add_argument("--max-tokens", type=int)
-    chat.set_defaults(
-        run=lambda args, out: anyio.run(_chat, args.model, args.prompt, args.system, args.max_tokens, out)
-    )
+    chat.set_defaults(run=_run_chat)
+
+
+def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
+    return anyio.run(_demo, args.pace, out)
+
+
+def _run_chat(args: argparse.Namespace, out: TextIO) -> int:
+    return anyio.run(_chat, args.model, args.prompt, args.system, args.max_tokens, out)
 
 
 def main(argv: list[str] | None = None) -> int:
