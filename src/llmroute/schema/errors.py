@@ -83,7 +83,12 @@ class LLMError(Exception):
 
 
 class InvalidRequestError(LLMError):
-    """The request is wrong (HTTP 400/404/422 or rejected before sending)."""
+    """The request is wrong (HTTP 400/404/422 or rejected before sending). ``param`` names the
+    argument at fault when it was caught before sending (``"tools[1].name"``, ``"generation"``)."""
+
+    def __init__(self, message: str, *, param: str | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.param = param
 
 
 class ContextOverflowError(InvalidRequestError):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import sys
 import typing
 from collections.abc import Awaitable, Callable
 from typing import Any, cast, overload
@@ -30,7 +31,9 @@ import anyio.to_thread
 import msgspec
 
 from ..schema.content import MediaPart, TextPart
+from ..schema.errors import InvalidRequestError
 from ..schema.tools import ToolDefinition
+from ..schema.validate import check_tool_name
 from .schema import json_schema, strict_schema, strip_null_defaults
 
 __all__ = ["InvalidToolInput", "Tool", "ToolFailure", "tool"]
@@ -168,13 +171,29 @@ def _is_record(tp: Any) -> bool:
     return issubclass(cls, msgspec.Struct) or dataclasses.is_dataclass(cls) or typing.is_typeddict(cls)
 
 
-def _build(fn: Callable[..., Any], name: str | None, description: str | None, strict: bool | None) -> Tool:
-    tool_name = name or fn.__name__
+def _caller_namespace(depth: int) -> dict[str, Any]:
+    """The locals of the frame that applied ``@tool``: with postponed annotations a tool defined in
+    a function names types local to it (pydantic resolves them the same way)."""
+    frame = sys._getframe(depth + 1)  # pyright: ignore[reportPrivateUsage]
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        return dict(frame.f_locals)
+    finally:
+        del frame
+
+
+def _build(
+    fn: Callable[..., Any],
+    name: str | None,
+    description: str | None,
+    strict: bool | None,
+    localns: dict[str, Any] | None = None,
+) -> Tool:
+    tool_name = check_tool_name(name or fn.__name__, "name")
+    try:
+        hints = typing.get_type_hints(fn, localns=localns, include_extras=True)
     except NameError as exc:
-        raise TypeError(
-            f"tool {tool_name}: cannot resolve parameter annotation ({exc}); define its types at module level"
+        raise InvalidRequestError(
+            f"tool {tool_name}: cannot resolve a parameter annotation ({exc})", param="tools"
         ) from None
     params = [
         p
@@ -182,7 +201,9 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None, st
         if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
     if len(params) != len(inspect.signature(fn).parameters):
-        raise TypeError(f"tool {tool_name}: *args / **kwargs parameters are not supported")
+        raise InvalidRequestError(
+            f"tool {tool_name}: *args / **kwargs parameters are not supported", param="tools"
+        )
     mode: str
     if len(params) == 1 and _is_record(hints.get(params[0].name)):
         mode, params_type = "single", hints[params[0].name]
@@ -195,7 +216,12 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None, st
             annotation = hints.get(p.name, Any)
             fields.append((p.name, annotation) if p.default is p.empty else (p.name, annotation, p.default))
         params_type = msgspec.defstruct(f"{tool_name}_args", fields, kw_only=True)
-    schema = json_schema(params_type) if params_type is not None else dict(_EMPTY_SCHEMA)
+    try:
+        schema = json_schema(params_type) if params_type is not None else dict(_EMPTY_SCHEMA)
+    except (TypeError, ValueError) as exc:
+        raise InvalidRequestError(
+            f"tool {tool_name}: its parameters have no JSON Schema ({exc})".replace("\n", " "), param="tools"
+        ) from None
     if strict:
         schema = strict_schema(schema)
     definition = ToolDefinition(
@@ -229,10 +255,11 @@ def tool(
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a ``Tool`` from a function: ``@tool`` or ``@tool(description=..., name=..., strict=...)``.
     The description defaults to the docstring; ``strict=True`` sends OpenAI's strict schema."""
+    localns = _caller_namespace(1)
     if fn is not None:
-        return _build(fn, name, description, strict)
+        return _build(fn, name, description, strict, localns)
 
     def decorate(f: Callable[..., Any]) -> Tool:
-        return _build(f, name, description, strict)
+        return _build(f, name, description, strict, {**localns, **_caller_namespace(1)})
 
     return decorate
