@@ -20,7 +20,12 @@ from .redact import install_log_redaction
 from .stream import EventStream
 
 if TYPE_CHECKING:
+    from ..schema.response import StepResult
+    from ..schema.tools import HostedTool, ToolDefinition
     from ..tools.structured import ObjectResponse
+    from ..tools.tool import Tool
+
+    StopCondition = Callable[[StepResult], bool]
 
 __all__ = ["Client"]
 
@@ -105,16 +110,20 @@ class Client:
         self,
         request: LLMRequest,
         *,
-        tools: Sequence[Any] | None = None,
-        stop_when: Callable[..., bool] | Sequence[Callable[..., bool]] | None = None,
+        tools: Sequence[Tool | ToolDefinition | HostedTool] | None = None,
+        stop_when: StopCondition | Sequence[StopCondition] | None = None,
         tool_execution: Literal["auto", "none"] = "auto",
         max_concurrency: int | None = None,
+        tool_errors: Literal["return", "raise"] = "return",
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
         max_response_bytes: int | None = None,
     ) -> EventStream:
         """Events as bytes arrive (with ``GenerationOptions(stream=False)``, all at once from the
-        whole body). With ``tools``, runs them across steps (see ``llmroute.tools``).
+        whole body). With ``tools``, runs them and calls the model again until it stops calling
+        them, at most ``DEFAULT_MAX_STEPS`` (20) model calls unless ``stop_when`` says otherwise; a
+        handler's exception goes back to the model as a tool error (``tool_errors="raise"``: fails
+        the stream with ``ToolExecutionError``). See ``llmroute.tools``.
         ``max_response_bytes`` overrides the client's cap for this call."""
         ctx = self.context(timeouts=timeouts, retry=retry, max_response_bytes=max_response_bytes)
         if tools is not None or stop_when is not None:
@@ -128,6 +137,7 @@ class Client:
                     stop_when=stop_when,
                     tool_execution=tool_execution,
                     max_concurrency=max_concurrency,
+                    tool_errors=tool_errors,
                 )
             )
         return EventStream(_single(ctx, request))
@@ -136,21 +146,23 @@ class Client:
         self,
         request: LLMRequest,
         *,
-        tools: Sequence[Any] | None = None,
-        stop_when: Callable[..., bool] | Sequence[Callable[..., bool]] | None = None,
+        tools: Sequence[Tool | ToolDefinition | HostedTool] | None = None,
+        stop_when: StopCondition | Sequence[StopCondition] | None = None,
         tool_execution: Literal["auto", "none"] = "auto",
         max_concurrency: int | None = None,
+        tool_errors: Literal["return", "raise"] = "return",
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
         max_response_bytes: int | None = None,
     ) -> LLMResponse:
-        """Stream and fold into an ``LLMResponse``."""
+        """Stream and fold into an ``LLMResponse`` (arguments as for ``stream``)."""
         stream = self.stream(
             request,
             tools=tools,
             stop_when=stop_when,
             tool_execution=tool_execution,
             max_concurrency=max_concurrency,
+            tool_errors=tool_errors,
             timeouts=timeouts,
             retry=retry,
             max_response_bytes=max_response_bytes,

@@ -150,11 +150,16 @@ class ToolResult(_Event, frozen=True, tag="tool-result"):
 
 
 class ToolError(_Event, frozen=True, tag="tool-error"):
+    """A tool call that failed; the model reads ``message`` (as an error ``tool-result``).
+    ``exception`` is what a local handler raised (``None`` otherwise): for the caller, never
+    serialised (drop it with ``msgspec.structs.replace(event, exception=None)`` before encoding)."""
+
     type: ClassVar[Literal["tool-error"]] = "tool-error"
     id: str
     name: str
     message: str
     provider_metadata: Meta = None
+    exception: Any = None
 
 
 class Citation(_Event, frozen=True, tag="citation"):

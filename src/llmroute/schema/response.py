@@ -21,6 +21,7 @@ from .events import (
     TextEnd,
     TextStart,
     ToolCall,
+    ToolError,
     ToolResult,
 )
 from .usage import Usage
@@ -55,6 +56,8 @@ class LLMResponse(msgspec.Struct, frozen=True):
     errors: tuple[ProviderError, ...]
     events: tuple[LLMEvent, ...]
     complete: bool = True
+    tool_errors: tuple[ToolError, ...] = ()
+    """Failed local tool calls of every step; ``.exception`` holds what a handler raised."""
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -99,6 +102,7 @@ class ResponseBuilder:
         self.tool_results: list[ToolResult] = []
         self.citations: list[Citation] = []
         self.errors: list[ProviderError] = []
+        self.tool_errors: list[ToolError] = []
         self.usage: Usage | None = None
         self.finish_reason: FinishReason = "unknown"
         self.finished = False
@@ -160,6 +164,8 @@ class ResponseBuilder:
                 self._close_step(len(self._steps))
         elif isinstance(event, ProviderError):
             self.errors.append(event)
+        elif isinstance(event, ToolError):
+            self.tool_errors.append(event)
 
     def _snapshot_step(self, index: int) -> StepResult:
         parts: list[AssistantPart] = []
@@ -231,4 +237,5 @@ class ResponseBuilder:
             errors=tuple(self.errors),
             events=tuple(self.events),
             complete=self.finished,
+            tool_errors=tuple(self.tool_errors),
         )

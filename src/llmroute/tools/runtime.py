@@ -5,9 +5,15 @@ concurrently under a ``CapacityLimiter``) ``tool-error`` / ``tool-result`` event
 then ``step-finish`` with that model call's usage. After the last step, one ``finish`` whose usage
 is the sum of the steps'.
 
-- Recoverable failures (unknown tool, input that does not validate, a handler raising
-  ``ToolFailure``) become a ``tool-error`` event plus an error ``tool-result`` the model reads.
-  Any other exception from a handler cancels the step's other tools and fails the stream.
+- The loop continues while the model calls local tools, up to ``DEFAULT_MAX_STEPS`` model calls;
+  ``stop_when`` replaces that cap with its own conditions (``step_count_is(1)``: run the tools of
+  one step and stop).
+- Failures become a ``tool-error`` event plus an error ``tool-result`` the model reads and may
+  recover from: an unknown tool, input that does not validate, a handler raising ``ToolFailure``,
+  and by default any other exception from a handler (``ToolError.exception`` holds it; the message
+  names its type, credential-shaped text redacted). ``tool_errors="raise"`` instead cancels the
+  step's other tools and fails the stream with ``ToolExecutionError`` (the handler's exception as
+  ``__cause__``).
 - Provider-executed calls (hosted web search, code execution, ...) are never dispatched; they and
   their results stay in the assistant message carried into the next request.
 - Calls to schema-only tools (a ``ToolDefinition``, or a ``Tool`` without handler) and every call
@@ -27,16 +33,22 @@ import anyio
 import msgspec
 
 from ..route.executor import ExecutionContext, run_step
+from ..route.redact import redact_text
+from ..schema.errors import InvalidRequestError, ToolExecutionError
 from ..schema.events import Finish, LLMEvent, StepFinish, ToolCall, ToolError, ToolResult
 from ..schema.request import LLMRequest
 from ..schema.response import ResponseBuilder, StepResult
 from ..schema.tools import HostedTool, ToolDefinition, ToolSpec
 from ..schema.usage import Usage
+from .stop import step_count_is
 from .tool import Tool, ToolFailure
 
-__all__ = ["DEFAULT_CONCURRENCY", "dispatch", "execute_calls", "run_tools"]
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_MAX_STEPS", "ToolErrors", "dispatch", "execute_calls", "run_tools"]
 
 DEFAULT_CONCURRENCY = 10
+DEFAULT_MAX_STEPS = 20  # model calls per run when no ``stop_when`` is given
+
+ToolErrors = Literal["return", "raise"]
 
 StopWhen = Callable[[StepResult], bool] | Sequence[Callable[[StepResult], bool]] | None
 
@@ -53,7 +65,10 @@ def _registry(tools: Iterable[Any]) -> tuple[dict[str, Tool], list[ToolSpec]]:
         elif isinstance(item, ToolDefinition | HostedTool):
             specs.append(item)
         else:
-            raise TypeError(f"not a tool: {item!r} (use llmroute.tool, a ToolDefinition or a hosted tool)")
+            raise InvalidRequestError(
+                f"tools: not a tool: {type(item).__name__} (use llmroute.tool, a ToolDefinition or a hosted tool)",
+                param="tools",
+            )
     return registry, specs
 
 
@@ -74,17 +89,17 @@ def _with_tools(request: LLMRequest, specs: Sequence[ToolSpec]) -> LLMRequest:
     return msgspec.structs.replace(request, tools=kept + tuple(specs))
 
 
-def _error(call: ToolCall, message: str) -> list[LLMEvent]:
+def _error(call: ToolCall, message: str, exception: BaseException | None = None) -> list[LLMEvent]:
     meta = call.provider_metadata
     return [
-        ToolError(call.id, call.name, message, meta),
+        ToolError(call.id, call.name, message, meta, exception),
         ToolResult(call.id, call.name, message, True, False, meta),
     ]
 
 
-async def dispatch(tools: Mapping[str, Tool], call: ToolCall) -> list[LLMEvent]:
-    """Run one call: ``[tool-result]`` or ``[tool-error, error tool-result]``. Exceptions other
-    than ``ToolFailure`` propagate."""
+async def dispatch(tools: Mapping[str, Tool], call: ToolCall, *, errors: ToolErrors = "return") -> list[LLMEvent]:
+    """Run one call: ``[tool-result]`` or ``[tool-error, error tool-result]``. With
+    ``errors="raise"`` a handler exception other than ``ToolFailure`` raises ``ToolExecutionError``."""
     tool = tools.get(call.name)
     if tool is None:
         known = ", ".join(sorted(tools)) or "none"
@@ -92,24 +107,32 @@ async def dispatch(tools: Mapping[str, Tool], call: ToolCall) -> list[LLMEvent]:
     try:
         result = await tool.invoke(tool.parse(call.input))
     except ToolFailure as exc:
-        return _error(call, exc.message)
+        return _error(call, exc.message, exc)
+    except Exception as exc:
+        text = redact_text(f"{type(exc).__name__}: {exc}")
+        if errors == "raise":
+            raise ToolExecutionError(f"tool {call.name} raised {text}") from exc
+        return _error(call, f"Tool {call.name} failed: {text}", exc)
     return [ToolResult(call.id, call.name, result, False, False, call.provider_metadata)]
 
 
 async def _dispatch_all(
-    tools: Mapping[str, Tool], calls: Sequence[ToolCall], limiter: anyio.CapacityLimiter
+    tools: Mapping[str, Tool],
+    calls: Sequence[ToolCall],
+    limiter: anyio.CapacityLimiter,
+    errors: ToolErrors = "return",
 ) -> list[LLMEvent]:
     if len(calls) == 1:
         async with limiter:
-            return await dispatch(tools, calls[0])
+            return await dispatch(tools, calls[0], errors=errors)
     results: list[list[LLMEvent]] = [[] for _ in calls]
     failures: list[Exception] = []
 
     async def run(i: int, call: ToolCall) -> None:
         try:
             async with limiter:
-                results[i] = await dispatch(tools, call)
-        except Exception as exc:  # a bug in a handler: stop the others, fail the stream
+                results[i] = await dispatch(tools, call, errors=errors)
+        except Exception as exc:  # tool_errors="raise": stop the others, fail the stream
             failures.append(exc)
             tg.cancel_scope.cancel()
 
@@ -122,7 +145,11 @@ async def _dispatch_all(
 
 
 async def execute_calls(
-    tools: Iterable[Any], calls: Sequence[ToolCall], *, max_concurrency: int | None = None
+    tools: Iterable[Any],
+    calls: Sequence[ToolCall],
+    *,
+    max_concurrency: int | None = None,
+    tool_errors: ToolErrors = "return",
 ) -> list[LLMEvent]:
     """Run tool calls outside the loop (e.g. calls left pending in a stored history), concurrently;
     events in call order. Provider-executed calls are skipped."""
@@ -130,12 +157,13 @@ async def execute_calls(
     local = [c for c in calls if not c.provider_executed]
     if not local:
         return []
-    return await _dispatch_all(registry, local, anyio.CapacityLimiter(max_concurrency or DEFAULT_CONCURRENCY))
+    limiter = anyio.CapacityLimiter(max_concurrency or DEFAULT_CONCURRENCY)
+    return await _dispatch_all(registry, local, limiter, tool_errors)
 
 
 def _conditions(stop_when: StopWhen) -> list[Callable[[StepResult], bool]]:
     if stop_when is None:
-        return []
+        return [step_count_is(DEFAULT_MAX_STEPS)]
     if callable(stop_when):
         return [stop_when]
     return list(stop_when)
@@ -149,6 +177,7 @@ async def run_tools(
     stop_when: StopWhen = None,
     tool_execution: Literal["auto", "none"] = "auto",
     max_concurrency: int | None = None,
+    tool_errors: ToolErrors = "return",
 ) -> AsyncGenerator[list[LLMEvent], None]:
     """The multi-step loop as batches of events (see the module docstring)."""
     registry, specs = _registry(tools)
@@ -178,7 +207,7 @@ async def run_tools(
             else:
                 pending = True
         if runnable:
-            results = await _dispatch_all(registry, runnable, limiter)
+            results = await _dispatch_all(registry, runnable, limiter, tool_errors)
             for event in results:
                 builder.add(event)
             yield results
@@ -187,7 +216,7 @@ async def run_tools(
         if finish.usage is not None:
             total = finish.usage if total is None else total + finish.usage
         step = builder.build()
-        if not runnable or pending or not conditions or any(c(step.steps[-1]) for c in conditions):
+        if not runnable or pending or any(c(step.steps[-1]) for c in conditions):
             break
         request = msgspec.structs.replace(request, messages=request.messages + step.messages)
         index += 1
