@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx
 
+from ..schema.errors import ClientClosedError
 from ..schema.events import Finish, LLMEvent, StepFinish
 from ..schema.request import LLMRequest
 from ..schema.response import LLMResponse
@@ -58,9 +59,19 @@ class Client:
         self.sleep = sleep
         self._owns_http = http is None
         self._http = http
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClientClosedError("this Client is closed; create a new one (or use it inside `async with`)")
 
     @property
     def http(self) -> httpx.AsyncClient:
+        self._check_open()
         if self._http is None:
             # No client-wide timeout: every request carries its own (ExecutionContext.http_timeout).
             self._http = httpx.AsyncClient(
@@ -90,11 +101,15 @@ class Client:
         return f"Client(timeouts={self.timeouts!r}, retry={self.retry!r})"
 
     async def aclose(self) -> None:
+        """Close the connection pool (when the client made it). Idempotent; afterwards every call
+        raises ``ClientClosedError``."""
+        self._closed = True
         if self._owns_http and self._http is not None:
             await self._http.aclose()
             self._http = None
 
     async def __aenter__(self) -> Client:
+        self._check_open()
         return self
 
     async def __aexit__(
@@ -104,6 +119,7 @@ class Client:
 
     async def prepare(self, request: LLMRequest) -> PreparedRequest:
         """The exact method, URL, headers and body bytes, without sending anything."""
+        self._check_open()
         return await prepare(request)
 
     def stream(

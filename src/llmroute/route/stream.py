@@ -7,7 +7,7 @@ from types import TracebackType
 
 import msgspec
 
-from ..schema.errors import InvalidProviderOutputError, LLMError
+from ..schema.errors import InvalidProviderOutputError, LLMError, StreamConsumedError
 from ..schema.events import LLMEvent
 from ..schema.response import LLMResponse, ResponseBuilder
 
@@ -18,15 +18,24 @@ class EventStream:
     """Iterate with ``async for``. Leaving an ``async with`` block, ``aclose()``, or dropping the
     stream after ``break`` closes the connection; nothing keeps reading a body nobody consumes."""
 
-    __slots__ = ("_batch", "_batches", "_builder", "_i")
+    __slots__ = ("_batch", "_batches", "_builder", "_ended", "_i")
 
     def __init__(self, batches: AsyncGenerator[list[LLMEvent], None]) -> None:
         self._batches = batches
         self._batch: list[LLMEvent] = []
         self._i = 0
         self._builder: ResponseBuilder | None = None
+        self._ended = False  # exhausted, failed or closed: iterating again is a mistake
+
+    def _check_fresh(self) -> None:
+        if self._ended:
+            raise StreamConsumedError(
+                "this stream has already ended (a stream yields its events once); "
+                "keep the events, or use client.generate() for a folded response"
+            )
 
     def __aiter__(self) -> EventStream:
+        self._check_fresh()
         return self
 
     async def __anext__(self) -> LLMEvent:
@@ -39,7 +48,11 @@ class EventStream:
             while True:
                 try:
                     batch = await self._batches.__anext__()
+                except StopAsyncIteration:
+                    self._ended = True
+                    raise
                 except LLMError as exc:
+                    self._ended = True
                     if self._builder is not None and exc.partial is None:
                         exc.partial = partial_response(self._builder, exc)
                     raise
@@ -54,14 +67,19 @@ class EventStream:
 
     async def batches(self) -> AsyncGenerator[list[LLMEvent], None]:
         """Events in the batches they arrived in (one per network read): the fastest way to consume."""
+        self._check_fresh()
         if self._i < len(self._batch):
             rest = self._batch[self._i :]
             self._i = len(self._batch)
             yield rest
-        async for batch in self._batches:
-            yield batch
+        try:
+            async for batch in self._batches:
+                yield batch
+        finally:
+            self._ended = True
 
     async def aclose(self) -> None:
+        self._ended = True
         await self._batches.aclose()
 
     async def __aenter__(self) -> EventStream:
@@ -81,6 +99,7 @@ class EventStream:
     async def response(self) -> LLMResponse:
         """Consume the rest of the stream and return the folded response. If the stream fails, the
         error carries the partial response in ``.partial``."""
+        self._check_fresh()
         builder = self._builder or ResponseBuilder()
         self._builder = None
         try:

@@ -13,6 +13,7 @@ from .content import (
 )
 from .errors import (
     AuthenticationError,
+    ClientClosedError,
     ContentPolicyError,
     ContextOverflowError,
     HttpContext,
@@ -24,6 +25,7 @@ from .errors import (
     QuotaExceededError,
     RateLimitError,
     ResponseTooLargeError,
+    StreamConsumedError,
     TimeoutError,
     ToolExecutionError,
     TransportError,
@@ -78,6 +80,7 @@ from .usage import (
 __all__ = [
     "AssistantPart",
     "AuthenticationError",
+    "ClientClosedError",
     "CachePolicy",
     "Citation",
     "ContentPolicyError",
@@ -105,6 +108,7 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitError",
     "ResponseTooLargeError",
+    "StreamConsumedError",
     "ReasoningDelta",
     "ReasoningEnd",
     "ReasoningPart",

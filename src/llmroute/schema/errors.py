@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import msgspec
@@ -10,6 +11,7 @@ from .usage import Usage
 
 __all__ = [
     "AuthenticationError",
+    "ClientClosedError",
     "ContentPolicyError",
     "ContextOverflowError",
     "HttpContext",
@@ -21,6 +23,7 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitError",
     "ResponseTooLargeError",
+    "StreamConsumedError",
     "TimeoutError",
     "ToolExecutionError",
     "TransportError",
@@ -135,8 +138,9 @@ class TransportError(LLMError):
     retryable = True
 
 
-class TimeoutError(TransportError):
-    """A deadline fired. ``deadline`` is ``"first_byte"``, ``"idle"`` or ``"total"``."""
+class TimeoutError(TransportError, builtins.TimeoutError):
+    """A deadline fired. ``deadline`` is ``"first_byte"``, ``"idle"`` or ``"total"``. Also a
+    built-in ``TimeoutError``, so ``except TimeoutError`` catches it with or without the import."""
 
     def __init__(self, message: str, *, deadline: str, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
@@ -167,4 +171,13 @@ class NoRouteError(LLMError):
 
 
 class ToolExecutionError(LLMError):
-    """A tool handler failed in a way the model cannot recover from."""
+    """A tool handler raised under ``tool_errors="raise"`` (its exception is ``__cause__``)."""
+
+
+class ClientClosedError(LLMError):
+    """The ``Client`` (or ``SyncClient``) was used after it was closed."""
+
+
+class StreamConsumedError(LLMError):
+    """An ``EventStream`` was iterated (or folded) again after it had ended or was closed: a stream
+    yields its events once. Keep the events, or call ``generate`` for a folded response."""
