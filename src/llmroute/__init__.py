@@ -75,7 +75,18 @@ from .schema import (
 )
 
 if TYPE_CHECKING:
-    from .route import Client, EventStream, Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
+    from .route import (
+        Client,
+        EventStream,
+        Model,
+        PreparedRequest,
+        RetryPolicy,
+        Route,
+        Secret,
+        SyncClient,
+        SyncEventStream,
+        Timeouts,
+    )
     from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
 
 # The route layer pulls in httpx; load it on first use so `import llmroute` stays fast.
@@ -87,6 +98,8 @@ _LAZY = {
     "RetryPolicy": "route",
     "Route": "route",
     "Secret": "route",
+    "SyncClient": "route",
+    "SyncEventStream": "route",
     "Timeouts": "route",
     "ObjectResponse": "tools",
     "Tool": "tools",
@@ -149,6 +162,8 @@ __all__ = [
     "RateLimitError",
     "ResponseTooLargeError",
     "StreamConsumedError",
+    "SyncClient",
+    "SyncEventStream",
     "ReasoningDelta",
     "ReasoningEnd",
     "ReasoningPart",

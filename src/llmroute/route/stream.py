@@ -45,25 +45,48 @@ class EventStream:
             self._i = i + 1
             event = batch[i]
         else:
-            while True:
-                try:
-                    batch = await self._batches.__anext__()
-                except StopAsyncIteration:
-                    self._ended = True
-                    raise
-                except LLMError as exc:
-                    self._ended = True
-                    if self._builder is not None and exc.partial is None:
-                        exc.partial = partial_response(self._builder, exc)
-                    raise
-                if batch:
-                    break
+            batch = await self._pull()
             self._batch = batch
             self._i = 1
             event = batch[0]
         if self._builder is not None:
             self._builder.add(event)
         return event
+
+    async def _pull(self) -> list[LLMEvent]:
+        """The next non-empty batch from the source; marks the stream ended when it stops or fails."""
+        while True:
+            try:
+                batch = await self._batches.__anext__()
+            except StopAsyncIteration:
+                self._ended = True
+                raise
+            except LLMError as exc:
+                self._ended = True
+                if self._builder is not None and exc.partial is None:
+                    exc.partial = partial_response(self._builder, exc)
+                raise
+            if batch:
+                return batch
+
+    async def next_batch(self) -> list[LLMEvent]:
+        """The events not yet consumed (the rest of the current read, else the next read's);
+        ``StopAsyncIteration`` at the end. Mixes with ``async for`` (``SyncClient`` iterates this way:
+        one thread hop per network read, not per event)."""
+        if self._i < len(self._batch):
+            rest = self._batch[self._i :]
+        else:
+            rest = await self._pull()
+        self._batch, self._i = rest, len(rest)
+        if self._builder is not None:
+            for event in rest:
+                self._builder.add(event)
+        return rest
+
+    @property
+    def ended(self) -> bool:
+        """The stream was exhausted, failed or closed: iterating it again raises ``StreamConsumedError``."""
+        return self._ended
 
     async def batches(self) -> AsyncGenerator[list[LLMEvent], None]:
         """Events in the batches they arrived in (one per network read): the fastest way to consume."""
