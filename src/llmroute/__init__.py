@@ -10,7 +10,8 @@ async with llmroute.Client() as client:
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .build import assistant, image, request, system, tool_message, user
+from .build import assistant, request, system, tool_message, user
+from .media import file, image
 from .schema import (
     AssistantPart,
     AuthenticationError,
@@ -200,6 +201,7 @@ __all__ = [
     "Usage",
     "__version__",
     "assistant",
+    "file",
     "has_tool_call",
     "image",
     "merge_generation",

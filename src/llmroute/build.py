@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .route.model import Model
     from .tools.tool import Tool
 
-__all__ = ["assistant", "image", "request", "system", "tool_message", "user"]
+__all__ = ["assistant", "request", "system", "tool_message", "user"]
 
 PartLike = str | Part
 
@@ -78,10 +78,6 @@ def _system_parts(content: object) -> tuple[TextPart, ...]:
 
 def tool_message(*results: ToolResultPart) -> Message:
     return Message("tool", results)
-
-
-def image(data: bytes | str, mime_type: str = "image/png") -> MediaPart:
-    return MediaPart(mime_type, data)
 
 
 def _tool_spec(tool: object, param: str) -> ToolSpec:
