@@ -23,7 +23,7 @@ from .stream import EventStream
 if TYPE_CHECKING:
     from ..schema.response import StepResult
     from ..schema.tools import HostedTool, ToolDefinition
-    from ..tools.structured import ObjectResponse
+    from ..tools.structured import ObjectResponse, OutputType
     from ..tools.tool import Tool
 
     StopCondition = Callable[[StepResult], bool]
@@ -188,7 +188,7 @@ class Client:
     async def generate_object(
         self,
         request: LLMRequest,
-        schema: type[_T],
+        schema: OutputType[_T],
         *,
         name: str | None = None,
         description: str | None = None,
@@ -197,7 +197,8 @@ class Client:
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
     ) -> ObjectResponse[_T]:
-        """One call asking for JSON matching ``schema`` (a msgspec Struct or any msgspec type);
+        """One call asking for JSON matching ``schema`` (a msgspec Struct or any msgspec type, a
+        pydantic ``BaseModel`` or ``TypeAdapter``);
         returns ``ObjectResponse(value, response)`` (unpacks as a pair). Native JSON-schema mode where
         the protocol has one, else a forced tool; ``InvalidProviderOutputError`` (with ``.raw``) when
         the output does not validate. See ``llmroute.tools.structured``."""

@@ -35,7 +35,7 @@ from .stream import EventStream
 if TYPE_CHECKING:
     from ..schema.response import StepResult
     from ..schema.tools import HostedTool, ToolDefinition
-    from ..tools.structured import ObjectResponse
+    from ..tools.structured import ObjectResponse, OutputType
     from ..tools.tool import Tool
 
     StopCondition = Callable[[StepResult], bool]
@@ -237,7 +237,7 @@ class SyncClient:
     def generate_object(
         self,
         request: LLMRequest,
-        schema: type[_T],
+        schema: OutputType[_T],
         *,
         name: str | None = None,
         description: str | None = None,

@@ -7,14 +7,14 @@
     @llmroute.tool(description="Get current weather for a city.")
     async def get_weather(args: Weather) -> dict[str, Any]: ...
 
-The function takes either one msgspec Struct (or dataclass / TypedDict) parameter, or plain typed
-parameters (``async def add(a: int, b: int = 0)``), which become the fields of a generated Struct.
+The function takes either one msgspec Struct (or dataclass / TypedDict / pydantic ``BaseModel``)
+parameter, or plain typed parameters (``async def add(a: int, b: int = 0)``), which become the fields of a generated Struct.
 Sync functions run in a worker thread. The parameter type gives the JSON Schema sent to the
 provider (``schema.json_schema``; ``strict=True`` sends the OpenAI strict projection) and validates
-the model's input with ``msgspec.convert``.
+the model's input with ``msgspec.convert`` (pydantic's own validation for pydantic models).
 
-A handler raising ``ToolFailure`` reports a failure the model can read and recover from; any other
-exception is a bug and fails the stream.
+A handler raising ``ToolFailure`` reports a failure the model can read and recover from; so, by
+default, does any other exception (see ``tools.runtime``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from ..schema.content import MediaPart, TextPart
 from ..schema.errors import InvalidRequestError
 from ..schema.tools import ToolDefinition
 from ..schema.validate import check_tool_name
-from .schema import json_schema, strict_schema, strip_null_defaults
+from .codec import ValidationFailed, convert, is_pydantic_model, schema_of, to_builtins
+from .schema import strict_schema
 
 __all__ = ["InvalidToolInput", "Tool", "ToolFailure", "tool"]
 
@@ -107,12 +108,10 @@ class Tool:
             raise InvalidToolInput(f"Invalid input for tool {self.name}: arguments are not valid JSON: {raw}")
         if self.params is None:
             return input
-        if self.definition.strict:
-            input = strip_null_defaults(input, self.params)
         try:
-            return msgspec.convert(input, self.params)
-        except msgspec.ValidationError as exc:
-            raise InvalidToolInput(f"Invalid input for tool {self.name}: {exc}") from None
+            return convert(input, self.params, strict_nulls=bool(self.definition.strict))
+        except ValidationFailed as exc:
+            raise InvalidToolInput(f"Invalid input for tool {self.name}: {exc.message}") from None
 
     async def invoke(self, args: Any) -> Any:
         """Run the handler on validated ``args``; returns the result value for the model."""
@@ -136,7 +135,7 @@ def to_result(value: Any) -> Any:
         return tuple(cast(list[TextPart | MediaPart], value))
     if isinstance(value, TextPart | MediaPart):
         return (value,)
-    return msgspec.to_builtins(value)
+    return to_builtins(value)
 
 
 def _make_call(fn: Callable[..., Any], mode: str) -> Callable[[Any], Awaitable[Any]]:
@@ -168,7 +167,12 @@ def _is_record(tp: Any) -> bool:
     if not isinstance(tp, type):
         return False
     cls = cast(type[Any], tp)
-    return issubclass(cls, msgspec.Struct) or dataclasses.is_dataclass(cls) or typing.is_typeddict(cls)
+    return (
+        issubclass(cls, msgspec.Struct)
+        or dataclasses.is_dataclass(cls)
+        or typing.is_typeddict(cls)
+        or is_pydantic_model(cls)
+    )
 
 
 def _caller_namespace(depth: int) -> dict[str, Any]:
@@ -217,7 +221,7 @@ def _build(
             fields.append((p.name, annotation) if p.default is p.empty else (p.name, annotation, p.default))
         params_type = msgspec.defstruct(f"{tool_name}_args", fields, kw_only=True)
     try:
-        schema = json_schema(params_type) if params_type is not None else dict(_EMPTY_SCHEMA)
+        schema = schema_of(params_type) if params_type is not None else dict(_EMPTY_SCHEMA)
     except (TypeError, ValueError) as exc:
         raise InvalidRequestError(
             f"tool {tool_name}: its parameters have no JSON Schema ({exc})".replace("\n", " "), param="tools"
