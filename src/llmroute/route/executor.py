@@ -20,7 +20,6 @@ Yields batches of events. Reliability rules (see docs/reliability.md):
 from __future__ import annotations
 
 import contextlib
-import logging
 import math
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -42,7 +41,7 @@ from .decoding import output_error
 from .errors import error_from_response, http_context
 from .prepare import is_streaming, model_of, prepare
 from .prepared import PreparedRequest
-from .redact import collect_secrets, redact_text, redact_url
+from .redact import collect_secrets, get_logger, redact_text, redact_url, sending
 from .transport import HttpTransport, Transport, Wire, connection_not_used, transport_error
 
 if TYPE_CHECKING:
@@ -50,7 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_step"]
 
-log = logging.getLogger("llmroute")
+log = get_logger(__name__)
 
 DEFAULT_TRANSPORT = HttpTransport()
 DEFAULT_MAX_WHOLE_BODY_BYTES = 64 * 1024 * 1024  # a non-streamed body is held whole before decoding
@@ -126,7 +125,8 @@ async def _open(ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, d
     model = model_of(request)
     transport: Transport = model.route.transport or ctx.transport
     log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
-    wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: see run_step
+    with sending():  # the HTTP libraries' log records of this send are redacted
+        wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: see run_step
     attempt.wire = wire
     if 200 <= wire.status < 300:
         return wire

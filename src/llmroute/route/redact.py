@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Generator, Iterable, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = [
@@ -15,12 +17,14 @@ __all__ = [
     "SECRET_QUERY_PARAMS",
     "Secret",
     "collect_secrets",
+    "get_logger",
     "install_log_redaction",
     "is_secret_name",
     "redact_headers",
     "redact_log_text",
     "redact_text",
     "redact_url",
+    "sending",
 ]
 
 REDACTED = "[REDACTED]"
@@ -127,7 +131,9 @@ def collect_secrets(headers: Mapping[str, str], url: str, known: Iterable[str] =
 # Log redaction ------------------------------------------------------------------------------------
 # httpx logs every request URL at INFO (``key=`` query parameters included); httpcore logs response
 # headers at DEBUG (cookies); websockets logs request headers at DEBUG. A filter on exactly those
-# loggers rewrites such records. It costs nothing unless that logging is enabled.
+# loggers rewrites such records, but only records emitted while llmroute itself is sending
+# (``sending()``): the application's own use of those libraries is left alone. llmroute's own
+# loggers (``get_logger(__name__)``) are always filtered. It costs nothing unless logging is enabled.
 
 _QUERY_PAIR = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&\s\"'#;]+)")
 _BYTES_HEADER = re.compile(r"\(b'([A-Za-z0-9_\-]+)', b'([^']*)'\)")
@@ -139,8 +145,18 @@ _LOG_TARGETS = (
     "httpcore.http2",
     "httpcore.proxy",
     "websockets.client",
-    "llmroute",
 )
+_SENDING: ContextVar[bool] = ContextVar("llmroute_sending", default=False)
+
+
+@contextmanager
+def sending() -> Generator[None]:
+    """Marks the HTTP libraries' records emitted inside as llmroute's, so they are redacted."""
+    token = _SENDING.set(True)
+    try:
+        yield
+    finally:
+        _SENDING.reset(token)
 
 
 def redact_log_text(text: str) -> str:
@@ -152,9 +168,16 @@ def redact_log_text(text: str) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """Rewrites a record whose formatted message holds a credential."""
+    """Rewrites a record whose formatted message holds a credential. ``scoped``: only records
+    emitted inside ``sending()`` (for other libraries' loggers)."""
+
+    def __init__(self, scoped: bool) -> None:
+        super().__init__()
+        self.scoped = scoped
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if self.scoped and not _SENDING.get():
+            return True
         try:
             message = record.getMessage()
         except Exception:  # a broken format string is the logging module's business
@@ -166,12 +189,21 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-_FILTER = RedactingFilter()
+_SCOPED = RedactingFilter(scoped=True)
+_OWN = RedactingFilter(scoped=False)
 
 
 def install_log_redaction() -> None:
-    """Attach the redacting filter to the HTTP libraries' loggers (idempotent)."""
+    """Attach the scoped redacting filter to the HTTP libraries' loggers (idempotent)."""
     for name in _LOG_TARGETS:
         logger = logging.getLogger(name)
-        if _FILTER not in logger.filters:
-            logger.addFilter(_FILTER)
+        if _SCOPED not in logger.filters:
+            logger.addFilter(_SCOPED)
+
+
+def get_logger(name: str) -> logging.Logger:
+    """An llmroute module's logger (``get_logger(__name__)``), its records always redacted."""
+    logger = logging.getLogger(name)
+    if _OWN not in logger.filters:
+        logger.addFilter(_OWN)
+    return logger
