@@ -66,3 +66,24 @@ def test_offline_example_runs() -> None:
     ).stdout
     assert "searched: [{'query': 'top world news today'}" in out
     assert "](https://" in out
+
+
+def test_guide_covers_what_users_need() -> None:
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    for heading in (
+        "## Streaming",
+        "## Conversations",
+        "## Tools and the loop",
+        "## Structured output",
+        "## Multimodal input",
+        "## Hosted tools and citations",
+        "## Providers",
+        "## Environment variables",
+        "## Errors and retries",
+        "## Deadlines",
+        "## The sync client",
+        "## Recording cassettes",
+    ):
+        assert heading in guide
+    for provider in ("Azure", "Vertex", "Bedrock", "Code Assist"):
+        assert provider in guide
