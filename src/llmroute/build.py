@@ -10,7 +10,7 @@ from .schema.errors import InvalidRequestError
 from .schema.options import CachePolicy, GenerationOptions, HttpOverlay
 from .schema.request import LLMRequest
 from .schema.tools import HostedTool, ToolChoice, ToolDefinition, ToolSpec
-from .schema.validate import check_generation, check_model, validate_request
+from .schema.validate import validate_request
 
 if TYPE_CHECKING:
     from .route.model import Model
@@ -115,8 +115,6 @@ def request(
 ) -> LLMRequest:
     """Build an ``LLMRequest``. ``prompt`` appends a user message after ``messages``. Wrong
     arguments raise ``InvalidRequestError`` naming the argument (``.param``) before anything is sent."""
-    check_model(model)
-    check_generation(generation)
     choice = cast(object, tool_choice)
     if choice is not None and not isinstance(choice, ToolChoice | str):
         raise _wrong("tool_choice", "'auto', 'none', 'required' or a tool name", choice)

@@ -91,7 +91,7 @@ async def _chat(args: argparse.Namespace, out: TextIO) -> int:
 SUBCOMMANDS: tuple[str, ...] = ()
 
 
-def _positive_float(text: str) -> float:
+def _non_negative_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -119,7 +119,7 @@ def _add_builtin(sub: Any) -> None:
     )
     demo.add_argument(
         "--pace",
-        type=_positive_float,
+        type=_non_negative_float,
         default=None,
         metavar="SECONDS",
         help="seconds between replayed chunks (0: as fast as possible; default: about a second per scene)",

@@ -38,7 +38,7 @@ def short(value: Any, limit: int = 100) -> str:
 
 
 class Renderer:
-    """Feed events with ``write(event)``; call ``flush`` is done per event."""
+    """Writes events as they come (``write(event)``), flushing after each one it shows."""
 
     def __init__(
         self, out: TextIO, *, color: bool, live: bool, reasoning_limit: int | None = None
