@@ -90,6 +90,9 @@ async def _chat(args: argparse.Namespace, out: TextIO) -> int:
 # when the CLI starts, so ``import llmroute`` never pays for them.
 SUBCOMMANDS: tuple[str, ...] = ()
 
+# Modules whose ``async def demo(out)`` runs after the built-in demo scenes (e.g. grounded search).
+DEMO_EXTRAS: tuple[str, ...] = ()
+
 
 def _non_negative_float(text: str) -> float:
     try:
@@ -149,7 +152,10 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
     from . import demo
 
     async def go() -> int:
-        return await demo.run(out, pace=args.pace, color=use_color(out), live=out.isatty())
+        code = await demo.run(out, pace=args.pace, color=use_color(out), live=out.isatty())
+        for module in DEMO_EXTRAS:
+            await importlib.import_module(module).demo(out)
+        return code
 
     return anyio.run(go)
 

@@ -171,3 +171,21 @@ def test_bundled_recordings_match_the_cassettes() -> None:
         [sys.executable, str(ROOT / "scripts" / "bundle_demo.py"), "--check"], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_demo_extras_run_after_the_scenes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import types
+
+    extra = types.ModuleType("llmroute_test_demo_extra")
+
+    async def extra_demo(out: io.TextIOBase) -> None:
+        out.write("== extra scene\n")
+
+    extra.demo = extra_demo  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "llmroute_test_demo_extra", extra)
+    monkeypatch.setattr(cli, "DEMO_EXTRAS", ("llmroute_test_demo_extra",))
+    assert cli.main(["demo", "--pace", "0"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("finish: stop") < out.index("== extra scene")
