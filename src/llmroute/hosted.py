@@ -32,6 +32,7 @@ __all__ = [
     "url_context",
     "web_fetch",
     "web_search",
+    "x_search",
 ]
 
 
@@ -129,3 +130,8 @@ def mcp(*, server_label: str, server_url: str, **provider_specific: Any) -> Host
 
 def computer_use(**provider_specific: Any) -> HostedTool:
     return _tool("computer_use", provider_specific)
+
+
+def x_search(**provider_specific: Any) -> HostedTool:
+    """xAI's search over X posts (Responses API): ``allowed_x_handles``, ``from_date``, ..."""
+    return _tool("x_search", provider_specific)

@@ -46,12 +46,13 @@ RAW_LIMIT = 2000  # bytes of an offending frame kept on InvalidProviderOutputErr
 _json_encoder = msgspec.json.Encoder()
 
 
-def decode_frame(decoder: msgspec.json.Decoder[T], data: bytes, what: str) -> T:
+def decode_frame(decoder: msgspec.json.Decoder[T], data: bytes | msgspec.Raw, what: str) -> T:
     """Decode one frame payload; a malformed one is an ``InvalidProviderOutputError`` with the raw
     frame. Invalid UTF-8 is decoded with replacement first, as WHATWG SSE decoding would."""
     try:
         return decoder.decode(data)
     except msgspec.DecodeError as exc:
+        data = bytes(data)  # a nested ``msgspec.Raw`` has no ``.decode``
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:

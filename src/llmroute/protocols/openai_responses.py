@@ -23,6 +23,7 @@ summaries and ``reasoning_text`` as their blocks' text), then the terminal statu
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -55,10 +56,13 @@ from .errors import stream_error
 
 __all__ = [
     "HOSTED_ITEMS",
+    "CLIENT_ITEMS",
     "PROTOCOL",
     "ResponsesBody",
+    "ResponsesQuirks",
     "ResponsesState",
     "build_body",
+    "make_protocol",
     "on_halt",
     "route",
     "step",
@@ -161,6 +165,7 @@ class _Event(msgspec.Struct, gc=False):
 
     type: str = ""
     item_id: str | None = None
+    output_index: int = -1
     content_index: int = 0
     summary_index: int = 0
     delta: str | None = None
@@ -171,6 +176,10 @@ class _Event(msgspec.Struct, gc=False):
     code: str | None = None
     message: str | None = None
     status: int | None = None
+
+
+class _EventType(msgspec.Struct, gc=False):
+    type: str = ""
 
 
 class _Annotation(msgspec.Struct, gc=False):
@@ -212,7 +221,10 @@ class _Item(msgspec.Struct, gc=False):
     encrypted_content: str | None = None
     call_id: str | None = None
     name: str | None = None
-    arguments: str | None = None
+    arguments: str | dict[str, Any] | None = None  # an object on tool_search_call
+    input: str | None = None  # custom_tool_call
+    environment: dict[str, Any] | None = None  # shell_call: set when it ran in the server's container
+    execution: str | None = None  # tool_search_call: "client" or "server"
 
 
 class _Details(msgspec.Struct, gc=False):
@@ -236,6 +248,7 @@ class _WholeResponse(msgspec.Struct, gc=False):
 
 
 _event_decoder = msgspec.json.Decoder(_Event)
+_type_decoder = msgspec.json.Decoder(_EventType)
 _whole_decoder = msgspec.json.Decoder(_WholeResponse)
 _item_decoder = msgspec.json.Decoder(_Item)
 _annotation_decoder = msgspec.json.Decoder(_Annotation)
@@ -247,13 +260,29 @@ _raw_decoder = msgspec.json.Decoder(dict[str, Any])
 # 3. parser state --------------------------------------------------------------------------------
 
 
+class ResponsesQuirks(msgspec.Struct, frozen=True):
+    """Declared differences between Responses servers. ``hosted_custom_tools``: ``custom_tool_call``
+    (and ``x_search_call``) items are the server's own tools, already run (xAI's x_search and
+    friends), not freeform tools handed to the client (OpenAI). ``hosted_kinds``: the server's own
+    hosted tool kinds beyond OpenAI's (xAI ``x_search``)."""
+
+    hosted_custom_tools: bool = False
+    hosted_kinds: tuple[str, ...] = ()  # more hosted tool kinds, sent as ``{"type": kind, **options}``
+
+
+_NO_QUIRKS = ResponsesQuirks()
+
+
 class ResponsesState(StreamState):
     __slots__ = (
+        "awaiting",
         "blocks",
         "cited",
         "cited_urls",
-        "function_calls",
+        "client_calls",
+        "item_ids",
         "phases",
+        "quirks",
         "reasoning_index",
         "reasoning_item",
         "refused",
@@ -266,7 +295,7 @@ class ResponsesState(StreamState):
         "tools",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, quirks: ResponsesQuirks = _NO_QUIRKS) -> None:
         super().__init__()
         self.blocks = Blocks()
         # (item id, content index) of the open text block and (item id, summary index) of the open
@@ -280,8 +309,14 @@ class ResponsesState(StreamState):
         self.reasoning_item: str | None = None
         self.reasoning_index = -1
         self.tools: dict[str, ToolInput] = {}  # item id -> streamed call
+        # output index -> the id its item was added with: some servers give every event a new
+        # item id, so parts are matched by position
+        self.item_ids: dict[int, str] = {}
         self.cited: set[tuple[str, str, str | None, int | None, int | None]] = set()
-        self.function_calls = 0
+        self.client_calls = 0
+        # hosted calls whose result is a later output item: call id -> (item id, tool name)
+        self.awaiting: dict[str | None, tuple[str, str]] = {}
+        self.quirks = quirks
         self.searches = 0
         self.searched = False  # a web_search_call was reported (else url_citation annotations imply one)
         self.cited_urls: list[tuple[str | None, str | None]] = []
@@ -461,8 +496,10 @@ def _web_search_tool(options: dict[str, Any]) -> dict[str, Any]:
     return tool
 
 
-def _hosted_tool(tool: HostedTool) -> dict[str, Any]:
+def _hosted_tool(tool: HostedTool, quirks: ResponsesQuirks) -> dict[str, Any]:
     kind, opts = tool.kind, tool.options
+    if kind in quirks.hosted_kinds:
+        return {"type": kind, **opts}
     if kind == "web_search":
         return _web_search_tool(opts)
     if kind == "code_execution":
@@ -477,11 +514,11 @@ def _hosted_tool(tool: HostedTool) -> dict[str, Any]:
 _HOSTED_TYPE = {"code_execution": "code_interpreter", "computer_use": "computer_use_preview"}
 
 
-def _tools(request: LLMRequest) -> list[_FunctionTool | dict[str, Any]] | None:
+def _tools(request: LLMRequest, quirks: ResponsesQuirks) -> list[_FunctionTool | dict[str, Any]] | None:
     tools: list[_FunctionTool | dict[str, Any]] = []
     for tool in request.tools:
         if isinstance(tool, HostedTool):
-            tools.append(_hosted_tool(tool))
+            tools.append(_hosted_tool(tool, quirks))
         else:
             tools.append(_function_tool(tool))
     return tools or None
@@ -519,7 +556,9 @@ def _auto_include(request: LLMRequest, include: list[str], store: Any, reasoning
     include.extend(w for w in wanted if w not in include)
 
 
-def build_body(request: LLMRequest, model: Model) -> ResponsesBody | dict[str, Any]:
+def build_body(
+    request: LLMRequest, model: Model, quirks: ResponsesQuirks = _NO_QUIRKS
+) -> ResponsesBody | dict[str, Any]:
     g = request.generation
     assert g is not None  # resolved by prepare()
     opts = dict(request.options_for(model.provider))
@@ -552,7 +591,7 @@ def build_body(request: LLMRequest, model: Model) -> ResponsesBody | dict[str, A
         model=model.id,
         instructions="\n\n".join(p.text for p in request.system) if request.system else None,
         input=_lower_messages(request, keep_unencrypted_reasoning=store is not False),
-        tools=_tools(request),
+        tools=_tools(request, quirks),
         tool_choice=_tool_choice(request),
         store=store,
         include=include or None,
@@ -578,15 +617,47 @@ HOSTED_ITEMS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "image_generation_call": ("image_generation", (), ("status", "result", "revised_prompt")),
     "mcp_call": ("mcp", ("server_label", "name", "arguments"), ("status", "output", "error")),
     "mcp_list_tools": ("mcp_list_tools", ("server_label",), ("tools", "error")),
-    "computer_call": ("computer_use", ("call_id", "action", "pending_safety_checks"), ("status",)),
-    "local_shell_call": ("local_shell", ("call_id", "action"), ("status",)),
 }
+# Client-executed output item type -> (tool name, ``None``: the item's own; the field holding the input).
+CLIENT_ITEMS: dict[str, tuple[str | None, str]] = {
+    "function_call": (None, "arguments"),
+    "custom_tool_call": (None, "input"),
+    "local_shell_call": ("local_shell", "action"),
+    "computer_call": ("computer_use", "action"),
+    "shell_call": ("shell", "action"),
+    "apply_patch_call": ("apply_patch", "operation"),
+    "tool_search_call": ("tool_search", "arguments"),
+}
+# the output items of hosted calls outside ``HOSTED_ITEMS``, matched to their call by ``call_id``
+_OUTPUT_ITEMS = frozenset(("shell_call_output", "tool_search_output"))
+
+
+def _decode_event(data: bytes) -> _Event | None:
+    """One event; ``None`` for an event type this parser does not know whose fields have shapes
+    of their own (skipped, as unknown types are). A known type with a bad shape is a typed error."""
+    try:
+        return _event_decoder.decode(data)
+    except msgspec.ValidationError:
+        kind = decode_frame(_type_decoder, data, "openai-responses event").type
+        if kind in _HANDLERS or kind in _STREAMED:
+            decode_frame(_event_decoder, data, "openai-responses event")  # raises, typed, with the frame
+        return None
+    except msgspec.DecodeError:
+        return decode_frame(_event_decoder, data, "openai-responses event")
+
+
+# handled outside ``_HANDLERS``: the text hot path and the part that opens a text block
+_STREAMED = frozenset(("response.output_text.delta", "response.refusal.delta", "response.content_part.added"))
 
 
 def step(state: ResponsesState, frame: SSEEvent, out: list[LLMEvent]) -> None:
-    ev = decode_frame(_event_decoder, frame.data, "openai-responses event")
+    ev = _decode_event(frame.data)
+    if ev is None:
+        return
     kind = ev.type
     if kind != "response.output_text.delta":  # the hot path skips this block
+        if ev.output_index >= 0 and ev.item_id is not None:
+            ev.item_id = state.item_ids.get(ev.output_index, ev.item_id)
         if kind != "response.refusal.delta":
             handler = _HANDLERS.get(kind)
             if handler is not None:
@@ -598,7 +669,9 @@ def step(state: ResponsesState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     delta = ev.delta
     if delta:
         if state.text_index != ev.content_index or state.text_item != ev.item_id:
-            _open_text(state, ev.item_id, ev.content_index, out)
+            item_id = state.item_ids.get(ev.output_index, ev.item_id)
+            if state.text_index != ev.content_index or state.text_item != item_id:
+                _open_text(state, item_id, ev.content_index, out)
         out.append(TextDelta(state.blocks.text, delta))  # type: ignore[arg-type]
         state.text_chunks.append(delta)
 
@@ -675,28 +748,56 @@ def _on_created(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
 
 def _on_item_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     item = decode_frame(_item_decoder, ev.item, "openai-responses item")
+    if ev.output_index >= 0:
+        state.item_ids[ev.output_index] = item.id
     kind = item.type
     if kind == "message":
         if item.phase:
             state.phases[item.id] = item.phase
-    elif kind == "function_call":
+    else:
+        role = _role(state, item)
+        if role is None or (kind not in _STREAMED_INPUT and kind not in HOSTED_ITEMS):
+            # no call, or one whose input (and final call id) only the done item carries
+            return
         _close_text(state, out)
         _end_reasoning(state, out)
-        state.tools[item.id] = ToolInput(
-            item.call_id or item.id, item.name or "", out, metadata={_OPENAI: {"item_id": item.id}}
-        )
-        if item.arguments:
-            state.tools[item.id].delta(item.arguments, out)
-    elif kind in HOSTED_ITEMS:
-        _close_text(state, out)
-        _end_reasoning(state, out)
-        state.tools[item.id] = _hosted_input(item.id, kind, out)
+        tool = state.tools[item.id] = _tool_input(item, role, out)
+        if isinstance(item.arguments, str) and item.arguments:
+            tool.delta(item.arguments, out)
 
 
-def _hosted_input(item_id: str, kind: str, out: list[LLMEvent]) -> ToolInput:
-    return ToolInput(
-        item_id, HOSTED_ITEMS[kind][0], out, provider_executed=True, metadata={_OPENAI: {"item_type": kind}}
+def _role(state: ResponsesState, item: _Item) -> str | None:
+    """Who runs an output item's call: ``"client"`` (handed to the caller), ``"hosted"`` (the server
+    ran it), ``None`` for items that carry no call."""
+    kind = item.type
+    if kind in HOSTED_ITEMS:
+        return "hosted"
+    if kind == "shell_call" and str((item.environment or {}).get("type", "")).startswith("container"):
+        return "hosted"  # ran in the server's container; its shell_call_output follows
+    if kind == "tool_search_call" and item.execution != "client":
+        return "hosted"
+    if kind in _SERVER_CUSTOM and state.quirks.hosted_custom_tools:
+        return "hosted"
+    return "client" if kind in CLIENT_ITEMS else None
+
+
+_SERVER_CUSTOM = ("custom_tool_call", "x_search_call")
+_STREAMED_INPUT = ("function_call", "custom_tool_call")  # their input streams as deltas
+
+
+def _tool_name(item: _Item) -> str:
+    spec = HOSTED_ITEMS.get(item.type) or CLIENT_ITEMS.get(item.type)
+    return (spec[0] if spec else None) or item.name or ""
+
+
+def _tool_input(item: _Item, role: str, out: list[LLMEvent]) -> ToolInput:
+    if role == "hosted":
+        meta: dict[str, Any] = {"item_type": item.type}
+        return ToolInput(item.id, _tool_name(item), out, provider_executed=True, metadata={_OPENAI: meta})
+    meta = (
+        {"item_id": item.id} if item.type == "function_call" else {"item_id": item.id, "item_type": item.type}
     )
+    return ToolInput(item.call_id or item.id, _tool_name(item), out, metadata={_OPENAI: meta})
 
 
 _TEXT_PARTS = ("output_text", "refusal")
@@ -747,6 +848,7 @@ def _on_arguments_delta(state: ResponsesState, ev: _Event, out: list[LLMEvent]) 
 
 def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     item = decode_frame(_item_decoder, ev.item, "openai-responses item")
+    item.id = state.item_ids.get(ev.output_index, item.id)
     kind = item.type
     if kind == "message":
         _on_message_done(state, item, out)
@@ -755,16 +857,50 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
         if state.reasoning_item != item.id:
             _open_reasoning(state, item.id, 0, out)  # no summary: the block still carries the item
         _end_reasoning(state, out, item)
-    elif kind == "function_call":
-        tool = state.tools.pop(item.id, None)
-        if tool is None:
-            tool = ToolInput(
-                item.call_id or item.id, item.name or "", out, metadata={_OPENAI: {"item_id": item.id}}
-            )
-        tool.finish(out, raw=item.arguments)
-        state.function_calls += 1
     elif kind in HOSTED_ITEMS:
         _on_hosted_done(state, kind, item.id, ev.item, out)
+    elif kind in _OUTPUT_ITEMS:
+        _on_output_done(state, item, ev.item, out)
+    else:
+        role = _role(state, item)
+        if role is not None:
+            _on_call_done(state, item, role, ev.item, out)
+
+
+def _on_call_done(
+    state: ResponsesState, item: _Item, role: str, raw: msgspec.Raw, out: list[LLMEvent]
+) -> None:
+    """A client call (function, custom, or a built-in the client runs), or a hosted call outside
+    ``HOSTED_ITEMS`` (server shell, server tool search, xAI's server-side tools)."""
+    tool = state.tools.pop(item.id, None) or _tool_input(item, role, out)
+    kind = item.type
+    if kind == "function_call":
+        tool.finish(out, raw=item.arguments if isinstance(item.arguments, str) else None)
+    elif kind == "custom_tool_call" and role == "client":
+        tool.finish(out, input=item.input or "")  # freeform text, never parsed
+    elif kind in _SERVER_CUSTOM:
+        tool.finish(out, raw=item.input if item.input is not None else json_arguments(item.arguments or {}))
+        state.searched = True  # xAI's x_search family: its citations need no synthesised web_search
+    else:
+        field = CLIENT_ITEMS[kind][1]
+        tool.finish(out, input=decode_frame(_raw_decoder, raw, "openai-responses item").get(field))
+    if role == "client":
+        state.client_calls += 1
+    elif kind not in _SERVER_CUSTOM:  # xAI sends no output item for its server-side tools
+        state.awaiting[item.call_id] = (item.id, tool.name)
+
+
+def _on_output_done(state: ResponsesState, item: _Item, raw: msgspec.Raw, out: list[LLMEvent]) -> None:
+    """The output item of a hosted call made earlier in this response: its result."""
+    call = state.awaiting.pop(item.call_id, None)
+    if call is None:
+        return  # the output of a client call sent back in the input
+    data = decode_frame(_raw_decoder, raw, "openai-responses item")
+    result = {k: v for k, v in data.items() if k not in ("type", "id", "call_id")}
+    meta = {"item_type": item.type, "item_id": item.id}
+    out.append(
+        ToolResult(call[0], call[1], result, item.status in ("failed", "incomplete"), True, {_OPENAI: meta})
+    )
 
 
 def _on_message_done(state: ResponsesState, item: _Item, out: list[LLMEvent]) -> None:
@@ -803,7 +939,9 @@ def _on_hosted_done(
             state.searches += 1
     elif kind == "mcp_call" and isinstance(call_input.get("arguments"), str):
         call_input["arguments"] = parse_tool_input(call_input["arguments"])
-    tool = state.tools.pop(item_id, None) or _hosted_input(item_id, kind, out)
+    tool = state.tools.pop(item_id, None) or ToolInput(
+        item_id, HOSTED_ITEMS[kind][0], out, provider_executed=True, metadata={_OPENAI: {"item_type": kind}}
+    )
     tool.finish(out, input=call_input)
     is_error = data.get("status") in ("failed", "incomplete") or bool(data.get("error"))
     out.append(ToolResult(item_id, name, result, is_error, True, {_OPENAI: meta}))
@@ -933,7 +1071,7 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
     elif state.refused:
         state.reason = "content-filter"
     else:
-        state.reason = "tool-calls" if state.function_calls else "stop"
+        state.reason = "tool-calls" if state.client_calls else "stop"
     state.done = True
 
 
@@ -964,6 +1102,7 @@ _HANDLERS: dict[str, Callable[[ResponsesState, _Event, list[LLMEvent]], None]] =
     "response.reasoning_summary_text.delta": _on_summary_delta,
     "response.reasoning_text.delta": _on_reasoning_text_delta,
     "response.function_call_arguments.delta": _on_arguments_delta,
+    "response.custom_tool_call_input.delta": _on_arguments_delta,
     "response.output_text.annotation.added": _on_annotation,
     "response.completed": _on_terminal,
     "response.done": _on_terminal,
@@ -981,15 +1120,21 @@ def on_halt(state: ResponsesState, out: list[LLMEvent]) -> None:
 
 # 6. the Protocol value and its default route ---------------------------------------------------
 
-PROTOCOL = Protocol(
-    name=NAME,
-    build_body=build_body,
-    new_state=lambda _request: ResponsesState(),
-    step=step,
-    on_halt=on_halt,
-    native_output_schema=True,
-    whole=whole,
-)
+
+def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> Protocol:
+    declared = quirks or ResponsesQuirks()
+    return Protocol(
+        name=name,
+        build_body=build_body if quirks is None else partial(build_body, quirks=declared),
+        new_state=lambda _request: ResponsesState(declared),
+        step=step,
+        on_halt=on_halt,
+        native_output_schema=True,
+        whole=whole,
+    )
+
+
+PROTOCOL = make_protocol()
 
 
 _TRANSPORT_ONLY = ("stream", "background")
@@ -1003,10 +1148,12 @@ def websocket_message(body: bytes) -> bytes:
     return msgspec.json.encode({"type": "response.create", **data})
 
 
-def route(base_url: str, auth: Auth, *, name: str = NAME, **changes: Any) -> Route:
+def route(
+    base_url: str, auth: Auth, *, name: str = NAME, quirks: ResponsesQuirks | None = None, **changes: Any
+) -> Route:
     return Route(
         name=name,
-        protocol=PROTOCOL,
+        protocol=PROTOCOL if quirks is None else make_protocol(quirks),
         endpoint=Endpoint(base_url, "/responses"),
         auth=auth,
         framing=SSEFraming(),

@@ -1,0 +1,183 @@
+"""Responses output items beyond messages and functions, on real recorded bytes (``cassettes/vercel-ai``):
+built-in tools the client runs, the server's own shell and tool search, xAI's server-side tools,
+and the shapes a parser must survive (unknown events, rotating item ids) or refuse (typed errors)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+import llmroute
+from llmroute import hosted
+from llmroute.providers import openai, xai
+from llmroute.testing import (
+    Cassette,
+    Chunking,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    ReplayTransport,
+)
+from tests.helpers import CASSETTES
+
+VERCEL = CASSETTES / "vercel-ai"
+OPENAI = openai.configure(api_key="sk-test")
+URL = "https://api.openai.com/v1/responses"
+
+
+async def generate(
+    source: str | bytes, model: llmroute.Model | None = None, chunking: Chunking | None = None
+) -> llmroute.LLMResponse:
+    """One response: a Vercel cassette by name (its first interaction), or raw SSE bytes."""
+    if isinstance(source, str):
+        interactions = Cassette.load(VERCEL / f"{source}.yaml").interactions[:1]
+    else:
+        interactions = [
+            Interaction(
+                RecordedRequest("POST", URL, {}, b""),
+                RecordedResponse(200, {"content-type": ["text/event-stream"]}, source),
+            )
+        ]
+    transport = ReplayTransport(interactions, chunking, check_url=False)
+    async with llmroute.Client(
+        http=httpx.AsyncClient(transport=transport), retry=llmroute.RetryPolicy.none()
+    ) as c:
+        return await c.generate(llmroute.request(model=model or OPENAI.responses("gpt-5.1"), prompt="x"))
+
+
+def sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+
+
+CREATED = {"type": "response.created", "response": {"id": "r", "model": "m", "status": "in_progress"}}
+DELTA = {
+    "type": "response.output_text.delta",
+    "item_id": "m1",
+    "output_index": 0,
+    "content_index": 0,
+    "delta": "Hi",
+}
+COMPLETED = {"type": "response.completed", "response": {"id": "r", "model": "m", "status": "completed"}}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("fixture", "name", "item_type", "input_key"),
+    [
+        ("openai/responses/openai-local-shell-tool.1.chunks", "local_shell", "local_shell_call", "command"),
+        ("openai/responses/openai-shell-tool.1.chunks", "shell", "shell_call", "commands"),
+        ("openai/responses/openai-apply-patch-tool.1.chunks", "apply_patch", "apply_patch_call", "path"),
+        ("openai/responses/openai-client-tool-search.1.chunks", "tool_search", "tool_search_call", "goal"),
+        ("openai/responses/openai-custom-tool.1.chunks", "write_sql", "custom_tool_call", None),
+    ],
+)
+async def test_client_built_in_calls_are_handed_to_the_caller_with_their_item_type(
+    fixture: str, name: str, item_type: str, input_key: str | None
+) -> None:
+    response = await generate(fixture)
+    (call,) = response.tool_calls
+    assert (call.name, call.provider_executed, response.finish_reason) == (name, False, "tool-calls")
+    assert call.id.startswith("call_")  # the call id the output item must answer
+    assert call.provider_metadata is not None
+    assert call.provider_metadata["openai"]["item_type"] == item_type
+    if input_key is None:
+        assert call.input == "SELECT * FROM users WHERE age > 25"  # freeform: the text as sent, not JSON
+    else:
+        assert input_key in call.input
+    assert not response.tool_results  # nothing invented: the caller runs it
+
+
+@pytest.mark.anyio
+async def test_a_shell_call_run_in_the_servers_container_is_hosted_with_its_output_as_result() -> None:
+    response = await generate("openai/responses/openai-shell-container.1.chunks")
+    (call,) = response.tool_calls
+    (result,) = response.tool_results
+    assert (call.name, call.provider_executed, call.id) == ("shell", True, result.id)
+    assert call.input == {
+        "commands": ["echo 'Hello from container!' && uname -a"],
+        "max_output_length": None,
+        "timeout_ms": None,
+    }
+    assert result.provider_executed and not result.is_error
+    assert result.result["output"][0]["stdout"].startswith("Hello from container!")
+    assert response.finish_reason == "stop"
+
+
+@pytest.mark.anyio
+async def test_server_tool_search_is_hosted_with_the_tools_it_found() -> None:
+    response = await generate("openai/responses/openai-tool-search.1.chunks")
+    hosted_calls = [c for c in response.tool_calls if c.provider_executed]
+    assert [(c.name, c.input) for c in hosted_calls] == [("tool_search", {"paths": ["get_weather"]})]
+    (result,) = [r for r in response.tool_results if r.provider_executed]
+    assert result.id == hosted_calls[0].id and result.result["tools"]
+
+
+@pytest.mark.anyio
+async def test_unknown_event_with_shapes_of_its_own_is_skipped() -> None:
+    unknown = {"type": "response.shell_call_output_content.delta", "delta": {"stdout": "x"}, "item_id": 7}
+    response = await generate(sse(CREATED, unknown, DELTA, COMPLETED), chunking=Chunking.bytewise())
+    assert (response.text, response.finish_reason) == ("Hi", "stop")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {**DELTA, "delta": {"text": "Hi"}},  # a known event with a bad field
+        {
+            "type": "response.output_item.done",
+            "output_index": 1,
+            "item": {"type": "tool_search_call", "id": "t", "arguments": 42, "execution": "client"},
+        },
+    ],
+)
+async def test_a_known_event_with_a_bad_shape_is_a_typed_error_with_the_frame(bad: dict[str, Any]) -> None:
+    with pytest.raises(llmroute.InvalidProviderOutputError) as info:
+        await generate(sse(CREATED, bad, COMPLETED))
+    assert info.value.raw is not None and '"type"' in info.value.raw
+
+
+@pytest.mark.anyio
+async def test_rotating_item_ids_keep_one_text_block_per_part() -> None:
+    response = await generate("openai/responses/github-copilot-id-rotation.1.chunks")
+    starts = [e for e in response.events if isinstance(e, llmroute.TextStart)]
+    assert len(starts) == 1 and response.text.startswith("There are **3** letter")
+    assert response.text.count("There are") == 1
+    # the block carries the id its item was added with, so history lowers back into one message
+    assert starts[0].provider_metadata == {"openai": {"item_id": "capture-id-9", "phase": "final_answer"}}
+
+
+@pytest.mark.anyio
+async def test_xai_responses_reports_its_server_side_tools_as_hosted_calls() -> None:
+    model = xai.configure(api_key="test-key").responses("grok-4-fast-reasoning")
+    response = await generate("xai/responses/xai-x-search-tool.chunks", model)
+    names = [c.name for c in response.tool_calls]
+    assert names[0] == "x_keyword_search" and names[-1] == "view_x_video"
+    assert all(c.provider_executed for c in response.tool_calls)
+    assert response.tool_calls[-1].input == {
+        "video_url": "https://video.twimg.com/amplify_video/1991284765027364866/vid/avc1/468x270/kRkbodV96jk4PmbG.mp4"
+    }  # xAI's input is JSON text: parsed
+    assert response.finish_reason == "stop"
+    # the same bytes through the OpenAI route: custom tools are the client's
+    openai_route = await generate(
+        "xai/responses/xai-x-search-tool.chunks", OPENAI.responses("grok-4-fast-reasoning")
+    )
+    assert not openai_route.tool_calls[0].provider_executed
+
+
+@pytest.mark.anyio
+async def test_xai_responses_request_goes_to_xai_with_x_search() -> None:
+    model = xai.configure(api_key="test-key").responses("grok-4", reasoning_effort="low")
+    request = llmroute.request(model=model, prompt="x", tools=[hosted.x_search(allowed_x_handles=["xai"])])
+    prepared = await llmroute.Client().prepare(request)
+    assert prepared.url == "https://api.x.ai/v1/responses"
+    body = json.loads(prepared.body)
+    assert body["tools"] == [{"type": "x_search", "allowed_x_handles": ["xai"]}]
+    assert body["reasoning"] == {"effort": "low"}
+    with pytest.raises(llmroute.InvalidRequestError, match="x_search"):
+        await llmroute.Client().prepare(
+            llmroute.request(model=OPENAI.responses("m"), prompt="x", tools=[hosted.x_search()])
+        )
