@@ -103,16 +103,6 @@ FIXTURES = _fixtures()
 _R = "openai/responses/"
 GAPS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
-        "Anthropic message_start carrying content: the follow-up's tool_use arrives whole in message_start and is dropped",
-        ("tool-calls", "finish", "usage"),
-        ("anthropic/anthropic-programmatic-tool-calling.1.chunks",),
-    ),
-    (
-        "typed protocol violations: a second message_start inside an open message is accepted",
-        ("stream",),
-        ("anthropic/duplicate-message-start.chunks", "anthropic/spliced-message-start.chunks"),
-    ),
-    (
         "Gemini streamed function-call arguments (partialArgs, willContinue) are not assembled",
         ("tool-calls",),
         (

@@ -14,6 +14,7 @@ import msgspec
 from ..framing.sse import SSEEvent, SSEFraming
 from ..hosted import WEB_SEARCH, search_result
 from ..route.auth import Auth
+from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
@@ -499,7 +500,7 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         return
     try:
         chunk = _decoder.decode(data)
-    except msgspec.DecodeError:
+    except DECODE_ERRORS:
         chunk = decode_frame(
             _decoder, data, "openai-chat chunk"
         )  # raises with the raw frame, or repairs UTF-8

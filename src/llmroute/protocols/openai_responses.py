@@ -31,6 +31,7 @@ import msgspec
 from ..framing.sse import SSEEvent, SSEFraming
 from ..hosted import SearchResult, search_result
 from ..route.auth import Auth
+from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
@@ -642,7 +643,7 @@ def _decode_event(data: bytes) -> _Event | None:
         if kind in _HANDLERS or kind in _STREAMED:
             decode_frame(_event_decoder, data, "openai-responses event")  # raises, typed, with the frame
         return None
-    except msgspec.DecodeError:
+    except DECODE_ERRORS:  # the slow path reports the raw frame (and retries invalid UTF-8)
         return decode_frame(_event_decoder, data, "openai-responses event")
 
 
