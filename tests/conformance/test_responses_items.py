@@ -181,3 +181,31 @@ async def test_xai_responses_request_goes_to_xai_with_x_search() -> None:
         await llmroute.Client().prepare(
             llmroute.request(model=OPENAI.responses("m"), prompt="x", tools=[hosted.x_search()])
         )
+
+
+@pytest.mark.anyio
+async def test_mcp_approval_request_reaches_the_caller_and_the_answer_round_trips() -> None:
+    model = OPENAI.responses("gpt-5-mini")
+    response = await generate("openai/responses/openai-mcp-tool-approval.1.chunks", model)
+    (asked,) = response.approval_requests
+    assert asked.id.startswith("mcpr_") and asked.name == "create_short_url"
+    assert asked.input["url"] == "https://ai-sdk.dev/"  # the arguments, parsed
+    assert asked in response.events
+    history = [llmroute.user("x"), *response.messages, llmroute.approval(asked, True, "fine")]
+    prepared = await llmroute.Client().prepare(llmroute.request(model=model, messages=history))
+    items = json.loads(prepared.body)["input"]
+    request_item = next(i for i in items if i.get("type") == "mcp_approval_request")
+    assert request_item["id"] == asked.id and request_item["server_label"] == "zip1"
+    assert json.loads(request_item["arguments"]) == asked.input
+    assert items[-1] == {
+        "type": "mcp_approval_response",
+        "approval_request_id": asked.id,
+        "approve": True,
+        "reason": "fine",
+    }
+    # a protocol without approvals refuses the answer instead of dropping it
+    chat = OPENAI.chat("gpt-4o-mini")
+    with pytest.raises(llmroute.InvalidRequestError):
+        await llmroute.Client().prepare(
+            llmroute.request(model=chat, messages=[llmroute.approval(asked, False)])
+        )

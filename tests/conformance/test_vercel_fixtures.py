@@ -112,11 +112,6 @@ GAPS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
             "google/google-vertex-stream-tool-call-arguments-nested.1.chunks",
         ),
     ),
-    (
-        "MCP approval requests have no event",
-        ("approvals",),
-        tuple(_R + f"openai-mcp-tool-approval.{n}.{kind}" for n in (1, 3) for kind in ("chunks", "json")),
-    ),
 )
 # fixture -> {aspect: why}, each a strict xfail: fixing the behaviour fails the test until removed
 KNOWN: dict[str, dict[str, str]] = {}

@@ -35,9 +35,26 @@ from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
-from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..schema.content import (
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+    MediaPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
-from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolResult
+from ..schema.events import (
+    ApprovalRequest,
+    Citation,
+    FinishReason,
+    LLMEvent,
+    ReasoningDelta,
+    TextDelta,
+    ToolResult,
+)
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
@@ -226,6 +243,7 @@ class _Item(msgspec.Struct, gc=False):
     input: str | None = None  # custom_tool_call
     environment: dict[str, Any] | None = None  # shell_call: set when it ran in the server's container
     execution: str | None = None  # tool_search_call: "client" or "server"
+    server_label: str | None = None  # mcp_approval_request
 
 
 class _Details(msgspec.Struct, gc=False):
@@ -384,6 +402,18 @@ def _lower_user(message: Message, items: list[_InputItem]) -> None:
                 items.append(_FunctionCallOutputItem(call_id=part.id, output=_tool_output(part)))
         elif isinstance(part, TextPart | MediaPart):
             content.append(_user_content(part))
+        elif isinstance(part, ApprovalResponsePart):
+            if content:
+                items.append(_MessageItem(role="user", content=content))
+                content = []
+            answer: dict[str, Any] = {
+                "type": "mcp_approval_response",
+                "approval_request_id": part.request_id,
+                "approve": part.approve,
+            }
+            if part.reason is not None:
+                answer["reason"] = part.reason
+            items.append(answer)
         else:
             raise InvalidRequestError(f"{NAME}: a {message.role} message cannot hold a {type(part).__name__}")
     if content:
@@ -438,7 +468,17 @@ def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted
             if item is not None:
                 hosted[part.id] = item
                 items.append(item)
-        elif isinstance(part, ToolResultPart) and part.provider_executed:  # pyright: ignore[reportUnnecessaryIsInstance]
+        elif isinstance(part, ApprovalRequestPart):
+            items.append(
+                {
+                    "type": "mcp_approval_request",
+                    "id": part.id,
+                    "server_label": ns(part.provider_metadata, _OPENAI).get("server_label"),
+                    "name": part.name,
+                    "arguments": json_arguments(part.input),
+                }
+            )
+        elif isinstance(part, ToolResultPart) and part.provider_executed:
             item = hosted.get(part.id)
             if item is not None:
                 _hosted_result(item, part)
@@ -862,6 +902,12 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
         _on_hosted_done(state, kind, item.id, ev.item, out)
     elif kind in _OUTPUT_ITEMS:
         _on_output_done(state, item, ev.item, out)
+    elif kind == "mcp_approval_request":
+        _close_text(state, out)
+        _end_reasoning(state, out)
+        arguments = parse_tool_input(item.arguments) if isinstance(item.arguments, str) else item.arguments
+        meta = {"item_type": kind, "server_label": item.server_label}
+        out.append(ApprovalRequest(item.id, item.name or "", arguments, {_OPENAI: meta}))
     else:
         role = _role(state, item)
         if role is not None:
