@@ -25,7 +25,6 @@ __all__ = [
     "SearchSource",
     "search_result",
     "code_execution",
-    "computer_use",
     "file_search",
     "image_generation",
     "mcp",
@@ -126,10 +125,6 @@ def image_generation(**provider_specific: Any) -> HostedTool:
 
 def mcp(*, server_label: str, server_url: str, **provider_specific: Any) -> HostedTool:
     return _tool("mcp", {"server_label": server_label, "server_url": server_url, **provider_specific})
-
-
-def computer_use(**provider_specific: Any) -> HostedTool:
-    return _tool("computer_use", provider_specific)
 
 
 def x_search(**provider_specific: Any) -> HostedTool:

@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 import llmroute
-from llmroute import hosted
-from llmroute.providers import openai, xai
+from llmroute import client_tools, hosted
+from llmroute.protocols import openai_responses
+from llmroute.providers import anthropic, openai, xai
 from llmroute.testing import (
     Cassette,
     Chunking,
@@ -21,6 +22,7 @@ from llmroute.testing import (
     RecordedResponse,
     ReplayTransport,
 )
+from llmroute.tools.runtime import dispatch
 from tests.helpers import CASSETTES
 
 VERCEL = CASSETTES / "vercel-ai"
@@ -209,3 +211,124 @@ async def test_mcp_approval_request_reaches_the_caller_and_the_answer_round_trip
         await llmroute.Client().prepare(
             llmroute.request(model=chat, messages=[llmroute.approval(asked, False)])
         )
+
+
+# -- client built-ins on the request side --------------------------------------------------------
+
+
+async def body_of(request: llmroute.LLMRequest) -> dict[str, Any]:
+    return json.loads((await llmroute.Client().prepare(request)).body)
+
+
+@pytest.mark.anyio
+async def test_client_tools_are_lowered_as_the_providers_own_tool_types() -> None:
+    tools = [
+        client_tools.custom("write_sql", "SQL only", grammar="start: /SELECT .*/"),
+        client_tools.shell(),
+        client_tools.local_shell(),
+        client_tools.apply_patch(),
+        client_tools.computer_use(display_width=1024, display_height=768),
+        client_tools.tool_search("find tools"),
+    ]
+    body = await body_of(llmroute.request(model=OPENAI.responses("gpt-5.1"), prompt="x", tools=tools))
+    assert body["tools"] == [
+        {
+            "type": "custom",
+            "name": "write_sql",
+            "description": "SQL only",
+            "format": {"type": "grammar", "syntax": "lark", "definition": "start: /SELECT .*/"},
+        },
+        {"type": "shell"},
+        {"type": "local_shell"},
+        {"type": "apply_patch"},
+        {
+            "type": "computer_use_preview",
+            "display_width": 1024,
+            "display_height": 768,
+            "environment": "browser",
+        },
+        {"type": "tool_search", "execution": "client", "description": "find tools"},
+    ]
+    named = llmroute.request(
+        model=OPENAI.responses("gpt-5.1"), prompt="x", tools=tools, tool_choice="write_sql"
+    )
+    assert (await body_of(named))["tool_choice"] == {"type": "custom", "name": "write_sql"}
+    assert client_tools.KINDS | {"function"} == openai_responses.TOOL_KINDS
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "model",
+    [OPENAI.chat("gpt-4o-mini"), anthropic.configure(api_key="k").messages("claude-sonnet-4-5")],
+    ids=["chat", "anthropic"],
+)
+async def test_a_protocol_without_the_built_in_refuses_it_by_name(model: llmroute.Model) -> None:
+    with pytest.raises(llmroute.InvalidRequestError, match="'shell' tools"):
+        await body_of(llmroute.request(model=model, prompt="x", tools=[client_tools.shell()]))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("fixture", "result", "answer"),
+    [
+        (
+            "openai/responses/openai-shell-tool.1.chunks",
+            "Desktop\n",
+            {"output": [{"stdout": "Desktop\n", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]},
+        ),
+        ("openai/responses/openai-local-shell-tool.1.chunks", ". ..", {"output": ". .."}),
+        ("openai/responses/openai-custom-tool.1.chunks", "3 rows", {"output": "3 rows"}),
+        ("openai/responses/openai-apply-patch-tool.1.chunks", "", {"status": "completed"}),
+        (
+            "openai/responses/openai-client-tool-search.1.chunks",
+            [{"type": "function", "name": "get_weather", "parameters": {}}],
+            {
+                "execution": "client",
+                "status": "completed",
+                "tools": [{"type": "function", "name": "get_weather", "parameters": {}}],
+            },
+        ),
+    ],
+)
+async def test_a_built_in_call_and_its_result_go_back_as_the_items_the_api_takes(
+    fixture: str, result: Any, answer: dict[str, Any]
+) -> None:
+    model = OPENAI.responses("gpt-5.1")
+    response = await generate(fixture, model)
+    (call,) = response.tool_calls
+    item_type = call.provider_metadata["openai"]["item_type"]  # type: ignore[index]
+    done = llmroute.tool_message(llmroute.ToolResultPart(call.id, call.name, result))
+    history = [llmroute.user("x"), *response.messages, done]
+    items = (await body_of(llmroute.request(model=model, messages=history)))["input"]
+    (sent,) = [i for i in items if i.get("type") == item_type]
+    assert sent["call_id"] == call.id
+    field = {"custom_tool_call": "input", "apply_patch_call": "operation", "tool_search_call": "arguments"}
+    assert sent[field.get(item_type, "action")] == call.input
+    output = items[-1]
+    assert output == {"type": _OUTPUT[item_type], "call_id": call.id, **answer}
+
+
+_OUTPUT = {
+    "shell_call": "shell_call_output",
+    "local_shell_call": "local_shell_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "apply_patch_call": "apply_patch_call_output",
+    "tool_search_call": "tool_search_output",
+}
+
+
+@pytest.mark.anyio
+async def test_the_tool_runtime_runs_a_custom_tool_on_the_models_free_text() -> None:
+    response = await generate("openai/responses/openai-custom-tool.1.chunks")
+    (call,) = response.tool_calls
+    seen: list[Any] = []
+
+    def run_sql(query: Any) -> str:
+        seen.append(query)
+        return "3 rows"
+
+    sql = llmroute.Tool(client_tools.custom("write_sql"), run_sql)
+    events = await dispatch({"write_sql": sql}, call)
+    assert seen == ["SELECT * FROM users WHERE age > 25"]
+    (result,) = [e for e in events if isinstance(e, llmroute.ToolResult)]
+    assert (result.id, result.result, result.is_error) == (call.id, "3 rows", False)

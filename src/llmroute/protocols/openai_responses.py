@@ -67,6 +67,7 @@ from ._shared import (
     json_arguments,
     ns,
     parse_tool_input,
+    result_text,
     with_options,
 )
 from ._websearch import hit_pairs, search_from_citations
@@ -78,6 +79,7 @@ __all__ = [
     "PROTOCOL",
     "ResponsesBody",
     "ResponsesQuirks",
+    "TOOL_KINDS",
     "ResponsesState",
     "build_body",
     "make_protocol",
@@ -379,17 +381,26 @@ def _tool_output(part: ToolResultPart) -> str | list[_UserContent]:
 
 def _lower_messages(request: LLMRequest, keep_unencrypted_reasoning: bool) -> list[_InputItem]:
     items: list[_InputItem] = []
+    # call id -> the output item type of a client built-in call, so its result answers in kind
+    answers = {
+        p.id: _CLIENT_OUTPUT[kind]
+        for m in request.messages
+        if m.role == "assistant"
+        for p in m.content
+        if isinstance(p, ToolCallPart)
+        and (kind := ns(p.provider_metadata, _OPENAI).get("item_type")) in _CLIENT_OUTPUT
+    }
     for message in request.messages:
         if message.role == "system":
             items.append(_MessageItem(role="system", content=_text(message.content)))
         elif message.role == "assistant":
             _lower_assistant(message, items, keep_unencrypted_reasoning)
         else:
-            _lower_user(message, items)
+            _lower_user(message, items, answers)
     return items
 
 
-def _lower_user(message: Message, items: list[_InputItem]) -> None:
+def _lower_user(message: Message, items: list[_InputItem], answers: dict[str, str]) -> None:
     """User and tool messages: content parts become one user message; tool results become
     ``function_call_output`` items, in order."""
     content: list[_UserContent] = []
@@ -398,7 +409,9 @@ def _lower_user(message: Message, items: list[_InputItem]) -> None:
             if content:
                 items.append(_MessageItem(role="user", content=content))
                 content = []
-            if not part.provider_executed:
+            if part.id in answers:
+                items.append(_builtin_output(answers[part.id], part))
+            elif not part.provider_executed:
                 items.append(_FunctionCallOutputItem(call_id=part.id, output=_tool_output(part)))
         elif isinstance(part, TextPart | MediaPart):
             content.append(_user_content(part))
@@ -418,6 +431,73 @@ def _lower_user(message: Message, items: list[_InputItem]) -> None:
             raise InvalidRequestError(f"{NAME}: a {message.role} message cannot hold a {type(part).__name__}")
     if content:
         items.append(_MessageItem(role="user", content=content))
+
+
+# client built-in call item type -> the item type that answers it
+_CLIENT_OUTPUT = {
+    "custom_tool_call": "custom_tool_call_output",
+    "local_shell_call": "local_shell_call_output",
+    "computer_call": "computer_call_output",
+    "shell_call": "shell_call_output",
+    "apply_patch_call": "apply_patch_call_output",
+    "tool_search_call": "tool_search_output",
+}
+
+
+def _builtin_output(kind: str, part: ToolResultPart) -> dict[str, Any]:
+    """The caller's result for a built-in call, in the shape its output item takes: text where
+    the API takes text; a value already in the API's shape (a list, an object) passes as is."""
+    result = part.result
+    item: dict[str, Any] = {"type": kind, "call_id": part.id}
+    if kind == "shell_call_output":
+        item["output"] = (
+            result
+            if isinstance(result, list)
+            else [
+                {
+                    "stdout": result_text(result),
+                    "stderr": "",
+                    "outcome": {"type": "exit", "exit_code": 1 if part.is_error else 0},
+                }
+            ]
+        )
+    elif kind == "computer_call_output":
+        media = content_parts(result)
+        screenshot = next((p for p in media or () if isinstance(p, MediaPart)), None)
+        item["output"] = (
+            {"type": "computer_screenshot", "image_url": data_url(screenshot)}
+            if screenshot is not None
+            else result
+        )
+    elif kind == "apply_patch_call_output":
+        item["status"] = "failed" if part.is_error else "completed"
+        if result not in (None, ""):
+            item["output"] = result_text(result)
+    elif kind == "tool_search_output":
+        item.update(execution="client", status="completed", tools=result if isinstance(result, list) else [])
+    else:  # custom_tool_call_output, local_shell_call_output: text
+        item["output"] = result_text(result)
+    return item
+
+
+def _builtin_call(part: ToolCallPart, kind: str) -> dict[str, Any]:
+    """A client built-in call from the history, as the item the API produced."""
+    meta = ns(part.provider_metadata, _OPENAI)
+    item: dict[str, Any] = {"type": kind, "call_id": part.id}
+    if kind == "custom_tool_call":
+        item.update(
+            name=part.name, input=part.input if isinstance(part.input, str) else json_arguments(part.input)
+        )
+        return item
+    if meta.get("item_id"):
+        item["id"] = meta["item_id"]
+    item[CLIENT_ITEMS[kind][1]] = part.input
+    item["status"] = "completed"
+    if kind == "tool_search_call":
+        item["execution"] = "client"
+    elif kind == "computer_call":
+        item["pending_safety_checks"] = []
+    return item
 
 
 def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted_reasoning: bool) -> None:
@@ -460,9 +540,15 @@ def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted
         last_reasoning = None
         if isinstance(part, ToolCallPart):
             if not part.provider_executed:
-                items.append(
-                    _FunctionCallItem(call_id=part.id, name=part.name, arguments=json_arguments(part.input))
-                )
+                kind = ns(part.provider_metadata, _OPENAI).get("item_type")
+                if kind in _CLIENT_OUTPUT:
+                    items.append(_builtin_call(part, kind))
+                else:
+                    items.append(
+                        _FunctionCallItem(
+                            call_id=part.id, name=part.name, arguments=json_arguments(part.input)
+                        )
+                    )
                 continue
             item = _hosted_item(part)
             if item is not None:
@@ -545,14 +631,22 @@ def _hosted_tool(tool: HostedTool, quirks: ResponsesQuirks) -> dict[str, Any]:
         return _web_search_tool(opts)
     if kind == "code_execution":
         return {"type": "code_interpreter", "container": {"type": "auto"}, **opts}
-    if kind == "computer_use":
-        return {"type": "computer_use_preview", **opts}
-    if kind in ("file_search", "image_generation", "mcp", "local_shell"):
+    if kind in ("file_search", "image_generation", "mcp"):
         return {"type": kind, **opts}
     raise InvalidRequestError(f"{NAME}: hosted tool {kind!r} is not available on the Responses API")
 
 
-_HOSTED_TYPE = {"code_execution": "code_interpreter", "computer_use": "computer_use_preview"}
+_HOSTED_TYPE = {"code_execution": "code_interpreter"}
+# ``ToolDefinition.kind`` of a client built-in -> its wire tool type
+_BUILTIN_TYPE = {
+    "custom": "custom",
+    "shell": "shell",
+    "local_shell": "local_shell",
+    "apply_patch": "apply_patch",
+    "computer_use": "computer_use_preview",
+    "tool_search": "tool_search",
+}
+TOOL_KINDS = frozenset({"function", *_BUILTIN_TYPE})
 
 
 def _tools(request: LLMRequest, quirks: ResponsesQuirks) -> list[_FunctionTool | dict[str, Any]] | None:
@@ -560,9 +654,25 @@ def _tools(request: LLMRequest, quirks: ResponsesQuirks) -> list[_FunctionTool |
     for tool in request.tools:
         if isinstance(tool, HostedTool):
             tools.append(_hosted_tool(tool, quirks))
-        else:
+        elif tool.kind == "function":
             tools.append(_function_tool(tool))
+        else:
+            tools.append(_builtin_tool(tool))
     return tools or None
+
+
+def _builtin_tool(tool: ToolDefinition) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": _BUILTIN_TYPE[tool.kind]}
+    if tool.kind == "custom":
+        out["name"] = tool.name
+        if tool.description:
+            out["description"] = tool.description
+    elif tool.kind == "tool_search":
+        out["execution"] = "client"
+        if tool.description:
+            out["description"] = tool.description
+    out.update(tool.options or {})
+    return out
 
 
 def _function_tool(tool: ToolDefinition) -> _FunctionTool:
@@ -580,6 +690,9 @@ def _tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
     for tool in request.tools:
         if isinstance(tool, HostedTool) and tool.kind == choice.name:
             return {"type": _HOSTED_TYPE.get(tool.kind, tool.kind)}
+        if isinstance(tool, ToolDefinition) and tool.name == choice.name and tool.kind != "function":
+            wire = _BUILTIN_TYPE[tool.kind]
+            return {"type": wire, "name": tool.name} if tool.kind == "custom" else {"type": wire}
     return {"type": "function", "name": choice.name}
 
 
@@ -1178,6 +1291,7 @@ def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> Pr
         on_halt=on_halt,
         native_output_schema=True,
         whole=whole,
+        tool_kinds=TOOL_KINDS,
     )
 
 
