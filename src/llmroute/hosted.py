@@ -28,6 +28,7 @@ __all__ = [
     "file_search",
     "image_generation",
     "mcp",
+    "shell",
     "url_context",
     "web_fetch",
     "web_search",
@@ -125,6 +126,14 @@ def image_generation(**provider_specific: Any) -> HostedTool:
 
 def mcp(*, server_label: str, server_url: str, **provider_specific: Any) -> HostedTool:
     return _tool("mcp", {"server_label": server_label, "server_url": server_url, **provider_specific})
+
+
+def shell(*, container_id: str | None = None, **environment: Any) -> HostedTool:
+    """Shell commands run in the provider's container (OpenAI ``shell`` with a container
+    environment: ``container_id`` reuses one, else one is made for the request, ``environment``
+    keys such as ``file_ids`` or ``skills`` going with it). The caller-run shell is
+    ``client_tools.shell()``."""
+    return _tool("shell", {"container_id": container_id, **environment})
 
 
 def x_search(**provider_specific: Any) -> HostedTool:

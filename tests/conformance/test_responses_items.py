@@ -332,3 +332,31 @@ async def test_the_tool_runtime_runs_a_custom_tool_on_the_models_free_text() -> 
     assert seen == ["SELECT * FROM users WHERE age > 25"]
     (result,) = [e for e in events if isinstance(e, llmroute.ToolResult)]
     assert (result.id, result.result, result.is_error) == (call.id, "3 rows", False)
+
+
+@pytest.mark.anyio
+async def test_items_that_carry_no_call_are_kept_raw_in_the_step_metadata() -> None:
+    response = await generate("openai/responses/openai-compaction.1.chunks")
+    (finish,) = [e for e in response.events if isinstance(e, llmroute.StepFinish)]
+    assert finish.provider_metadata is not None
+    (compaction,) = finish.provider_metadata["other_items"]
+    assert compaction["type"] == "compaction" and compaction["id"]
+
+
+@pytest.mark.anyio
+async def test_hosted_shell_runs_in_a_container_the_client_shell_locally() -> None:
+    model = OPENAI.responses("gpt-5.2")
+    auto = await body_of(
+        llmroute.request(model=model, prompt="x", tools=[hosted.shell(skills=[{"type": "x"}])])
+    )
+    assert auto["tools"] == [
+        {"type": "shell", "environment": {"type": "container_auto", "skills": [{"type": "x"}]}}
+    ]
+    reuse = await body_of(
+        llmroute.request(model=model, prompt="x", tools=[hosted.shell(container_id="cntr_1")])
+    )
+    assert reuse["tools"] == [
+        {"type": "shell", "environment": {"type": "container_reference", "container_id": "cntr_1"}}
+    ]
+    with pytest.raises(llmroute.InvalidRequestError, match="shell"):
+        await body_of(llmroute.request(model=OPENAI.chat("gpt-4o"), prompt="x", tools=[hosted.shell()]))

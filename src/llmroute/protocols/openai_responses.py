@@ -631,6 +631,15 @@ def _hosted_tool(tool: HostedTool, quirks: ResponsesQuirks) -> dict[str, Any]:
         return _web_search_tool(opts)
     if kind == "code_execution":
         return {"type": "code_interpreter", "container": {"type": "auto"}, **opts}
+    if kind == "shell":  # run in OpenAI's container; the caller-run shell is a client tool
+        env = dict(opts)
+        container = env.pop("container_id", None)
+        if container is not None:
+            return {
+                "type": "shell",
+                "environment": {"type": "container_reference", "container_id": container},
+            }
+        return {"type": "shell", "environment": {"type": "container_auto", **env}}
     if kind in ("file_search", "image_generation", "mcp"):
         return {"type": kind, **opts}
     raise InvalidRequestError(f"{NAME}: hosted tool {kind!r} is not available on the Responses API")
@@ -1025,6 +1034,11 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
         role = _role(state, item)
         if role is not None:
             _on_call_done(state, item, role, ev.item, out)
+        else:  # compaction, program, a type this parser does not know: kept raw, never fatal
+            other = decode_frame(_raw_decoder, ev.item, "openai-responses item")
+            if state.metadata is None:
+                state.metadata = {}
+            state.metadata.setdefault("other_items", []).append(other)
 
 
 def _on_call_done(
