@@ -360,3 +360,31 @@ async def test_hosted_shell_runs_in_a_container_the_client_shell_locally() -> No
     ]
     with pytest.raises(llmroute.InvalidRequestError, match="shell"):
         await body_of(llmroute.request(model=OPENAI.chat("gpt-4o"), prompt="x", tools=[hosted.shell()]))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "fixture",
+    ["openai/responses/openai-shell-container.1.chunks", "openai/responses/openai-tool-search.1.chunks"],
+)
+async def test_server_run_calls_go_back_as_the_call_and_output_items_the_server_sent(fixture: str) -> None:
+    """What the server ran is history the next request carries as it arrived (call and output
+    items, matched by ``call_id``)."""
+    model = OPENAI.responses("gpt-5.2")
+    cassette = Cassette.load(VERCEL / f"{fixture}.yaml")
+    body = cassette.interactions[0].response.body.decode()
+    sent = [
+        json.loads(line.removeprefix("data:"))["item"]
+        for line in body.splitlines()
+        if line.startswith("data:") and '"response.output_item.done"' in line
+    ]
+    response = await generate(fixture, model)
+    items = (await body_of(llmroute.request(model=model, messages=[llmroute.user("x"), *response.messages])))[
+        "input"
+    ]
+    for kind in ("shell_call", "shell_call_output", "tool_search_call", "tool_search_output"):
+        original = [i for i in sent if i["type"] == kind]
+        lowered = [i for i in items if i.get("type") == kind]
+        for item in original:  # the call's environment is the server's business, not history's
+            item.pop("environment", None)
+        assert lowered == original, kind

@@ -15,6 +15,15 @@ index>``, reasoning blocks ``<item id>:<summary index>``; ``url_citation`` annot
 ``citation`` events with Python ``str`` spans into their text block (validated, see
 ``_citation_span``), each emitted once.
 
+Output items that call a tool: ``function_call``, ``custom_tool_call`` and the built-ins the client
+runs (``CLIENT_ITEMS``: ``local_shell_call``, ``computer_call``, ``shell_call``, ``apply_patch_call``,
+client ``tool_search_call``) are ``tool-call`` events for the caller (``provider_metadata["openai"]
+["item_type"]`` says which, so history and results lower back as the same items); ``HOSTED_ITEMS``,
+a ``shell_call`` run in the server's container and a server ``tool_search_call`` are hosted calls
+whose results are the item itself or its ``*_output`` item. ``mcp_approval_request`` is an
+``approval-request`` event. Unknown event types are skipped (also when their fields have shapes of
+their own); items that carry no call are kept raw in the step metadata (``other_items``).
+
 Non-streamed (``stream=False``, HTTP only: the WebSocket mode always streams), the Response
 object is replayed through the stream handlers: each output item as added + done (reasoning
 summaries and ``reasoning_text`` as their blocks' text), then the terminal status.
@@ -24,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -91,6 +100,20 @@ __all__ = [
 ]
 
 NAME = "openai-responses"
+
+
+class ResponsesQuirks(msgspec.Struct, frozen=True):
+    """Declared differences between Responses servers. ``hosted_custom_tools``: ``custom_tool_call``
+    (and ``x_search_call``) items are the server's own tools, already run (xAI's x_search and
+    friends), not freeform tools handed to the client (OpenAI). ``hosted_kinds``: the server's own
+    hosted tool kinds beyond OpenAI's (xAI ``x_search``)."""
+
+    hosted_custom_tools: bool = False
+    hosted_kinds: tuple[str, ...] = ()  # more hosted tool kinds, sent as ``{"type": kind, **options}``
+
+
+_NO_QUIRKS = ResponsesQuirks()
+
 
 # 1. request body Structs -------------------------------------------------------------------------
 
@@ -279,19 +302,6 @@ _raw_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 # 3. parser state --------------------------------------------------------------------------------
-
-
-class ResponsesQuirks(msgspec.Struct, frozen=True):
-    """Declared differences between Responses servers. ``hosted_custom_tools``: ``custom_tool_call``
-    (and ``x_search_call``) items are the server's own tools, already run (xAI's x_search and
-    friends), not freeform tools handed to the client (OpenAI). ``hosted_kinds``: the server's own
-    hosted tool kinds beyond OpenAI's (xAI ``x_search``)."""
-
-    hosted_custom_tools: bool = False
-    hosted_kinds: tuple[str, ...] = ()  # more hosted tool kinds, sent as ``{"type": kind, **options}``
-
-
-_NO_QUIRKS = ResponsesQuirks()
 
 
 class ResponsesState(StreamState):
@@ -566,15 +576,38 @@ def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted
             )
         elif isinstance(part, ToolResultPart) and part.provider_executed:
             item = hosted.get(part.id)
-            if item is not None:
+            if item is not None and item["type"] in _SERVER_RUN:  # the result is an item of its own
+                items.append(_server_run_output(item, part))
+            elif item is not None:
                 _hosted_result(item, part)
     if not keep_unencrypted_reasoning:
         # Without ``store``, a reasoning item the server cannot decrypt is a dangling reference.
         items[:] = [i for i in items if not (isinstance(i, _ReasoningItem) and i.encrypted_content is None)]
 
 
+# server-run built-ins: the call and its output are separate items, matched by ``call_id``
+_SERVER_RUN = ("shell_call", "tool_search_call")
+
+
+def _server_run_output(call: dict[str, Any], part: ToolResultPart) -> dict[str, Any]:
+    """The output item of a server-run shell or tool search, rebuilt from its result (the item's
+    own fields) and the ids the parser kept."""
+    meta = ns(part.provider_metadata, _OPENAI)
+    value: Any = part.result
+    result = cast("dict[str, Any]", value) if isinstance(value, dict) else {}
+    return {"type": meta.get("item_type"), "id": meta.get("item_id"), "call_id": call["call_id"], **result}
+
+
 def _hosted_item(part: ToolCallPart) -> dict[str, Any] | None:
-    item_type = ns(part.provider_metadata, _OPENAI).get("item_type")
+    meta = ns(part.provider_metadata, _OPENAI)
+    item_type = meta.get("item_type")
+    if item_type in _SERVER_RUN:
+        item: dict[str, Any] = {"type": item_type, "id": part.id, "call_id": meta.get("call_id")}
+        item[CLIENT_ITEMS[item_type][1]] = part.input
+        item["status"] = "completed"
+        if item_type == "tool_search_call":
+            item["execution"] = "server"
+        return item
     spec = HOSTED_ITEMS.get(item_type) if isinstance(item_type, str) else None
     if spec is None:
         return None
@@ -956,6 +989,8 @@ def _tool_name(item: _Item) -> str:
 def _tool_input(item: _Item, role: str, out: list[LLMEvent]) -> ToolInput:
     if role == "hosted":
         meta: dict[str, Any] = {"item_type": item.type}
+        if item.call_id is not None:
+            meta["call_id"] = item.call_id  # the output item answers it by this id
         return ToolInput(item.id, _tool_name(item), out, provider_executed=True, metadata={_OPENAI: meta})
     meta = (
         {"item_id": item.id} if item.type == "function_call" else {"item_id": item.id, "item_type": item.type}
