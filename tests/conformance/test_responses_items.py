@@ -388,3 +388,53 @@ async def test_server_run_calls_go_back_as_the_call_and_output_items_the_server_
         for item in original:  # the call's environment is the server's business, not history's
             item.pop("environment", None)
         assert lowered == original, kind
+
+
+@pytest.mark.anyio
+async def test_computer_call_is_the_callers_and_a_screenshot_answers_it() -> None:
+    action = {"type": "click", "button": "left", "x": 10, "y": 20}
+    item = {
+        "type": "computer_call",
+        "id": "cu_1",
+        "call_id": "call_1",
+        "action": action,
+        "status": "completed",
+    }
+    stream = sse(
+        CREATED,
+        {"type": "response.output_item.added", "output_index": 0, "item": {**item, "status": "in_progress"}},
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {**item, "pending_safety_checks": []},
+        },
+        COMPLETED,
+    )
+    model = OPENAI.responses("computer-use-preview")
+    response = await generate(stream, model, Chunking.bytewise())
+    (call,) = response.tool_calls
+    assert (call.id, call.name, call.input, call.provider_executed) == (
+        "call_1",
+        "computer_use",
+        action,
+        False,
+    )
+    assert response.finish_reason == "tool-calls"
+    png = llmroute.image(b"\x89PNG\r\n\x1a\n", "image/png")
+    history = [
+        llmroute.user("x"),
+        *response.messages,
+        llmroute.tool_message(llmroute.ToolResultPart(call.id, call.name, (png,))),
+    ]
+    items = (await body_of(llmroute.request(model=model, messages=history)))["input"]
+    assert items[1] == {**item, "pending_safety_checks": []}
+    assert items[2] == {
+        "type": "computer_call_output",
+        "call_id": "call_1",
+        "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,iVBORw0KGgo="},
+    }
+
+
+def test_a_custom_tool_needs_a_name() -> None:
+    with pytest.raises(llmroute.InvalidRequestError, match="name"):
+        client_tools.custom("")
