@@ -438,3 +438,11 @@ async def test_computer_call_is_the_callers_and_a_screenshot_answers_it() -> Non
 def test_a_custom_tool_needs_a_name() -> None:
     with pytest.raises(llmroute.InvalidRequestError, match="name"):
         client_tools.custom("")
+
+
+@pytest.mark.anyio
+async def test_a_call_item_completed_twice_is_a_typed_protocol_violation() -> None:
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": "{}"}
+    done = {"type": "response.output_item.done", "output_index": 0, "item": item}
+    with pytest.raises(llmroute.InvalidProviderOutputError, match="completed twice"):
+        await generate(sse(CREATED, done, done, COMPLETED))

@@ -308,6 +308,7 @@ class ResponsesState(StreamState):
     __slots__ = (
         "awaiting",
         "blocks",
+        "called",
         "cited",
         "cited_urls",
         "client_calls",
@@ -345,6 +346,7 @@ class ResponsesState(StreamState):
         self.item_ids: dict[int, str] = {}
         self.cited: set[tuple[str, str, str | None, int | None, int | None]] = set()
         self.client_calls = 0
+        self.called: set[str] = set()  # item ids of the calls already completed
         # hosted calls whose result is a later output item: call id -> (item id, tool name)
         self.awaiting: dict[str | None, tuple[str, str]] = {}
         self.quirks = quirks
@@ -1076,11 +1078,19 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
             state.metadata.setdefault("other_items", []).append(other)
 
 
+def _once(state: ResponsesState, item_id: str) -> None:
+    """A call item completes once: a second ``done`` would run a tool twice."""
+    if item_id in state.called:
+        raise InvalidProviderOutputError(f"{NAME}: output item {item_id!r} completed twice")
+    state.called.add(item_id)
+
+
 def _on_call_done(
     state: ResponsesState, item: _Item, role: str, raw: msgspec.Raw, out: list[LLMEvent]
 ) -> None:
     """A client call (function, custom, or a built-in the client runs), or a hosted call outside
     ``HOSTED_ITEMS`` (server shell, server tool search, xAI's server-side tools)."""
+    _once(state, item.id)
     tool = state.tools.pop(item.id, None) or _tool_input(item, role, out)
     kind = item.type
     if kind == "function_call":
@@ -1133,6 +1143,7 @@ def _on_message_done(state: ResponsesState, item: _Item, out: list[LLMEvent]) ->
 def _on_hosted_done(
     state: ResponsesState, kind: str, item_id: str, raw: msgspec.Raw, out: list[LLMEvent]
 ) -> None:
+    _once(state, item_id)
     data = decode_frame(_raw_decoder, raw, "openai-responses item")
     name, input_keys, result_keys = HOSTED_ITEMS[kind]
     call_input: dict[str, Any] = {k: data[k] for k in input_keys if data.get(k) is not None}
