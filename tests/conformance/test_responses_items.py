@@ -193,6 +193,7 @@ async def test_mcp_approval_request_reaches_the_caller_and_the_answer_round_trip
     assert asked.id.startswith("mcpr_") and asked.name == "create_short_url"
     assert asked.input["url"] == "https://ai-sdk.dev/"  # the arguments, parsed
     assert asked in response.events
+    assert response.finish_reason == "tool-calls"  # the caller must answer before the call runs
     history = [llmroute.user("x"), *response.messages, llmroute.approval(asked, True, "fine")]
     prepared = await llmroute.Client().prepare(llmroute.request(model=model, messages=history))
     items = json.loads(prepared.body)["input"]

@@ -1067,6 +1067,7 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
         arguments = parse_tool_input(item.arguments) if isinstance(item.arguments, str) else item.arguments
         meta = {"item_type": kind, "server_label": item.server_label}
         out.append(ApprovalRequest(item.id, item.name or "", arguments, {_OPENAI: meta}))
+        state.client_calls += 1  # the caller has to answer before the call runs: a tool-calls finish
     else:
         role = _role(state, item)
         if role is not None:
