@@ -4,14 +4,18 @@ and the shapes a parser must survive (unknown events, rotating item ids) or refu
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import llmroute
 from llmroute import client_tools, hosted
+from llmroute.framing.sse import SSEDecoder
 from llmroute.protocols import openai_responses
 from llmroute.providers import anthropic, openai, xai
 from llmroute.testing import (
@@ -447,3 +451,36 @@ async def test_a_call_item_completed_twice_is_a_typed_protocol_violation() -> No
     done = {"type": "response.output_item.done", "output_index": 0, "item": item}
     with pytest.raises(llmroute.InvalidProviderOutputError, match="completed twice"):
         await generate(sse(CREATED, done, done, COMPLETED))
+
+
+# -- split invariance ------------------------------------------------------------------------------
+
+SPLIT_FIXTURES = [
+    "openai/responses/github-copilot-id-rotation.1.chunks",
+    "openai/responses/openai-shell-container.1.chunks",
+    "openai/responses/openai-client-tool-search.1.chunks",
+    "openai/responses/openai-mcp-tool-approval.1.chunks",
+    "openai/responses/openai-custom-tool.1.chunks",
+    "xai/responses/xai-x-search-tool.chunks",
+]
+
+
+def _fold(body: bytes, cuts: list[int], quirks: openai_responses.ResponsesQuirks) -> list[Any]:
+    """The parser's events for ``body`` read in pieces cut at ``cuts``."""
+    decoder, state, out = SSEDecoder(), openai_responses.ResponsesState(quirks), []
+    edges = [0, *sorted(set(cuts)), len(body)]
+    for start, end in itertools.pairwise(edges):
+        for frame in decoder.feed(body[start:end]):
+            openai_responses.step(state, frame, out)
+    openai_responses.on_halt(state, out)
+    return out
+
+
+@pytest.mark.parametrize("fixture", SPLIT_FIXTURES)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_item_events_do_not_depend_on_where_the_bytes_are_cut(fixture: str, data: st.DataObject) -> None:
+    body = Cassette.load(VERCEL / f"{fixture}.yaml").interactions[0].response.body
+    quirks = xai.RESPONSES_QUIRKS if fixture.startswith("xai/") else openai_responses.ResponsesQuirks()
+    cuts = data.draw(st.lists(st.integers(1, len(body) - 1), max_size=40))
+    assert _fold(body, cuts, quirks) == _fold(body, [], quirks)
