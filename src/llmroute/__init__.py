@@ -95,6 +95,7 @@ _LAZY = {
     "has_tool_call": "tools",
     "step_count_is": "tools",
     "tool": "tools",
+    "client_tools": "",
     "hosted": "",
     "testing": "",
 }
