@@ -129,6 +129,22 @@ async def test_unknown_event_with_shapes_of_its_own_is_skipped() -> None:
 
 
 @pytest.mark.anyio
+async def test_an_unknown_item_with_shapes_of_its_own_is_kept_raw_not_fatal() -> None:
+    item = {"type": "future_call", "id": "fx_1", "arguments": [1, 2], "input": {"a": 1}}
+    stream = sse(
+        CREATED,
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {**DELTA, "output_index": 1},
+        COMPLETED,
+    )
+    response = await generate(stream)
+    assert (response.text, response.tool_calls) == ("Hi", ())
+    (finish,) = [e for e in response.events if isinstance(e, llmroute.StepFinish)]
+    assert finish.provider_metadata is not None and finish.provider_metadata["other_items"] == [item]
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize(
     "bad",
     [

@@ -826,8 +826,22 @@ CLIENT_ITEMS: dict[str, tuple[str | None, str]] = {
     "apply_patch_call": ("apply_patch", "operation"),
     "tool_search_call": ("tool_search", "arguments"),
 }
+# on servers whose custom tools are their own (``ResponsesQuirks.hosted_custom_tools``): hosted calls
+_SERVER_CUSTOM = ("custom_tool_call", "x_search_call")
 # the output items of hosted calls outside ``HOSTED_ITEMS``, matched to their call by ``call_id``
 _OUTPUT_ITEMS = frozenset(("shell_call_output", "tool_search_output"))
+# item types with a handler: a bad shape there is an error, elsewhere the item is kept raw
+_KNOWN_ITEMS = frozenset(
+    {
+        "message",
+        "reasoning",
+        "mcp_approval_request",
+        *HOSTED_ITEMS,
+        *CLIENT_ITEMS,
+        *_OUTPUT_ITEMS,
+        *_SERVER_CUSTOM,
+    }
+)
 
 
 def _decode_event(data: bytes) -> _Event | None:
@@ -882,8 +896,8 @@ def whole(state: ResponsesState, body: bytes, out: list[LLMEvent]) -> None:
     for raw in items:
         ev = _Event("response.output_item.added", item=raw)
         _on_item_added(state, ev, out)
-        item = decode_frame(_item_decoder, raw, "openai-responses item")
-        if item.type == "reasoning":
+        item = _decode_item(raw)
+        if item is not None and item.type == "reasoning":
             parts = [(i, s.text) for i, s in enumerate(item.summary or ())]
             parts += [(i, c.text) for i, c in enumerate(item.content or ()) if c.type == "reasoning_text"]
             for index, text in parts:
@@ -944,8 +958,24 @@ def _on_created(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
         state.metadata = {"id": response.id, "model": response.model}
 
 
+def _decode_item(raw: msgspec.Raw) -> _Item | None:
+    """One output item; ``None`` for a type this parser does not know whose fields have shapes of
+    their own. A known type with a bad shape is a typed error."""
+    try:
+        return _item_decoder.decode(raw)
+    except msgspec.ValidationError:
+        kind = decode_frame(_type_decoder, raw, "openai-responses item").type
+        if kind in _KNOWN_ITEMS:
+            decode_frame(_item_decoder, raw, "openai-responses item")  # raises, typed, with the item
+        return None
+    except DECODE_ERRORS:
+        return decode_frame(_item_decoder, raw, "openai-responses item")
+
+
 def _on_item_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
-    item = decode_frame(_item_decoder, ev.item, "openai-responses item")
+    item = _decode_item(ev.item)
+    if item is None:
+        return
     if ev.output_index >= 0:
         state.item_ids[ev.output_index] = item.id
     kind = item.type
@@ -979,7 +1009,6 @@ def _role(state: ResponsesState, item: _Item) -> str | None:
     return "client" if kind in CLIENT_ITEMS else None
 
 
-_SERVER_CUSTOM = ("custom_tool_call", "x_search_call")
 _STREAMED_INPUT = ("function_call", "custom_tool_call")  # their input streams as deltas
 
 
@@ -1047,7 +1076,10 @@ def _on_arguments_delta(state: ResponsesState, ev: _Event, out: list[LLMEvent]) 
 
 
 def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
-    item = decode_frame(_item_decoder, ev.item, "openai-responses item")
+    item = _decode_item(ev.item)
+    if item is None:
+        _keep_other(state, ev.item)
+        return
     item.id = state.item_ids.get(ev.output_index, item.id)
     kind = item.type
     if kind == "message":
@@ -1073,10 +1105,15 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
         if role is not None:
             _on_call_done(state, item, role, ev.item, out)
         else:  # compaction, program, a type this parser does not know: kept raw, never fatal
-            other = decode_frame(_raw_decoder, ev.item, "openai-responses item")
-            if state.metadata is None:
-                state.metadata = {}
-            state.metadata.setdefault("other_items", []).append(other)
+            _keep_other(state, ev.item)
+
+
+def _keep_other(state: ResponsesState, raw: msgspec.Raw) -> None:
+    if state.metadata is None:
+        state.metadata = {}
+    state.metadata.setdefault("other_items", []).append(
+        decode_frame(_raw_decoder, raw, "openai-responses item")
+    )
 
 
 def _once(state: ResponsesState, item_id: str) -> None:
