@@ -3,6 +3,15 @@ the user has credentials for, the citation contract, output hygiene and the serv
 tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``)."""
 
 from .answer import CitedSpan, GroundedAnswer, Source
+from .limits import LimitExceeded, SearchLimits
 from .sanitize import StreamSanitizer, sanitize
 
-__all__ = ["CitedSpan", "GroundedAnswer", "Source", "StreamSanitizer", "sanitize"]
+__all__ = [
+    "CitedSpan",
+    "GroundedAnswer",
+    "LimitExceeded",
+    "SearchLimits",
+    "Source",
+    "StreamSanitizer",
+    "sanitize",
+]
