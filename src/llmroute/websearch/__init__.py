@@ -3,6 +3,7 @@ the user has credentials for, the citation contract, output hygiene and the serv
 tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``)."""
 
 from .answer import CitedSpan, GroundedAnswer, Source
+from .intent import SearchIntent, classify_intent, system_hint
 from .limits import LimitExceeded, SearchLimits
 from .sanitize import StreamSanitizer, sanitize
 
@@ -10,8 +11,11 @@ __all__ = [
     "CitedSpan",
     "GroundedAnswer",
     "LimitExceeded",
+    "SearchIntent",
     "SearchLimits",
     "Source",
     "StreamSanitizer",
+    "classify_intent",
     "sanitize",
+    "system_hint",
 ]
