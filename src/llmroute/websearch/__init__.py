@@ -3,11 +3,13 @@ the user has credentials for, the citation contract, output hygiene and the serv
 tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``)."""
 
 from .answer import CitedSpan, GroundedAnswer, Source
+from .contract import CitationReport, Violation, check_citations
 from .intent import SearchIntent, classify_intent, system_hint
 from .limits import LimitExceeded, SearchLimits
 from .sanitize import StreamSanitizer, sanitize
 
 __all__ = [
+    "CitationReport",
     "CitedSpan",
     "GroundedAnswer",
     "LimitExceeded",
@@ -15,6 +17,8 @@ __all__ = [
     "SearchLimits",
     "Source",
     "StreamSanitizer",
+    "Violation",
+    "check_citations",
     "classify_intent",
     "sanitize",
     "system_hint",
