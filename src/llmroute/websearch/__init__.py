@@ -3,6 +3,7 @@ the user has credentials for, the citation contract, output hygiene and the serv
 tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``)."""
 
 from .answer import CitedSpan, GroundedAnswer, Source
+from .cited import UngroundedAnswerError, render_cited
 from .contract import CitationReport, Violation, check_citations
 from .intent import SearchIntent, classify_intent, system_hint
 from .limits import LimitExceeded, SearchLimits
@@ -17,9 +18,11 @@ __all__ = [
     "SearchLimits",
     "Source",
     "StreamSanitizer",
+    "UngroundedAnswerError",
     "Violation",
     "check_citations",
     "classify_intent",
+    "render_cited",
     "sanitize",
     "system_hint",
 ]

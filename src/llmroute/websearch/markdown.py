@@ -100,8 +100,9 @@ def _strip_eol(line: str) -> str:
     return line.rstrip("\r\n")
 
 
-def scan(text: str) -> Scan:
-    """The code/HTML regions and links of ``text``, and what closes a construct left open at its end."""
+def scan(text: str, *, html: bool = True) -> Scan:
+    """The code/HTML regions and links of ``text``, and what closes a construct left open at its end.
+    ``html=False`` reads ``text`` as if every ``<`` were escaped: only code is found."""
     regions: list[Region] = []
     links: list[Link] = []
     runs: list[tuple[int, int]] = []  # stretches of inline content (paragraph-like)
@@ -136,7 +137,7 @@ def scan(text: str) -> Scan:
                 unclosed = ("" if text.endswith(("\n", "\r")) else "\n") + mark
             regions.append(Region(start, stop, True))
             continue
-        html_end = _html_block_end(body, in_paragraph=run_start is not None)
+        html_end = _html_block_end(body, in_paragraph=run_start is not None) if html else None
         if html_end is not None:
             end_run()
             stop, closer = _consume_html_block(text, end, line, html_end, it)
@@ -151,7 +152,7 @@ def scan(text: str) -> Scan:
         run_end = end
     end_run()
     for a, b in runs:
-        _scan_inline(text, a, b, regions, links)
+        _scan_inline(text, a, b, regions, links, html)
     regions.sort()
     return Scan(tuple(regions), tuple(links), unclosed)
 
@@ -195,7 +196,7 @@ def _consume_html_block(
     return len(text), ("" if text.endswith(("\n", "\r")) else "\n") + until
 
 
-def _scan_inline(text: str, a: int, b: int, regions: list[Region], links: list[Link]) -> None:
+def _scan_inline(text: str, a: int, b: int, regions: list[Region], links: list[Link], html: bool) -> None:
     i = a
     bang = False  # the previous character was an unescaped "!"
     while i < b:
@@ -217,7 +218,7 @@ def _scan_inline(text: str, a: int, b: int, regions: list[Region], links: list[L
                 i = j
             bang = False
             continue
-        if ch == "<":
+        if ch == "<" and html:
             m = _INLINE_HTML.match(text, i, b)
             if m is not None:
                 regions.append(Region(i, m.end(), False))
@@ -280,3 +281,44 @@ def find_links(text: str) -> tuple[Link, ...]:
 def closing_suffix(text: str) -> str:
     """What to append so that no fenced code block or HTML block stays open at the end of ``text``."""
     return scan(text).unclosed
+
+
+_LIVE: Final = frozenset("[]<>")
+
+
+def neutralize(text: str, heading: str) -> tuple[str, list[int]]:
+    """``text`` with every unescaped ``[``, ``]``, ``<`` and ``>`` outside code backslash-escaped (no
+    link, image, autolink or HTML a model typed stays live; the rendered text looks the same), and
+    any line that is exactly ``heading`` escaped too. Also returns where each original position
+    ``0..len(text)`` is in the result (before an escape added there: an insertion at the mapped
+    position lands where it would have in ``text``)."""
+    regions = scan(text, html=False).regions
+    escape_at: list[int] = []
+    r = 0
+    backslashes = 0
+    for i, ch in enumerate(text):
+        while r < len(regions) and regions[r].end <= i:
+            r += 1
+        if r < len(regions) and regions[r].start <= i:
+            backslashes = 0
+            continue
+        if ch in _LIVE and backslashes % 2 == 0:
+            escape_at.append(i)
+        backslashes = backslashes + 1 if ch == "\\" else 0
+    for start, _, line in lines(text):
+        if line.rstrip("\r\n") == heading and not any(g.start <= start < g.end for g in regions):
+            escape_at.append(start)
+    escape_at.sort()
+    out: list[str] = []
+    prev = 0
+    for pos in escape_at:
+        out += (text[prev:pos], "\\")
+        prev = pos
+    out.append(text[prev:])
+    where: list[int] = []
+    k = 0
+    for i in range(len(text) + 1):
+        while k < len(escape_at) and escape_at[k] < i:
+            k += 1
+        where.append(i + k)
+    return "".join(out), where
