@@ -7,6 +7,7 @@ from .cited import UngroundedAnswerError, render_cited
 from .contract import CitationReport, Violation, check_citations
 from .intent import SearchIntent, classify_intent, system_hint
 from .limits import LimitExceeded, SearchLimits
+from .prompt import grounded_prompt, search_prompt
 from .sanitize import StreamSanitizer, sanitize
 
 __all__ = [
@@ -22,7 +23,9 @@ __all__ = [
     "Violation",
     "check_citations",
     "classify_intent",
+    "grounded_prompt",
     "render_cited",
     "sanitize",
+    "search_prompt",
     "system_hint",
 ]
