@@ -14,6 +14,7 @@ text but nothing citable is ``UngroundedAnswerError``: no unsourced answer is ev
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -22,7 +23,7 @@ import msgspec
 from ..schema.errors import InvalidProviderOutputError
 from .answer import CitedSpan, GroundedAnswer, marker_groups, splice
 from .contract import NO_RESULTS, SOURCES_HEADING, check_citations, url_key, url_problem
-from .markdown import SOURCE_TEXT, Region, closing_suffix, neutralize, scan
+from .markdown import SOURCE_TEXT, Region, neutralize, scan
 from .sanitize import StreamSanitizer, sanitize
 
 __all__ = ["UngroundedAnswerError", "render_cited"]
@@ -112,13 +113,17 @@ def render_cited(answer: GroundedAnswer) -> str:
 
     clean, to_clean = _sanitized(answer.text)
     text, to_text = neutralize(clean, SOURCES_HEADING)
-    text += closing_suffix(text)
-    regions = scan(text).regions
+    parsed = scan(text)
+    if parsed.unclosed:
+        text += parsed.unclosed
+        parsed = scan(text)
+    regions = parsed.regions
+    starts = [r.start for r in regions]
 
     placed: dict[int, list[str]] = {}
     block_at: set[int] = set()
     for pos, indices in groups:
-        p, block = _place(text, to_text[to_clean[pos]], regions)
+        p, block = _place(text, to_text[to_clean[pos]], regions, starts)
         urls = placed.setdefault(p, [])
         for i in indices:
             if url_of[i] not in urls:
@@ -146,7 +151,7 @@ def render_cited(answer: GroundedAnswer) -> str:
     return rendered
 
 
-def _place(text: str, p: int, regions: tuple[Region, ...]) -> tuple[int, bool]:
+def _place(text: str, p: int, regions: tuple[Region, ...], starts: list[int]) -> tuple[int, bool]:
     """Where a citation meant for position ``p`` renders as a link, and whether it must be its own
     paragraph (after a fenced block)."""
     while p > 0 and text[p - 1].isspace():
@@ -158,7 +163,9 @@ def _place(text: str, p: int, regions: tuple[Region, ...]) -> tuple[int, bool]:
     if p == 0:
         p = len(text.rstrip())
     block = False
-    for region in regions:  # sorted: a region pushed past is never revisited
-        if region.start < p < region.end or (region.block and p == region.end):
+    r = bisect_left(starts, p) - 1  # the last region starting before p (regions are disjoint)
+    if r >= 0:
+        region = regions[r]
+        if p < region.end or (region.block and p == region.end):
             p, block = region.end, region.block
     return p, block

@@ -25,6 +25,7 @@ the position in ``text``. Rules (ids are stable; see ``RULES``):
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Collection
 from typing import Final, Literal, Protocol
 from urllib.parse import urlsplit
@@ -163,7 +164,9 @@ class _Text:
 
 
 def _inside(regions: tuple[Region, ...], start: int, end: int) -> bool:
-    return any(r.start < end and start < r.end for r in regions)
+    """Does ``[start, end)`` overlap a region? (``regions`` sorted and disjoint.)"""
+    r = bisect_left(regions, (end,)) - 1  # the last region starting before end
+    return r >= 0 and regions[r].end > start
 
 
 def check_citations(

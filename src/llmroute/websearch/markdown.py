@@ -12,14 +12,14 @@ Indented code blocks are not detected (indentation is ambiguous inside lists).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Final, NamedTuple
 
 __all__ = [
     "Link",
     "Region",
-    "closing_suffix",
-    "find_links",
+    "neutralize",
     "lines",
     "scan",
 ]
@@ -196,47 +196,71 @@ def _consume_html_block(
     return len(text), ("" if text.endswith(("\n", "\r")) else "\n") + until
 
 
+_INLINE_SPECIAL: Final = re.compile(r"[\\`<\[]")
+_BACKTICKS: Final = re.compile(r"`+")
+
+
+def _escaped(text: str, i: int, a: int) -> bool:
+    """Is ``text[i]`` preceded by an odd run of backslashes (within ``text[a:]``)?"""
+    k = i
+    while k > a and text[k - 1] == "\\":
+        k -= 1
+    return (i - k) % 2 == 1
+
+
 def _scan_inline(text: str, a: int, b: int, regions: list[Region], links: list[Link], html: bool) -> None:
+    # Closing backtick runs by width, in order: each opener takes the next run of its width.
+    runs: dict[int, list[int]] = {}
+    for m in _BACKTICKS.finditer(text, a, b):
+        runs.setdefault(m.end() - m.start(), []).append(m.start())
+    taken: dict[int, int] = {}  # width -> index of the next candidate closer in runs[width]
     i = a
-    bang = False  # the previous character was an unescaped "!"
-    while i < b:
+    while True:
+        m = _INLINE_SPECIAL.search(text, i, b)
+        if m is None:
+            return
+        i = m.start()
         ch = text[i]
-        if ch == "\\" and i + 1 < b and text[i + 1] in _ESCAPABLE:
-            i += 2
-            bang = False
+        if ch == "\\":
+            i += 2 if i + 1 < b and text[i + 1] in _ESCAPABLE else 1
             continue
         if ch == "`":
             j = i
             while j < b and text[j] == "`":
                 j += 1
             width = j - i
-            close = re.compile(rf"(?<!`)`{{{width}}}(?!`)").search(text, j, b)
-            if close is not None:
-                regions.append(Region(i, close.end(), False))
-                i = close.end()
+            same = runs.get(width, [])  # an escaped first backtick shortens the run
+            k = taken.get(width, 0)
+            while k < len(same) and same[k] < j:
+                k += 1
+            taken[width] = k
+            if k < len(same):
+                close = same[k] + width
+                taken[width] = k + 1
+                regions.append(Region(i, close, False))
+                i = close
             else:
                 i = j
-            bang = False
             continue
-        if ch == "<" and html:
-            m = _INLINE_HTML.match(text, i, b)
-            if m is not None:
-                regions.append(Region(i, m.end(), False))
-                i = m.end()
-                bang = False
-                continue
-        if ch == "[":
-            link = _parse_link(text, i, b)
-            if link is not None:
-                if not bang:
-                    links.append(link)
-                i = link.end
-                bang = False
-                continue
-        bang = ch == "!"
-        i += 1
+        if ch == "<":
+            tag = _INLINE_HTML.match(text, i, b) if html else None
+            if tag is not None:
+                regions.append(Region(i, tag.end(), False))
+                i = tag.end()
+            else:
+                i += 1
+            continue
+        link = _parse_link(text, i, b)
+        if link is None:
+            i += 1
+            continue
+        image = i > a and text[i - 1] == "!" and not _escaped(text, i - 1, a)
+        if not image:
+            links.append(link)
+        i = link.end
 
 
+_DEST_PLAIN: Final = re.compile(r"[^\s`<>()\\\x00-\x1f\x7f]+")
 _LABEL: Final = re.compile(r"\[((?:[^\[\]\\`<>]|\\.)*)\]\(", re.DOTALL)
 
 
@@ -251,6 +275,11 @@ def _parse_link(text: str, i: int, b: int) -> Link | None:
     k = j
     depth = 0
     while k < b:
+        plain = _DEST_PLAIN.match(text, k, b)
+        if plain is not None:
+            k = plain.end()
+            if k >= b:
+                break
         c = text[k]
         if c == "\\" and k + 1 < b and text[k + 1] in _ESCAPABLE:
             k += 2
@@ -273,17 +302,7 @@ def _parse_link(text: str, i: int, b: int) -> Link | None:
     return Link(i, rest.end(), label, text[j:k])
 
 
-def find_links(text: str) -> tuple[Link, ...]:
-    """Every ``[label](url)`` link outside code and HTML, images excluded."""
-    return scan(text).links
-
-
-def closing_suffix(text: str) -> str:
-    """What to append so that no fenced code block or HTML block stays open at the end of ``text``."""
-    return scan(text).unclosed
-
-
-_LIVE: Final = frozenset("[]<>")
+_LIVE_CHARS: Final = re.compile(r"[\[\]<>]")
 
 
 def neutralize(text: str, heading: str) -> tuple[str, list[int]]:
@@ -293,18 +312,13 @@ def neutralize(text: str, heading: str) -> tuple[str, list[int]]:
     ``0..len(text)`` is in the result (before an escape added there: an insertion at the mapped
     position lands where it would have in ``text``)."""
     regions = scan(text, html=False).regions
+    starts = [g.start for g in regions]
     escape_at: list[int] = []
-    r = 0
-    backslashes = 0
-    for i, ch in enumerate(text):
-        while r < len(regions) and regions[r].end <= i:
-            r += 1
-        if r < len(regions) and regions[r].start <= i:
-            backslashes = 0
-            continue
-        if ch in _LIVE and backslashes % 2 == 0:
+    for m in _LIVE_CHARS.finditer(text):
+        i = m.start()
+        r = bisect_right(starts, i) - 1
+        if (r < 0 or regions[r].end <= i) and not _escaped(text, i, 0):
             escape_at.append(i)
-        backslashes = backslashes + 1 if ch == "\\" else 0
     for start, _, line in lines(text):
         if line.rstrip("\r\n") == heading and not any(g.start <= start < g.end for g in regions):
             escape_at.append(start)
@@ -315,10 +329,10 @@ def neutralize(text: str, heading: str) -> tuple[str, list[int]]:
         out += (text[prev:pos], "\\")
         prev = pos
     out.append(text[prev:])
-    where: list[int] = []
-    k = 0
-    for i in range(len(text) + 1):
-        while k < len(escape_at) and escape_at[k] < i:
-            k += 1
-        where.append(i + k)
+    where: list[int] = []  # position i moves right by the number of escapes before it
+    prev = 0
+    for m, pos in enumerate(escape_at):
+        where.extend(range(prev + m, pos + 1 + m))
+        prev = pos + 1
+    where.extend(range(prev + len(escape_at), len(text) + 1 + len(escape_at)))
     return "".join(out), where
