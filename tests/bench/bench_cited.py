@@ -4,6 +4,8 @@
   renderer takes about 4x as long).
 - ``sanitize``: 10 MB of clean text (the fast path), 10 MB laced with escape sequences, and the same
   through ``StreamSanitizer`` in 16 KiB chunks and in 1-character chunks (1 MB).
+- Hostile Markdown (unclosed comments, 20k ``[Source](`` openers, 30k list lines, ...): checking and
+  rendering stay near-linear (bounded match attempts), each at 1x and 4x size.
 - ``classify_intent``: messages per second.
 
     .venv/bin/python tests/bench/bench_cited.py
@@ -81,6 +83,29 @@ def main() -> None:
 
         t = timed(run, 3)
         print(f"  stream {name:<14} {t * 1e3:8.1f} ms  {len(text) / t / 1e6:7.1f} MB/s")
+
+    print("hostile Markdown (check / render, 1x then 4x)")
+    hostile = {
+        "unclosed comments": "<!--",
+        "[Source]( openers": "[Source](",
+        "open titles": '[a](b "',
+        "backtick runs": "`a``b",
+        "list lines": "- x\n",
+        "type-7 html lines": "<a>\n",
+    }
+    for name, unit in hostile.items():
+        row = []
+        for scale in (1, 4):
+            text = unit * (100_000 * scale // len(unit))
+            grounded = GroundedAnswer.from_parts(
+                text=text, sources=[("https://a.test/", "A")], citations=[(0, len(text) // 2, [0])]
+            )
+            row.append(timed(lambda text=text: check_citations(text), 1))
+            row.append(timed(lambda g=grounded: render_cited(g), 1))
+        print(
+            f"  {name:<18} {row[0] * 1e3:7.1f} / {row[1] * 1e3:7.1f} ms -> "
+            f"{row[2] * 1e3:7.1f} / {row[3] * 1e3:7.1f} ms ({row[2] / row[0]:.1f}x / {row[3] / row[1]:.1f}x)"
+        )
 
     msgs = [
         "帮我搜索一下最新的AI新闻",

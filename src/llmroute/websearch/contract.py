@@ -275,26 +275,35 @@ def _sources_section(
     """The URLs listed after the heading, and ``sources-last`` / ``set-equality`` violations for lines
     that are not source entries."""
     listed: list[tuple[str, int, int]] = []
-    for region in regions:
-        if region.block and region.end > body_start:
+    blocks = tuple(r for r in regions if r.block)
+    for region in blocks:
+        if region.end > body_start:
             add("sources-last", "code or HTML after the Sources heading", region.start, region.end)
-    section_links = [lk for lk in links if lk.start >= body_start]
+    # Everything below is found per line by bisection, so a long list stays linear.
+    spans = sorted(
+        [(lk.start, lk.end, lk.url) for lk in links if lk.start >= body_start]
+        + [(r.start, r.end, None) for r in regions if not r.block and r.start >= body_start]
+    )
+    span_starts = [sp[0] for sp in spans]
     for start, end, line in lines(text[body_start:]):
         start, end = start + body_start, end + body_start
         body = line.rstrip("\r\n")
-        if not body.strip() or _inside(tuple(r for r in regions if r.block), start, end):
+        if not body.strip() or _inside(blocks, start, end):
             continue
         entry = _SOURCE_ENTRY.match(body) is not None and not body.lstrip().startswith("#")
         if not entry and (not listed or not _CONTINUATION.match(body)):
             add("sources-last", "prose or a heading after the Sources list", start, start + len(body))
             continue
-        urls = [(lk.url, lk.start, lk.end) for lk in section_links if start <= lk.start < end]
-        taken = [(lk.start, lk.end) for lk in section_links if start <= lk.start < end]
-        taken += [(r.start, r.end) for r in regions if not r.block and start <= r.start < end]
-        for m in _AUTOLINK.finditer(text, start, end):
-            urls.append((m.group(1), m.start(), m.end()))
+        here = spans[bisect_left(span_starts, start) : bisect_left(span_starts, end)]
+        urls: list[tuple[str, int, int]] = []
+        for a, b, url in here:
+            if url is not None:
+                urls.append((url, a, b))
+            elif auto := _AUTOLINK.fullmatch(text, a, b):  # an autolink; code spans list nothing
+                urls.append((auto.group(1), a, b))
         for m in _BARE_URL.finditer(text, start, end):
-            if not any(a <= m.start() < b for a, b in taken):
+            k = bisect_left(span_starts, m.start() + 1) - 1
+            if k < 0 or spans[k][1] <= m.start():  # not inside a link, code span or autolink
                 urls.append((m.group().rstrip(_TRIM), m.start(), m.end()))
         if not urls and entry:
             add("set-equality", "a source entry without a URL", start, start + len(body))

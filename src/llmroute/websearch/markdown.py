@@ -61,8 +61,12 @@ _BLOCK_TAGS: Final = (
     "hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|"
     "section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul"
 )
-_ATTR: Final = r"""(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^']*'|"[^"]*"))?)"""
-_OPEN_TAG: Final = rf"<[A-Za-z][A-Za-z0-9-]*{_ATTR}*\s*/?>"
+# Bounded repetitions keep every match attempt short, so hostile text cannot make a scan quadratic
+# (a tag with more than 32 attributes or a 1,024-character value is read as text).
+_ATTR: Final = (
+    r"""(?:\s+[A-Za-z_:][\w.:-]{0,64}(?:\s*=\s*(?:[^\s"'=<>`]{1,1024}|'[^']{0,1024}'|"[^"]{0,1024}"))?)"""
+)
+_OPEN_TAG: Final = rf"<[A-Za-z][A-Za-z0-9-]{{0,64}}{_ATTR}{{0,32}}\s*/?>"
 _CLOSE_TAG: Final = r"</[A-Za-z][A-Za-z0-9-]*\s*>"
 # HTML block starts (CommonMark types 1-7) and, for 1-5, the marker that ends them.
 _HTML_1: Final = re.compile(r" {0,3}<(script|pre|style|textarea)(?:[\s>]|$)", re.IGNORECASE)
@@ -75,14 +79,19 @@ _HTML_2_5: Final = (
 _HTML_6: Final = re.compile(rf" {{0,3}}</?(?:{_BLOCK_TAGS})(?:[\s>]|/>|$)", re.IGNORECASE)
 _HTML_7: Final = re.compile(rf" {{0,3}}(?:{_OPEN_TAG}|{_CLOSE_TAG})[ \t]*(?:\r\n|\r|\n)?$")
 _INLINE_HTML: Final = re.compile(
-    rf"{_OPEN_TAG}|{_CLOSE_TAG}|<!--.*?-->|<\?.*?\?>|<![A-Za-z][^>]*>|<!\[CDATA\[.*?\]\]>"
-    r"|<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>|<[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)*>",
-    re.DOTALL,
+    rf"{_OPEN_TAG}|{_CLOSE_TAG}"
+    r"|<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>|<[\w.!#$%&'*+/=?^`{|}~-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){0,8}>"
 )
+# Comments, processing instructions, CDATA and declarations run to a closing marker, found once per
+# marker and remembered (``_Closers``), not searched again from every opener.
+_HTML_SPANS: Final = (("<!--", "-->"), ("<?", "?>"), ("<![CDATA[", "]]>"))
+_DECLARATION: Final = re.compile(r"<![A-Za-z]")
 _ESCAPABLE: Final = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _TITLE: Final = re.compile(
-    r"""[ \t]*(?:\r\n|\r|\n)?[ \t]*(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\((?:[^()\\]|\\.)*\))?[ \t]*\)"""
+    r"""[ \t]*(?:\r\n|\r|\n)?[ \t]*"""
+    r"""(?:"(?:[^"\\]|\\.){0,1024}"|'(?:[^'\\]|\\.){0,1024}'|\((?:[^()\\]|\\.){0,1024}\))?[ \t]*\)"""
 )
+_MAX_PAREN_DEPTH: Final = 32
 
 
 def lines(text: str) -> Iterator[tuple[int, int, str]]:
@@ -208,12 +217,42 @@ def _escaped(text: str, i: int, a: int) -> bool:
     return (i - k) % 2 == 1
 
 
+class _Closers:
+    """Where the next ``marker`` at or after a position is (``-1``: none before ``end``), each marker
+    searched for at most once per position it could be found at."""
+
+    def __init__(self, text: str, end: int) -> None:
+        self.text, self.end = text, end
+        self.found: dict[str, int] = {}
+
+    def after(self, marker: str, start: int) -> int:
+        hit = self.found.get(marker)
+        if hit is None or (hit != -1 and hit < start):
+            hit = self.text.find(marker, start, self.end)
+            self.found[marker] = hit
+        return hit
+
+
+def _html_at(text: str, i: int, b: int, closers: _Closers) -> int | None:
+    """The end of the inline HTML (tag, comment, PI, CDATA, declaration, autolink) at ``i``."""
+    for opener, closer in _HTML_SPANS:
+        if text.startswith(opener, i):
+            hit = closers.after(closer, i + len(opener))
+            return None if hit == -1 else hit + len(closer)
+    if _DECLARATION.match(text, i, b):
+        hit = closers.after(">", i + 2)
+        return None if hit == -1 else hit + 1
+    m = _INLINE_HTML.match(text, i, b)
+    return m.end() if m is not None else None
+
+
 def _scan_inline(text: str, a: int, b: int, regions: list[Region], links: list[Link], html: bool) -> None:
     # Closing backtick runs by width, in order: each opener takes the next run of its width.
     runs: dict[int, list[int]] = {}
     for m in _BACKTICKS.finditer(text, a, b):
         runs.setdefault(m.end() - m.start(), []).append(m.start())
     taken: dict[int, int] = {}  # width -> index of the next candidate closer in runs[width]
+    closers = _Closers(text, b)
     i = a
     while True:
         m = _INLINE_SPECIAL.search(text, i, b)
@@ -243,10 +282,10 @@ def _scan_inline(text: str, a: int, b: int, regions: list[Region], links: list[L
                 i = j
             continue
         if ch == "<":
-            tag = _INLINE_HTML.match(text, i, b) if html else None
-            if tag is not None:
-                regions.append(Region(i, tag.end(), False))
-                i = tag.end()
+            stop = _html_at(text, i, b, closers) if html else None
+            if stop is not None:
+                regions.append(Region(i, stop, False))
+                i = stop
             else:
                 i += 1
             continue
@@ -288,6 +327,8 @@ def _parse_link(text: str, i: int, b: int) -> Link | None:
             break
         if c == "(":
             depth += 1
+            if depth > _MAX_PAREN_DEPTH:
+                return None
         elif c == ")":
             if depth == 0:
                 break
@@ -313,16 +354,23 @@ def neutralize(text: str, heading: str) -> tuple[str, list[int]]:
     position lands where it would have in ``text``)."""
     regions = scan(text, html=False).regions
     starts = [g.start for g in regions]
-    escape_at: list[int] = []
-    for m in _LIVE_CHARS.finditer(text):
-        i = m.start()
+
+    def region_at(i: int) -> Region | None:
         r = bisect_right(starts, i) - 1
-        if (r < 0 or regions[r].end <= i) and not _escaped(text, i, 0):
-            escape_at.append(i)
+        return regions[r] if r >= 0 and i < regions[r].end else None
+
+    escape = {m.start() for m in _LIVE_CHARS.finditer(text) if region_at(m.start()) is None}
     for start, _, line in lines(text):
-        if line.rstrip("\r\n") == heading and not any(g.start <= start < g.end for g in regions):
-            escape_at.append(start)
-    escape_at.sort()
+        where_in = region_at(start)
+        if where_in is not None and where_in.block:
+            continue
+        if line.rstrip("\r\n") == heading:
+            escape.add(start)
+        elif line.lstrip(" ").startswith("<") and len(line) - len(line.lstrip(" ")) <= 3:
+            # A line opening with "<" may start an HTML block, which ends a paragraph and so any
+            # code span that seemed to run through it: escape it even there.
+            escape.add(start + len(line) - len(line.lstrip(" ")))
+    escape_at = sorted(i for i in escape if not _escaped(text, i, 0))
     out: list[str] = []
     prev = 0
     for pos in escape_at:
