@@ -84,10 +84,12 @@ class ExecutionContext:
 
     def http_timeout(self) -> httpx.Timeout:
         # Our cancel scopes enforce first_byte / idle / total precisely; httpx's read timeout is a
-        # backstop just beyond them, and its connect timeout is the ``connect`` deadline.
+        # backstop just beyond them, and its connect timeout is the ``connect`` deadline. A request
+        # queued for a free connection waits under first_byte / total only (pool=None): with more
+        # streams than connections, the queue is normal, not a failure to connect.
         t = self.timeouts
         read = max(t.idle, t.first_byte) + 1.0
-        return httpx.Timeout(connect=t.connect, read=read, write=read, pool=t.connect)
+        return httpx.Timeout(connect=t.connect, read=read, write=read, pool=None)
 
 
 class _Attempt:
