@@ -7,6 +7,8 @@ a str round-trip; UTF-8 sequences split across reads are never cut because event
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 from ..schema.errors import InvalidProviderOutputError
@@ -15,6 +17,7 @@ __all__ = ["DEFAULT_MAX_EVENT_BYTES", "SSEDecoder", "SSEEvent", "SSEFraming"]
 
 DEFAULT_MAX_EVENT_BYTES = 32 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
+_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 class SSEEvent(msgspec.Struct, frozen=True, gc=False):
@@ -59,7 +62,10 @@ class SSEDecoder:
             if self._trailing_cr and chunk.startswith(b"\n"):
                 chunk = chunk[1:]  # second half of a CRLF whose CR ended the previous read
             self._trailing_cr = chunk.endswith(b"\r")
-            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            if _LONE_CR.search(chunk) is None:
+                chunk = chunk.translate(None, b"\r")  # CRLF only (Gemini): drop the CRs in one pass
+            else:  # a lone CR ends a line too (and one ending this read may pair with the next LF)
+                chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         buf = self._buf + chunk if self._buf else chunk
         cut = buf.rfind(b"\n\n")
         if cut < 0:
