@@ -41,13 +41,14 @@ class PeakOpen:
 
 async def test_default_pool_holds_more_streams_than_a_small_pool(server: FaultServer) -> None:
     # 150 streams that outlast the connect deadline: the old default (100 connections, queue bounded
-    # by connect) failed 50 of them with a pool timeout.
+    # by connect) failed 50 of them with a pool timeout. (connect=2 s: 150 connections at once may
+    # overflow the server's accept backlog, and a dropped SYN is resent after 1 s.)
     n = 150
-    server.add(*(slow("a", "b", seconds=0.6) for _ in range(n)))
+    server.add(*(slow("a", "b", seconds=2.5) for _ in range(n)))
     texts: list[str] = []
     peak = PeakOpen(server)
     with anyio.fail_after(BOUND * 2):
-        async with llmroute.Client(timeouts=Timeouts(connect=0.2)) as client:
+        async with llmroute.Client(timeouts=Timeouts(connect=2.0)) as client:
             assert client.max_connections == DEFAULT_MAX_CONNECTIONS == 1000
 
             async def one() -> None:
