@@ -28,7 +28,6 @@ import contextlib
 import gc
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -416,12 +415,22 @@ async def concurrent_child(base: str, approach: str, streams: int, events: int, 
             key = f"{type(exc).__name__}: {str(exc)[:90]}"
             errors[key] = errors.get(key, 0) + 1
 
+    peak = rss0
+
+    async def sample() -> None:  # ru_maxrss would report the import-time peak, not the streams'
+        nonlocal peak
+        while True:
+            peak = max(peak, _rss_kb())
+            await anyio.sleep(0.05)
+
     start, start_cpu = time.perf_counter(), time.process_time()
     async with anyio.create_task_group() as tg:
-        for _ in range(streams):
-            tg.start_soon(one)
+        tg.start_soon(sample)
+        async with anyio.create_task_group() as running:
+            for _ in range(streams):
+                running.start_soon(one)
+        tg.cancel_scope.cancel()
     wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     await runner.aclose()
     await anyio.sleep(0.2)
     result = {
