@@ -7,8 +7,10 @@ Each case starts from a real recording (``tests/routes.py``) and breaks one thin
 
 from __future__ import annotations
 
+import base64
 import json
 import struct
+import time
 import zlib
 from typing import Any
 
@@ -232,3 +234,40 @@ async def test_eventstream_timestamp_out_of_range_is_typed(server: FaultServer) 
     with pytest.raises(llmroute.InvalidProviderOutputError) as caught:
         await run(server, case, parts)
     assert "malformed headers (OverflowError)" in str(caught.value)
+
+
+# huge single events ------------------------------------------------------------------------------
+
+
+def test_sse_decoder_is_linear_in_event_size() -> None:
+    """8 MiB in 1,448-byte reads (one TCP segment each): quadratic buffering took ~19 s of CPU; a
+    linear decoder takes well under a second even on a busy machine."""
+    from llmroute.framing.sse import SSEDecoder
+
+    body = b'data: {"inlineData":"' + b"A" * (8 * 1024 * 1024) + b'"}\n\n'
+    decoder = SSEDecoder(max_event_bytes=16 * 1024 * 1024)
+    events = []
+    started = time.process_time()
+    for i in range(0, len(body), 1448):
+        events.extend(decoder.feed(body[i : i + 1448]))
+    assert time.process_time() - started < 3.0
+    assert [len(e.data) for e in events] == [len(body) - 8]
+
+
+async def test_huge_gemini_image_event_through_the_socket(server: FaultServer) -> None:
+    case = PROTOCOLS["gemini"]
+    image = base64.b64encode(b"\x89PNG" + b"\0" * (3 * 1024 * 1024)).decode()
+    chunk = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"inlineData": {"mimeType": "image/png", "data": image}}],
+                }
+            }
+        ]
+    }
+    body = b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n" + case.body()
+    parts = [body[i : i + 16384] for i in range(0, len(body), 16384)]
+    response = await run(server, case, parts)
+    assert response.tool_calls and response.complete

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx
 
+from ..schema.errors import InvalidRequestError
 from ..schema.events import Finish, LLMEvent, StepFinish
 from ..schema.request import LLMRequest
 from ..schema.response import LLMResponse
@@ -39,18 +40,25 @@ class Client:
         max_error_bytes: int = 64 * 1024,
         sleep: Callable[[float], Awaitable[Any]] | None = None,
         max_response_bytes: int | None = None,
+        max_connections: int = 100,
     ) -> None:
         """``timeouts`` and ``retry`` are the defaults for every call (each call may override them);
         ``max_error_bytes`` caps how much of an error body is read; ``sleep`` is the backoff sleep
         (inject a fake one in tests so retries do not wait). ``max_response_bytes`` caps a response
         body (``ResponseTooLargeError``, connection closed at once); ``None``: streams are unbounded
-        and non-streamed bodies are capped at ``DEFAULT_MAX_WHOLE_BODY_BYTES`` (64 MiB)."""
+        and non-streamed bodies are capped at ``DEFAULT_MAX_WHOLE_BODY_BYTES`` (64 MiB).
+        ``max_connections`` caps the owned pool (open streams at once); a call that waits longer
+        than ``timeouts.connect`` for a free connection fails with ``TimeoutError(deadline="pool")``.
+        Finished streams return their connection to the pool (keep-alive)."""
         install_log_redaction()
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
         self.max_error_bytes = max_error_bytes
         self.max_response_bytes = max_response_bytes
         self.sleep = sleep
+        if max_connections < 1:
+            raise InvalidRequestError(f"Client(max_connections={max_connections}): must be at least 1")
+        self.max_connections = max_connections
         self._owns_http = http is None
         self._http = http
 
@@ -58,8 +66,9 @@ class Client:
     def http(self) -> httpx.AsyncClient:
         if self._http is None:
             # No client-wide timeout: every request carries its own (ExecutionContext.http_timeout).
+            n = self.max_connections
             self._http = httpx.AsyncClient(
-                limits=httpx.Limits(max_connections=100, max_keepalive_connections=20)
+                limits=httpx.Limits(max_connections=n, max_keepalive_connections=min(n, 20))
             )
         return self._http
 
@@ -79,6 +88,7 @@ class Client:
             max_response_bytes=max_response_bytes
             if max_response_bytes is not None
             else self.max_response_bytes,
+            max_connections=self.max_connections if self._owns_http else None,
         )
 
     def __repr__(self) -> str:

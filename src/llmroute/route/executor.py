@@ -43,7 +43,7 @@ from .errors import error_from_response, http_context
 from .prepare import is_streaming, model_of, prepare
 from .prepared import PreparedRequest
 from .redact import collect_secrets, redact_text, redact_url
-from .transport import HttpTransport, Transport, Wire, connection_not_used, transport_error
+from .transport import HttpTransport, HttpWire, Transport, Wire, connection_not_used, transport_error
 
 if TYPE_CHECKING:
     from .policy import RetryPolicy, Timeouts
@@ -54,6 +54,10 @@ log = logging.getLogger("llmroute")
 
 DEFAULT_TRANSPORT = HttpTransport()
 DEFAULT_MAX_WHOLE_BODY_BYTES = 64 * 1024 * 1024  # a non-streamed body is held whole before decoding
+# Keep-alive: what may follow the terminal event before the body ends. More, or slower, and the
+# connection is closed rather than returned to the pool.
+DRAIN_BYTES = 64 * 1024
+DRAIN_SECONDS = 1.0
 
 Sleep = Callable[[float], Awaitable[Any]]
 
@@ -62,7 +66,16 @@ class ExecutionContext:
     """What a call needs from the client: the HTTP client, policies, limits and the sleep used for
     retry backoff (injectable so tests do not wait)."""
 
-    __slots__ = ("http", "max_error_bytes", "max_response_bytes", "retry", "sleep", "timeouts", "transport")
+    __slots__ = (
+        "http",
+        "max_connections",
+        "max_error_bytes",
+        "max_response_bytes",
+        "retry",
+        "sleep",
+        "timeouts",
+        "transport",
+    )
 
     def __init__(
         self,
@@ -73,8 +86,10 @@ class ExecutionContext:
         transport: Transport = DEFAULT_TRANSPORT,
         sleep: Sleep | None = None,
         max_response_bytes: int | None = None,
+        max_connections: int | None = None,
     ) -> None:
         self.http = http
+        self.max_connections = max_connections  # the pool size, when the client built the pool
         self.timeouts = timeouts
         self.retry = retry
         self.max_error_bytes = max_error_bytes
@@ -93,18 +108,38 @@ class ExecutionContext:
 class _Attempt:
     """One try: what was sent and how far it got."""
 
-    __slots__ = ("prepared", "read_body", "wire")
+    __slots__ = ("chunks", "prepared", "read_body", "wire")
 
     def __init__(self) -> None:
         self.prepared: PreparedRequest | None = None
         self.wire: Wire | None = None
+        self.chunks: AsyncIterator[bytes] | None = None
         self.read_body = False  # a body byte arrived: transport failures are no longer retried
 
+    async def drain(self, seconds: float) -> None:
+        """After the terminal event: read the rest of the body (a ``[DONE]``, the chunked trailer),
+        at most ``DRAIN_BYTES`` within ``seconds``, so the connection goes back to the pool for
+        the next request instead of being closed. Past either bound the connection is dropped."""
+        chunks = self.chunks
+        if chunks is None or not isinstance(self.wire, HttpWire):  # a WebSocket is per call
+            return
+        got = 0
+        with anyio.move_on_after(seconds), contextlib.suppress(httpx.HTTPError):
+            while got <= DRAIN_BYTES:
+                try:
+                    got += len(await chunks.__anext__())
+                except StopAsyncIteration:
+                    self.chunks = None  # ended: httpx has released the connection
+                    return
+
     async def close(self) -> None:
+        chunks, self.chunks = self.chunks, None
         wire, self.wire = self.wire, None
         if wire is not None:
             with anyio.CancelScope(shield=True):  # close even when the caller was cancelled
                 try:
+                    if isinstance(chunks, AsyncGenerator):
+                        await chunks.aclose()  # else left to the GC: a ResourceWarning on trio
                     await wire.aclose()
                 except Exception:  # a broken socket may fail to close cleanly; it is gone either way
                     log.debug("llmroute: error while closing a response", exc_info=False)
@@ -199,6 +234,7 @@ async def run_step(
                 out: list[LLMEvent] = [StepStart(index)]
                 pending = 1  # step-start waits for the first real event (so a first-event error can retry)
                 chunks: AsyncIterator[bytes] = wire.chunks().__aiter__()
+                attempt.chunks = chunks
                 read = chunks.__anext__
                 at = first_at
                 which = "total" if first_at >= total_at else "first_byte"
@@ -251,14 +287,26 @@ async def run_step(
                     raise output_error(exc, protocol.name) from None
                 delivered = True
                 yield out
+                # Resumed: the consumer read to the end (a ``break`` closes the generator at the
+                # yield above and the connection with it). Keep the connection alive for reuse.
+                await attempt.drain(min(DRAIN_SECONDS, max(0.0, total_at - clock())))
                 return
             except httpx.HTTPError as exc:
                 if not delivered and tries <= policy.max_retries and _should_retry(exc, attempt, policy):
-                    error = transport_error(exc, attempt.prepared) if attempt.prepared else None
+                    error = (
+                        transport_error(exc, attempt.prepared, pool=ctx.max_connections)
+                        if attempt.prepared
+                        else None
+                    )
                     await _backoff(ctx, tries, error, exc, total_at, route.name)
                     continue
                 raise (
-                    transport_error(exc, attempt.prepared, "idle" if attempt.read_body else "first_byte")
+                    transport_error(
+                        exc,
+                        attempt.prepared,
+                        "idle" if attempt.read_body else "first_byte",
+                        ctx.max_connections,
+                    )
                     if attempt.prepared is not None
                     else exc
                 ) from None

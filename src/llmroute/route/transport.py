@@ -36,12 +36,15 @@ class Transport(Protocol):
     ) -> Wire: ...
 
 
-_TIMEOUT_PHASE = {"ConnectTimeout": "connect", "PoolTimeout": "connect"}
+_TIMEOUT_PHASE = {"ConnectTimeout": "connect", "PoolTimeout": "pool"}
 
 
-def transport_error(exc: Exception, prepared: PreparedRequest, phase: str = "first_byte") -> LLMError:
+def transport_error(
+    exc: Exception, prepared: PreparedRequest, phase: str = "first_byte", pool: int | None = None
+) -> LLMError:
     """httpx failures -> ``TransportError`` (``TimeoutError`` for timeouts) with the redacted URL,
-    never the headers. ``phase`` names the deadline a read timeout belongs to."""
+    never the headers. ``phase`` names the deadline a read timeout belongs to; ``pool`` is the
+    connection pool's size, named when a request timed out waiting for a free connection."""
     from .errors import http_context
 
     kind = type(exc).__name__
@@ -51,6 +54,15 @@ def transport_error(exc: Exception, prepared: PreparedRequest, phase: str = "fir
     suffix = f": {detail[:300]}" if detail else ""
     if isinstance(exc, httpx.TimeoutException):
         deadline = _TIMEOUT_PHASE.get(kind, phase)
+        if deadline == "pool":
+            size = f"all {pool} connections" if pool is not None else "every connection"
+            return TimeoutError(
+                f"pool deadline exceeded: {size} of the client's pool stayed busy, so the request to "
+                f"{url} was never sent (raise Client(max_connections=...) or run fewer calls at once)",
+                deadline=deadline,
+                http=ctx,
+                code=kind,
+            )
         return TimeoutError(
             f"{deadline} deadline exceeded ({kind}) talking to {url}", deadline=deadline, http=ctx, code=kind
         )
