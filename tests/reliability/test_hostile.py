@@ -271,3 +271,82 @@ async def test_huge_gemini_image_event_through_the_socket(server: FaultServer) -
     parts = [body[i : i + 16384] for i in range(0, len(body), 16384)]
     response = await run(server, case, parts)
     assert response.tool_calls and response.complete
+
+
+# silent corruption -------------------------------------------------------------------------------
+
+
+async def test_reused_tool_call_index_with_a_new_id_is_a_new_call(server: FaultServer) -> None:
+    # Some OpenAI-compatible servers send every call at index 0; the id tells them apart.
+    def call(id: str | None, name: str | None, args: str) -> bytes:
+        tool: dict[str, Any] = {"index": 0, "type": "function", "function": {"arguments": args}}
+        if id is not None:
+            tool["id"] = id
+            tool["function"]["name"] = name
+        return chat_chunk(tool=tool)
+
+    parts = [
+        call("call_a", "weather", '{"city":'),
+        call(None, None, '"Paris"}'),
+        call("call_b", "email", '{"to":"x@y.z"}'),
+        chat_chunk(finish="tool_calls"),
+        DONE,
+    ]
+    response = await run(server, PROTOCOLS["openai-chat"], parts)
+    assert [(c.id, c.name, c.input) for c in response.tool_calls] == [
+        ("call_a", "weather", {"city": "Paris"}),
+        ("call_b", "email", {"to": "x@y.z"}),
+    ]
+
+
+@pytest.mark.parametrize("together", [True, False], ids=["same-read", "later-read"])
+async def test_anthropic_events_after_message_stop_are_ignored(server: FaultServer, together: bool) -> None:
+    case = PROTOCOLS["anthropic"]
+    body = case.body()
+    late = _sse(
+        "content_block_start",
+        {"type": "content_block_start", "index": 9, "content_block": {"type": "text", "text": "late"}},
+    ) + _sse("content_block_stop", {"type": "content_block_stop", "index": 9})
+    parts = [body + late] if together else [body, late]
+    response = await run(server, case, parts)
+    assert "late" not in response.text
+    assert [c.input for c in response.tool_calls] == [{"city": "Paris"}]
+
+
+async def test_anthropic_replayed_block_start_is_typed(server: FaultServer) -> None:
+    case = PROTOCOLS["anthropic"]
+    body = case.body()
+    start = body.index(b"event: content_block_start")
+    end = body.index(b"\n\n", start) + 2
+    with pytest.raises(llmroute.InvalidProviderOutputError, match="open block"):
+        await run(server, case, body[:end] + body[start:end] + body[end:])
+
+
+def _duplicate_item_done(body: bytes) -> bytes:
+    start = body.index(b"event: response.output_item.done")
+    end = body.index(b"\n\n", start) + 2
+    return body[:end] + body[start:end] + body[end:]
+
+
+async def test_responses_duplicated_output_item_done_is_one_call(server: FaultServer) -> None:
+    case = PROTOCOLS["openai-responses"]
+    response = await run(server, case, _duplicate_item_done(case.body()))
+    assert [c.input for c in response.tool_calls] == [{"city": "Paris"}]
+
+
+async def test_the_tool_loop_never_runs_a_repeated_call_twice(server: FaultServer) -> None:
+    case = PROTOCOLS["openai-responses"]
+    runs: list[str] = []
+
+    @llmroute.tool
+    def get_weather(city: str) -> str:
+        """Weather for a city."""
+        runs.append(city)
+        return "sunny"
+
+    server.add(Reply(headers=case.headers, parts=[_duplicate_item_done(case.body())]))
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(retry=RetryPolicy.none()) as client:
+            response = await client.generate(case.request(origin(server)), tools=[get_weather])
+    assert runs == ["Paris"]
+    assert [r.result for r in response.tool_results] == ["sunny"]

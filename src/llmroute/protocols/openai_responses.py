@@ -252,6 +252,7 @@ class ResponsesState(StreamState):
         "blocks",
         "cited",
         "cited_urls",
+        "done_items",
         "function_calls",
         "phases",
         "reasoning_index",
@@ -280,6 +281,9 @@ class ResponsesState(StreamState):
         self.reasoning_item: str | None = None
         self.reasoning_index = -1
         self.tools: dict[str, ToolInput] = {}  # item id -> streamed call
+        # Item ids and call ids of finished tool items: a repeated output_item.added/done (a proxy
+        # replaying events) must not yield a second tool call -- the runtime would run it twice.
+        self.done_items: set[str] = set()
         self.cited: set[tuple[str, str, str | None, int | None, int | None]] = set()
         self.function_calls = 0
         self.searches = 0
@@ -680,6 +684,8 @@ def _on_item_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> No
         if item.phase:
             state.phases[item.id] = item.phase
     elif kind == "function_call":
+        if item.id in state.tools or _finished(state, item):
+            return
         _close_text(state, out)
         _end_reasoning(state, out)
         state.tools[item.id] = ToolInput(
@@ -688,9 +694,21 @@ def _on_item_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> No
         if item.arguments:
             state.tools[item.id].delta(item.arguments, out)
     elif kind in HOSTED_ITEMS:
+        if item.id in state.tools or _finished(state, item):
+            return
         _close_text(state, out)
         _end_reasoning(state, out)
         state.tools[item.id] = _hosted_input(item.id, kind, out)
+
+
+def _finished(state: ResponsesState, item: _Item, mark: bool = False) -> bool:
+    """Whether this tool item (by item id or call id) was already finished; ``mark`` records it."""
+    keys = [k for k in (item.id, item.call_id) if k]
+    if any(k in state.done_items for k in keys):
+        return True
+    if mark:
+        state.done_items.update(keys)
+    return False
 
 
 def _hosted_input(item_id: str, kind: str, out: list[LLMEvent]) -> ToolInput:
@@ -756,14 +774,19 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
             _open_reasoning(state, item.id, 0, out)  # no summary: the block still carries the item
         _end_reasoning(state, out, item)
     elif kind == "function_call":
+        if _finished(state, item, mark=True):
+            return
         tool = state.tools.pop(item.id, None)
+        if tool is None:  # the call's own input, if its added event named it under another item id
+            key = next((k for k, t in state.tools.items() if t.id == item.call_id), None)
+            tool = state.tools.pop(key) if key is not None else None
         if tool is None:
             tool = ToolInput(
                 item.call_id or item.id, item.name or "", out, metadata={_OPENAI: {"item_id": item.id}}
             )
         tool.finish(out, raw=item.arguments)
         state.function_calls += 1
-    elif kind in HOSTED_ITEMS:
+    elif kind in HOSTED_ITEMS and not _finished(state, item, mark=True):
         _on_hosted_done(state, kind, item.id, ev.item, out)
 
 

@@ -259,6 +259,8 @@ async def run_step(
                     try:
                         for frame in feed(chunk):
                             step(state, frame, out)
+                            if state.done:  # what follows the terminal event is ignored, whatever
+                                break  # the read boundaries (it used to depend on them)
                     except LLMError:
                         raise
                     except Exception as exc:  # a shape the parser did not foresee: typed, never raw
