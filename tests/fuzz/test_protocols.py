@@ -170,7 +170,7 @@ def _events(case: WireCase, body: bytes) -> list[tuple[bytes, bytes, bytes]]:
 def value_mutations(draw: st.DrawFn, case: WireCase, body: bytes) -> bytes:
     events = _events(case, body)
     index = draw(st.integers(0, len(events) - 1))
-    prefix, payload, suffix = events[index]
+    payload = events[index][1]
     try:
         value = json.loads(payload)
     except ValueError:  # [DONE] and friends
