@@ -350,3 +350,38 @@ async def test_the_tool_loop_never_runs_a_repeated_call_twice(server: FaultServe
             response = await client.generate(case.request(origin(server)), tools=[get_weather])
     assert runs == ["Paris"]
     assert [r.result for r in response.tool_results] == ["sunny"]
+
+
+# retries -----------------------------------------------------------------------------------------
+
+
+def test_retry_delay_never_overflows() -> None:
+    policy = RetryPolicy(max_retries=5000, jitter=0.25)
+    delays = [policy.delay(n) for n in (1, 1000, 1025, 5000)]
+    assert all(0.0 <= d <= policy.max_backoff for d in delays)
+
+
+def test_retry_after_gets_jitter_above_the_hint() -> None:
+    policy = RetryPolicy()  # jitter 0.25
+    delays = [policy.delay(1, retry_after=1.0) for _ in range(100)]
+    assert all(1.0 <= d <= 1.25 for d in delays)
+    assert len(set(delays)) > 50  # 100 callers told "1 s" do not all wake together
+    assert policy.delay(1, retry_after=1000.0) == policy.max_retry_after
+
+
+async def test_429_retry_after_is_spread_through_the_client(server: FaultServer) -> None:
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    for _ in range(20):
+        server.add(
+            Reply(429, {"content-type": "application/json", "retry-after": "1"}, [b"{}"], chunked=False)
+        )
+        server.add(Reply(parts=[chat_chunk("ok"), chat_chunk(finish="stop"), DONE]))
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(sleep=sleep) as client:
+            for _ in range(20):
+                assert (await client.generate(PROTOCOLS["openai-chat"].request(origin(server)))).text == "ok"
+    assert len(sleeps) == 20 and all(1.0 <= s <= 1.25 for s in sleeps) and len(set(sleeps)) > 10

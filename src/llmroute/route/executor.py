@@ -43,7 +43,7 @@ from .errors import error_from_response, http_context
 from .prepare import is_streaming, model_of, prepare
 from .prepared import PreparedRequest
 from .redact import collect_secrets, redact_text, redact_url
-from .transport import HttpTransport, HttpWire, Transport, Wire, connection_not_used, transport_error
+from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, transport_error
 
 if TYPE_CHECKING:
     from .policy import RetryPolicy, Timeouts
@@ -183,7 +183,9 @@ async def _open(ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, d
 
 def _should_retry(exc: BaseException, attempt: _Attempt, policy: RetryPolicy) -> bool:
     if isinstance(exc, httpx.HTTPError):
-        return policy.retry_connect and not attempt.read_body and connection_not_used(exc)
+        prepared = attempt.prepared
+        idempotent = prepared is not None and any(k.lower() == "idempotency-key" for k in prepared.headers)
+        return policy.retry_connect and not attempt.read_body and may_resend(exc, idempotent)
     if not isinstance(exc, LLMError) or not exc.retryable or isinstance(exc, TransportError):
         return False  # transport failures are decided on the raw httpx error above
     status = exc.http.status if exc.http is not None else None

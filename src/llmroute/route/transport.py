@@ -11,7 +11,7 @@ from ..schema.errors import LLMError, TimeoutError, TransportError
 from .prepared import PreparedRequest
 from .redact import redact_text, redact_url
 
-__all__ = ["HttpTransport", "Transport", "Wire", "connection_not_used", "transport_error"]
+__all__ = ["HttpTransport", "Transport", "Wire", "may_resend", "transport_error"]
 
 
 class Wire(Protocol):
@@ -69,17 +69,15 @@ def transport_error(
     return TransportError(f"{kind} talking to {url}{suffix}", http=ctx, code=kind)
 
 
-def connection_not_used(exc: Exception) -> bool:
-    """True when the failure happened before the request could have reached the server (or the
-    server dropped the connection before answering), so a retry cannot duplicate work."""
-    return isinstance(
-        exc,
-        httpx.ConnectError
-        | httpx.ConnectTimeout
-        | httpx.RemoteProtocolError
-        | httpx.ReadError
-        | httpx.WriteError,
-    )
+def may_resend(exc: Exception, idempotent: bool = False) -> bool:
+    """True when sending the request again cannot make the provider do (and bill) the work twice:
+    the connection provably never carried a whole request (a connect failure; a write that failed
+    before the body was complete), or the request carries an idempotency key the provider dedupes
+    on. A reset or close after the whole request was written is ambiguous -- the server may be
+    generating already -- so it is re-sent only with a key."""
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.WriteError):
+        return True
+    return idempotent and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError)
 
 
 class HttpWire:
