@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import struct
 import time
 import zlib
@@ -22,7 +23,7 @@ from llmroute import RetryPolicy
 from llmroute.framing.eventstream import EventStreamDecoder, encode_message
 
 from ..routes import EVENTSTREAM, PROTOCOLS, WireCase, frames
-from .server import DONE, FaultServer, Reply, chat_chunk
+from .server import DONE, FaultServer, Reply, Reset, chat_chunk
 
 pytestmark = pytest.mark.anyio
 
@@ -385,3 +386,84 @@ async def test_429_retry_after_is_spread_through_the_client(server: FaultServer)
             for _ in range(20):
                 assert (await client.generate(PROTOCOLS["openai-chat"].request(origin(server)))).text == "ok"
     assert len(sleeps) == 20 and all(1.0 <= s <= 1.25 for s in sleeps) and len(set(sleeps)) > 10
+
+
+# secrets -----------------------------------------------------------------------------------------
+
+OPAQUE = "9f2c4e6a8b0d1f3e5a7c9b1d3f5e7a9c"  # a 32-hex Azure-style key: no recognisable shape
+
+
+async def test_sigv4_signing_logs_are_dropped(server: FaultServer, caplog: pytest.LogCaptureFixture) -> None:
+    from llmroute.providers import bedrock
+
+    token = "IQoJb3JpZ2luX2VjEXAMPLEsessiontoken0123456789"
+    provider = bedrock.configure(
+        region="us-east-1",
+        access_key_id="AKIDEXAMPLE",
+        secret_access_key="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        session_token=token,
+        base_url=origin(server),
+    )
+    request = llmroute.request(model=provider.converse("us.amazon.nova-micro-v1:0"), prompt="hi")
+    server.add(Reply(headers=EVENTSTREAM, parts=frames(PROTOCOLS["bedrock"].body())))
+    caplog.set_level(logging.DEBUG)
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(retry=RetryPolicy.none()) as client:
+            assert (await client.generate(request)).complete
+    signature = server.received[0].headers["authorization"].rsplit("Signature=", 1)[1]
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert server.received[0].headers["x-amz-security-token"] == token
+    assert token not in logged and signature not in logged
+    assert not [r for r in caplog.records if r.name == "botocore.auth"]
+
+
+async def test_log_redaction_by_value_covers_echoed_response_headers(
+    server: FaultServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    from llmroute.providers import compatible
+
+    model = compatible.configure(base_url=f"{origin(server)}/v1", api_key=OPAQUE).model("m")
+    headers = {"content-type": "text/event-stream", "x-debug-echo": f"caller={OPAQUE}"}
+    server.add(Reply(headers=headers, parts=[chat_chunk("ok"), chat_chunk(finish="stop"), DONE]))
+    caplog.set_level(logging.DEBUG)
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(retry=RetryPolicy.none()) as client:
+            assert (await client.generate(llmroute.request(model=model, prompt="hi"))).text == "ok"
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "x-debug-echo" in logged  # httpcore did log the response headers ...
+    assert OPAQUE not in logged  # ... with the key redacted by its value
+
+
+@pytest.mark.parametrize("where", ["header", "query"])
+def test_cassette_guard_refuses_a_key_echoed_by_value(tmp_path: Any, where: str) -> None:
+    from llmroute.testing import Cassette, CassetteSecretError, Interaction, RecordedRequest, RecordedResponse
+
+    if where == "header":  # Azure: api-key header, 32 hex, echoed in a 401 body
+        url, headers = "https://x.openai.azure.com/openai/v1/chat/completions", {"api-key": [OPAQUE]}
+    else:  # Gemini: ?key= in the URL, echoed in a 400 body
+        url, headers = f"https://generativelanguage.googleapis.com/v1beta/models/m:generate?key={OPAQUE}", {}
+    body = json.dumps({"error": {"message": f"Access denied due to invalid key {OPAQUE}"}}).encode()
+    cassette = Cassette(
+        [Interaction(RecordedRequest("POST", url, headers, b"{}"), RecordedResponse(401, {}, body))]
+    )
+    path = tmp_path / "echo.yaml"
+    with pytest.raises(CassetteSecretError) as refused:
+        cassette.save(path)
+    assert not path.exists()
+    assert OPAQUE not in str(refused.value)
+
+
+async def test_transport_errors_keep_no_httpx_context(server: FaultServer) -> None:
+    import traceback
+
+    server.add(Reply(before=[Reset()]))
+    request = PROTOCOLS["openai-responses"].request(origin(server))
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(retry=RetryPolicy.none()) as client:
+            with pytest.raises(llmroute.TransportError) as caught:
+                await client.generate(request)
+    err = caught.value
+    assert err.__context__ is None and err.__cause__ is None
+    text = "".join(traceback.format_exception(err))
+    assert "sk-test-0123456789abcdef" not in text
+    assert "During handling of the above exception" not in text  # no chained httpx error

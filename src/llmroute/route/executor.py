@@ -42,7 +42,7 @@ from .decoding import output_error
 from .errors import error_from_response, http_context
 from .prepare import is_streaming, model_of, prepare
 from .prepared import PreparedRequest
-from .redact import collect_secrets, redact_text, redact_url
+from .redact import collect_secrets, redact_text, redact_url, secrets_in_scope
 from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, transport_error
 
 if TYPE_CHECKING:
@@ -124,7 +124,8 @@ class _Attempt:
         if chunks is None or not isinstance(self.wire, HttpWire):  # a WebSocket is per call
             return
         got = 0
-        with anyio.move_on_after(seconds), contextlib.suppress(httpx.HTTPError):
+        secrets = self.prepared.secrets if self.prepared is not None else ()
+        with anyio.move_on_after(seconds), contextlib.suppress(httpx.HTTPError), secrets_in_scope(secrets):
             while got <= DRAIN_BYTES:
                 try:
                     got += len(await chunks.__anext__())
@@ -161,13 +162,14 @@ async def _open(ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, d
     model = model_of(request)
     transport: Transport = model.route.transport or ctx.transport
     log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
-    wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: see run_step
+    with secrets_in_scope(prepared.secrets):  # what the HTTP stack logs meanwhile is redacted
+        wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: run_step
     attempt.wire = wire
     if 200 <= wire.status < 300:
         return wire
     body = b""
     with anyio.CancelScope(deadline=min(deadline, anyio.current_time() + ctx.timeouts.idle)):
-        with contextlib.suppress(httpx.HTTPError):
+        with contextlib.suppress(httpx.HTTPError), secrets_in_scope(prepared.secrets):
             body = await wire.read_capped(ctx.max_error_bytes)
     await attempt.close()  # never drain a large error body: the connection is dropped instead
     raise error_from_response(
@@ -220,6 +222,7 @@ async def run_step(
         attempt = _Attempt()
         delivered = False
         state: Any = None
+        failure: httpx.HTTPError | None = None
         try:
             try:
                 first_at = min(clock() + timeouts.first_byte, total_at)
@@ -235,6 +238,7 @@ async def run_step(
                 received = 0
                 out: list[LLMEvent] = [StepStart(index)]
                 pending = 1  # step-start waits for the first real event (so a first-event error can retry)
+                secrets = attempt.prepared.secrets if attempt.prepared is not None else ()
                 chunks: AsyncIterator[bytes] = wire.chunks().__aiter__()
                 attempt.chunks = chunks
                 read = chunks.__anext__
@@ -242,7 +246,7 @@ async def run_step(
                 which = "total" if first_at >= total_at else "first_byte"
                 while True:
                     chunk = b""
-                    with anyio.CancelScope(deadline=at) as scope:
+                    with anyio.CancelScope(deadline=at) as scope, secrets_in_scope(secrets):
                         try:
                             chunk = await read()
                         except StopAsyncIteration:
@@ -296,24 +300,21 @@ async def run_step(
                 await attempt.drain(min(DRAIN_SECONDS, max(0.0, total_at - clock())))
                 return
             except httpx.HTTPError as exc:
-                if not delivered and tries <= policy.max_retries and _should_retry(exc, attempt, policy):
-                    error = (
-                        transport_error(exc, attempt.prepared, pool=ctx.max_connections)
-                        if attempt.prepared
-                        else None
-                    )
-                    await _backoff(ctx, tries, error, exc, total_at, route.name)
-                    continue
-                raise (
-                    transport_error(
-                        exc,
-                        attempt.prepared,
-                        "idle" if attempt.read_body else "first_byte",
-                        ctx.max_connections,
-                    )
-                    if attempt.prepared is not None
-                    else exc
-                ) from None
+                failure = exc
+            # Handled outside the ``except`` block: the typed error must not keep the httpx
+            # exception -- which holds the request, its Authorization header and raw URL -- as its
+            # ``__context__``.
+            prepared = attempt.prepared
+            if prepared is None:
+                raise failure
+            phase = "idle" if attempt.read_body else "first_byte"
+            error = transport_error(failure, prepared, phase, ctx.max_connections)
+            retry = not delivered and tries <= policy.max_retries and _should_retry(failure, attempt, policy)
+            del failure
+            if retry:
+                await _backoff(ctx, tries, error, total_at, route.name)
+                continue
+            raise error
         except LLMError as exc:
             if exc.provider is None:
                 exc.provider = model.provider
@@ -331,7 +332,7 @@ async def run_step(
                 exc.usage = state.usage  # folded into .partial by EventStream
             if not delivered and tries <= policy.max_retries and _should_retry(exc, attempt, policy):
                 await attempt.close()
-                await _backoff(ctx, tries, exc, exc, total_at, route.name)
+                await _backoff(ctx, tries, exc, total_at, route.name)
                 continue
             exc.attempts = tries
             raise
@@ -355,23 +356,14 @@ def _limit(timeouts: Timeouts, which: str) -> float | None:
     return {"first_byte": timeouts.first_byte, "idle": timeouts.idle, "total": timeouts.total}.get(which)
 
 
-async def _backoff(
-    ctx: ExecutionContext,
-    tries: int,
-    error: LLMError | None,
-    cause: BaseException,
-    total_at: float,
-    route: str,
-) -> None:
+async def _backoff(ctx: ExecutionContext, tries: int, error: LLMError, total_at: float, route: str) -> None:
     """Wait before the next attempt, or re-raise ``error`` when the total deadline leaves no room."""
-    retry_after = getattr(error, "retry_after", None) if error is not None else None
+    retry_after = getattr(error, "retry_after", None)
     delay = ctx.retry.delay(tries, retry_after)
-    what = str(error) if error is not None else type(cause).__name__
+    what = str(error)
     if anyio.current_time() + delay >= total_at:
-        if error is not None:
-            error.attempts = tries
-            raise error
-        raise cause
+        error.attempts = tries
+        raise error
     log.info(
         "llmroute: %s attempt %d failed (%s); retrying in %.2fs (%d retries left)",
         route,
