@@ -467,3 +467,88 @@ async def test_transport_errors_keep_no_httpx_context(server: FaultServer) -> No
     text = "".join(traceback.format_exception(err))
     assert "sk-test-0123456789abcdef" not in text
     assert "During handling of the above exception" not in text  # no chained httpx error
+
+
+# WebSocket -----------------------------------------------------------------------------------------
+
+
+class RawSocketServer:
+    """Answers each connection's upgrade request with ``reply(key)`` bytes, then holds the socket
+    open until the client leaves: a server that breaks the WebSocket protocol on purpose."""
+
+    def __init__(self, reply: Any) -> None:
+        import socket
+        import threading
+
+        self.reply = reply
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            conn, _ = self.sock.accept()
+            with conn:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += conn.recv(4096)
+                key = next(
+                    line.split(b":", 1)[1].strip()
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"sec-websocket-key:")
+                )
+                conn.sendall(self.reply(key))
+                conn.settimeout(10)
+                while conn.recv(4096):
+                    pass
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def model(self) -> llmroute.Model:
+        from llmroute.providers import openai
+
+        facade = openai.configure(
+            api_key="sk-test-0123456789abcdef", base_url=f"http://127.0.0.1:{self.port}/v1"
+        )
+        return facade.responses("gpt-5.5", transport="websocket")
+
+
+def _accept(key: bytes) -> bytes:
+    import hashlib
+
+    digest = hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest()
+    return (
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Accept: " + base64.b64encode(digest) + b"\r\n\r\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(lambda key: _accept(key) + b"\x83\x00", id="reserved-opcode-after-handshake"),
+        pytest.param(lambda key: b"garbage\r\n\r\n", id="garbage-handshake"),
+        pytest.param(lambda key: b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", id="no-upgrade"),
+    ],
+)
+async def test_websocket_protocol_violations_are_typed_at_once(reply: Any) -> None:
+    pytest.importorskip("websockets")
+    server = RawSocketServer(reply)
+    try:
+        with anyio.fail_after(BOUND):
+            async with llmroute.Client(
+                retry=RetryPolicy.none(), timeouts=llmroute.Timeouts(first_byte=3.0, idle=1.0)
+            ) as client:
+                started = anyio.current_time()
+                with pytest.raises(llmroute.LLMError) as caught:
+                    await client.generate(llmroute.request(model=server.model(), prompt="hi"))
+                elapsed = anyio.current_time() - started
+    finally:
+        server.close()
+    assert isinstance(caught.value, llmroute.TransportError | llmroute.InvalidProviderOutputError)
+    assert "sk-test-0123456789abcdef" not in str(caught.value)
+    assert elapsed < 2.0  # at once, not at the first-byte deadline
