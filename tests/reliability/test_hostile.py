@@ -552,3 +552,24 @@ async def test_websocket_protocol_violations_are_typed_at_once(reply: Any) -> No
     assert isinstance(caught.value, llmroute.TransportError | llmroute.InvalidProviderOutputError)
     assert "sk-test-0123456789abcdef" not in str(caught.value)
     assert elapsed < 2.0  # at once, not at the first-byte deadline
+
+
+async def test_the_tool_loop_runs_a_duplicated_call_id_once(server: FaultServer) -> None:
+    # Two functionCall parts with the same id in one Gemini response: one execution, not two.
+    case = PROTOCOLS["gemini"]
+    call = {"functionCall": {"id": "fc_1", "name": "get_weather", "args": {"city": "Paris"}}}
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [call, call]}, "finishReason": "STOP"}]}
+    runs: list[str] = []
+
+    @llmroute.tool
+    def get_weather(city: str) -> str:
+        """Weather for a city."""
+        runs.append(city)
+        return "sunny"
+
+    server.add(Reply(headers=case.headers, parts=[b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"]))
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(retry=RetryPolicy.none()) as client:
+            response = await client.generate(case.request(origin(server)), tools=[get_weather])
+    assert runs == ["Paris"]
+    assert [r.id for r in response.tool_results] == ["fc_1"]
