@@ -132,25 +132,25 @@ hostile_values = json_values | st.sampled_from(
 )
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     out = [prefix]
     if isinstance(value, dict):
         for k, v in value.items():  # pyright: ignore[reportUnknownVariableType]
-            out += _paths(v, (*prefix, k))
+            out += paths(v, (*prefix, k))
     elif isinstance(value, list):
         for i, v in enumerate(value):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            out += _paths(v, (*prefix, i))
+            out += paths(v, (*prefix, i))
     return out
 
 
-def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+def replace_at(value: Any, path: tuple[Any, ...], new: Any) -> Any:
     if not path:
         return new
     head, rest = path[0], path[1:]
     if isinstance(value, dict):
-        return {**value, head: _replace(value[head], rest, new)}
+        return {**value, head: replace_at(value[head], rest, new)}
     copy = list(value)
-    copy[head] = _replace(copy[head], rest, new)
+    copy[head] = replace_at(copy[head], rest, new)
     return copy
 
 
@@ -176,8 +176,8 @@ def value_mutations(draw: st.DrawFn, case: WireCase, body: bytes) -> bytes:
     except ValueError:  # [DONE] and friends
         value = None
     if value is not None:
-        path = draw(st.sampled_from(_paths(value)))
-        payload = json.dumps(_replace(value, path, draw(hostile_values))).encode()
+        path = draw(st.sampled_from(paths(value)))
+        payload = json.dumps(replace_at(value, path, draw(hostile_values))).encode()
     if case.headers is EVENTSTREAM:
         messages = EventStreamDecoder().feed(body)
         return b"".join(
