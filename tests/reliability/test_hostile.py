@@ -500,7 +500,11 @@ class RawSocketServer:
                     for line in head.split(b"\r\n")
                     if line.lower().startswith(b"sec-websocket-key:")
                 )
-                conn.sendall(self.reply(key))
+                reply = self.reply(key)
+                for n, part in enumerate(reply if isinstance(reply, list) else [reply]):
+                    if n:
+                        time.sleep(0.2)  # a later read, not the handshake's
+                    conn.sendall(part)
                 conn.settimeout(10)
                 while conn.recv(4096):
                     pass
@@ -508,12 +512,10 @@ class RawSocketServer:
     def close(self) -> None:
         self.sock.close()
 
-    def model(self) -> llmroute.Model:
+    def model(self, api_key: str = "sk-test-0123456789abcdef") -> llmroute.Model:
         from llmroute.providers import openai
 
-        facade = openai.configure(
-            api_key="sk-test-0123456789abcdef", base_url=f"http://127.0.0.1:{self.port}/v1"
-        )
+        facade = openai.configure(api_key=api_key, base_url=f"http://127.0.0.1:{self.port}/v1")
         return facade.responses("gpt-5.5", transport="websocket")
 
 
@@ -573,3 +575,25 @@ async def test_the_tool_loop_runs_a_duplicated_call_id_once(server: FaultServer)
             response = await client.generate(case.request(origin(server)), tools=[get_weather])
     assert runs == ["Paris"]
     assert [r.id for r in response.tool_results] == ["fc_1"]
+
+
+async def test_websocket_frame_logs_are_redacted_by_value(caplog: pytest.LogCaptureFixture) -> None:
+    pytest.importorskip("websockets")
+    # the key first: websockets logs a frame's first ~75 characters
+    message = json.dumps(
+        {"message": f"{OPAQUE} is not a valid key", "type": "error", "code": "invalid_api_key"}
+    ).encode()
+    server = RawSocketServer(
+        lambda key: [_accept(key), bytes([0x81, 126]) + struct.pack(">H", len(message)) + message]
+    )
+    caplog.set_level(logging.DEBUG)
+    try:
+        with anyio.fail_after(BOUND):
+            async with llmroute.Client(retry=RetryPolicy.none()) as client:
+                with pytest.raises(llmroute.LLMError) as caught:
+                    await client.generate(llmroute.request(model=server.model(OPAQUE), prompt="hi"))
+    finally:
+        server.close()
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert any(r.name == "websockets.client" for r in caplog.records)  # frames were logged ...
+    assert OPAQUE not in logged and OPAQUE not in str(caught.value)  # ... without the key
