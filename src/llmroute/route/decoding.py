@@ -31,8 +31,10 @@ __all__ = [
 T = TypeVar("T")
 
 RAW_LIMIT = 2000  # bytes of an offending frame kept on InvalidProviderOutputError.raw
-# Deeper JSON is refused before decoding: msgspec (and every recursive walk after it) would hit
-# Python's recursion limit near 1,000 levels. No provider payload or sane tool input nests this deep.
+# Tool arguments, error bodies and frames that failed to decode are refused past this depth before
+# (re)decoding: msgspec, and every recursive walk after it, hits Python's recursion limit near 1,000
+# levels. Frames that decode are not scanned (it would cost every event). No provider payload or
+# sane tool input nests this deep.
 MAX_JSON_DEPTH = 256
 
 # What msgspec raises on hostile input: bad JSON or types, bad UTF-8 inside a string (not a
