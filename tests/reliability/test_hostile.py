@@ -124,6 +124,18 @@ async def test_deeply_nested_tool_arguments_stay_raw_text(server: FaultServer) -
     assert [(c.name, c.input) for c in response.tool_calls] == [("f", args)]
 
 
+async def test_deeply_nested_tool_arguments_sent_as_an_object_are_typed(server: FaultServer) -> None:
+    # Gemini sends arguments as an object: 600 levels still decode, but never reach a tool.
+    case = PROTOCOLS["gemini"]
+    args: Any = {}
+    for _ in range(600):
+        args = {"a": args}
+    call = {"functionCall": {"name": "get_weather", "args": args}}
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [call]}, "finishReason": "STOP"}]}
+    with pytest.raises(llmroute.InvalidProviderOutputError, match="nested deeper than 256"):
+        await run(server, case, [b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"])
+
+
 async def test_deeply_nested_error_body_is_typed(server: FaultServer) -> None:
     server.add(Reply(400, {"content-type": "application/json"}, [deep_json()], chunked=False))
     with anyio.fail_after(BOUND):

@@ -26,6 +26,7 @@ __all__ = [
     "json_too_deep",
     "output_error",
     "snippet",
+    "value_too_deep",
 ]
 
 T = TypeVar("T")
@@ -60,6 +61,19 @@ def json_too_deep(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
         else:
             depth -= 1
     return False
+
+
+def value_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """``json_too_deep`` for a decoded value (a tool input a provider sent as an object), through
+    its JSON encoding; too deep to encode at all counts as too deep."""
+    if not isinstance(value, dict | list):
+        return False
+    try:
+        return json_too_deep(msgspec.json.encode(value), limit)
+    except RecursionError:
+        return True
+    except TypeError:  # not JSON (a value the protocol built): not ours to judge here
+        return False
 
 
 def snippet(data: bytes | str, limit: int = RAW_LIMIT) -> str:
