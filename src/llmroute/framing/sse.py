@@ -31,10 +31,26 @@ class SSEDecoder:
     """``feed(bytes) -> list[SSEEvent]``. An unterminated event at end of input is discarded (spec);
     ``partial`` tells whether one was pending, for truncation diagnostics."""
 
-    __slots__ = ("_buf", "_data", "_event", "_last_id", "_max", "_names", "_retry", "_start", "_trailing_cr")
+    __slots__ = (
+        "_buf",
+        "_data",
+        "_event",
+        "_last_id",
+        "_max",
+        "_more",
+        "_names",
+        "_retry",
+        "_size",
+        "_start",
+        "_trailing_cr",
+    )
 
     def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
-        self._buf = b""
+        self._buf: bytes = b""
+        # Reads that completed no event wait here unjoined, so one huge event arriving in small reads
+        # costs one join when it ends, not a copy of everything so far per read (quadratic).
+        self._more: list[bytes] = []
+        self._size = 0  # bytes in _buf and _more
         self._trailing_cr = False
         self._start = True
         self._max = max_event_bytes
@@ -46,7 +62,7 @@ class SSEDecoder:
 
     @property
     def partial(self) -> bool:
-        return bool(self._buf.strip(b"\n")) or bool(self._data)
+        return bool(self._buf.strip(b"\n")) or bool(self._more) or bool(self._data)
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         if self._start:
@@ -66,17 +82,32 @@ class SSEDecoder:
                 chunk = chunk.translate(None, b"\r")  # CRLF only (Gemini): drop the CRs in one pass
             else:  # a lone CR ends a line too (and one ending this read may pair with the next LF)
                 chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        buf = self._buf + chunk if self._buf else chunk
-        cut = buf.rfind(b"\n\n")
-        if cut < 0:
-            if len(buf) > self._max:
-                self._buf = b""
-                raise InvalidProviderOutputError(
-                    f"SSE event exceeds the {self._max}-byte limit", raw=_excerpt(buf)
-                )
-            self._buf = buf
+        if not chunk:
             return []
+        more = self._more
+        tail = more[-1] if more else self._buf
+        if b"\n\n" not in chunk and not (tail.endswith(b"\n") and chunk.startswith(b"\n")):
+            # No event ends in this read: keep it for later (O(len(chunk)), whatever is pending).
+            self._size += len(chunk)
+            if self._size > self._max:
+                head = self._buf or (more[0] if more else chunk)
+                self._buf, self._more, self._size = b"", [], 0
+                raise InvalidProviderOutputError(
+                    f"SSE event exceeds the {self._max}-byte limit", raw=_excerpt(head)
+                )
+            if tail:
+                more.append(chunk)
+            else:
+                self._buf = chunk
+            return []
+        if more:
+            buf = b"".join((self._buf, *more, chunk))
+            self._more = []
+        else:
+            buf = self._buf + chunk if self._buf else chunk
+        cut = buf.rfind(b"\n\n")  # found in the last read's bytes: a backward scan of those only
         self._buf = buf[cut + 2 :]
+        self._size = len(self._buf)
         region = buf[:cut]
         if not self._event and self._last_id is None:
             fast = self._fast(region)
@@ -138,6 +169,8 @@ class SSEDecoder:
 
     def close(self) -> list[SSEEvent]:
         self._buf = b""
+        self._more = []
+        self._size = 0
         self._data = []
         self._event = ""
         return []

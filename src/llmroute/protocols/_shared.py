@@ -8,9 +8,9 @@ from typing import Any, TypeVar, cast
 
 import msgspec
 
-from ..route.decoding import RAW_LIMIT, decode_json, json_too_deep
+from ..route.decoding import MAX_JSON_DEPTH, RAW_LIMIT, decode_json, json_too_deep, value_too_deep
 from ..schema.content import MediaPart, TextPart
-from ..schema.errors import InvalidRequestError
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
     LLMEvent,
     ReasoningDelta,
@@ -182,6 +182,10 @@ class ToolInput:
         out.append(ToolInputEnd(self.id, self.name))
         if input is None:
             input = parse_tool_input(raw if raw is not None else "".join(self.chunks))
+        elif value_too_deep(input):  # decoded whole by the provider's frame: bounded like text
+            raise InvalidProviderOutputError(
+                f"tool call {self.name!r}: arguments nested deeper than {MAX_JSON_DEPTH} levels"
+            )
         call = ToolCall(self.id, self.name, input, self.provider_executed, self.metadata)
         out.append(call)
         return call

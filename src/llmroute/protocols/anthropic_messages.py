@@ -697,6 +697,8 @@ def _on_block_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -
     if block is None:
         return
     index = event.index
+    if index in state.open:  # a replayed start would open the block (and its tool call) twice
+        raise InvalidProviderOutputError(f"anthropic-messages: content_block_start for open block {index}")
     kind = block.type
     if kind == "text":
         opened = _Open(_TEXT, f"text-{index}")

@@ -716,6 +716,11 @@ def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> 
         tool = state.tool_by_id[delta.id]  # some servers repeat the id in every fragment
     elif state.quirks.tool_call_key == "index" and delta.index is not None:
         tool = state.tools.get(delta.index)
+        if tool is not None and delta.id is not None and delta.id != tool.id:
+            # Some compatible servers reuse index 0 for every call: a new id is a new call. The
+            # earlier one keeps its place (re-keyed by its id) and still finishes.
+            state.tools[tool.id] = state.tools.pop(delta.index)
+            tool = None
     elif delta.id is None and state.tools:
         tool = next(reversed(state.tools.values()))  # no index, no id: continues the last call
     if tool is None:
