@@ -36,7 +36,7 @@ class Transport(Protocol):
     ) -> Wire: ...
 
 
-_TIMEOUT_PHASE = {"ConnectTimeout": "connect", "PoolTimeout": "connect"}
+_TIMEOUT_PHASE = {"ConnectTimeout": "connect", "PoolTimeout": "pool"}
 
 
 def transport_error(exc: Exception, prepared: PreparedRequest, phase: str = "first_byte") -> LLMError:
