@@ -114,3 +114,19 @@ async def test_max_connections_is_checked() -> None:
     async with llmroute.Client(max_connections=7) as client:
         pool = client.http._transport._pool  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
         assert pool._max_connections == 7  # pyright: ignore[reportUnknownMemberType]
+
+
+async def test_a_pool_deadline_bounds_the_queue_when_set(server: FaultServer) -> None:
+    server.add(slow("holds the only connection", seconds=1.5))
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(max_connections=1) as client, anyio.create_task_group() as tg:
+            tg.start_soon(client.generate, chat_request(server))
+            await anyio.sleep(0.2)
+            started = anyio.current_time()
+            with pytest.raises(llmroute.TimeoutError) as caught:
+                await client.generate(chat_request(server), timeouts=Timeouts(pool=0.2))
+            waited = anyio.current_time() - started
+            assert len(server.received) == 1
+        await settled(server)
+    assert caught.value.deadline == "pool" and caught.value.attempts == 1  # never retried
+    assert 0.15 < waited < 1.2

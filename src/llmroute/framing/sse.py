@@ -149,13 +149,12 @@ class SSEDecoder:
             # Every event ``event:`` + ``data:`` (Anthropic, OpenAI Responses): the lines go name,
             # data, blank, name, data, blank, ... name, data. One split, no per-event partition.
             lines = region.split(b"\n")
-            if len(lines) % 3 != 2 or any(lines[2::3]):
-                return None
+            n = len(lines) // 3 + 1
+            if len(lines) % 3 != 2 or any(lines[2::3]) or region.count(b"\ndata: ") != n:
+                return None  # (with every name line an ``event:`` one, the n ``data:`` are the data lines)
             names = self._names
             out: list[SSEEvent] = []
             for head, data in zip(lines[0::3], lines[1::3], strict=True):
-                if not data.startswith(b"data: "):
-                    return None
                 name = names.get(head)  # only ``event: `` lines are ever cached
                 if name is None:
                     if not head.startswith(b"event: "):

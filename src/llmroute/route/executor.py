@@ -101,11 +101,11 @@ class ExecutionContext:
     def http_timeout(self) -> httpx.Timeout:
         # Our cancel scopes enforce first_byte / idle / total precisely; httpx's read timeout is a
         # backstop just beyond them, and its connect timeout is the ``connect`` deadline. A request
-        # queued for a free connection waits under first_byte / total only (pool=None): with more
-        # streams than connections, the queue is normal, not a failure to connect.
+        # queued for a free connection waits under ``pool`` (default: none of its own, so only
+        # first_byte / total bound it): with more streams than connections, a queue is normal.
         t = self.timeouts
         read = max(t.idle, t.first_byte) + 1.0
-        return httpx.Timeout(connect=t.connect, read=read, write=read, pool=None)
+        return httpx.Timeout(connect=t.connect, read=read, write=read, pool=t.pool)
 
 
 class _Attempt:

@@ -25,12 +25,15 @@ class Timeouts(msgspec.Struct, frozen=True, omit_defaults=True):
     ``connect``: opening the TCP/TLS connection. ``first_byte``: from sending the request to the
     first body byte (long, because reasoning models think before they speak). ``idle``: the longest
     gap between two body chunks once bytes flow. ``total``: the whole call, retries and backoff
-    included (``None``: unbounded)."""
+    included (``None``: unbounded). ``pool``: waiting for a free connection while all of the
+    client's ``max_connections`` are busy (``None``: as long as ``first_byte`` and ``total`` allow;
+    a queue of streams is normal load, not a failure to connect)."""
 
     connect: float = 10.0
     first_byte: float = 600.0
     idle: float = 120.0
     total: float | None = None
+    pool: float | None = None
 
     def replace(
         self,
@@ -39,6 +42,7 @@ class Timeouts(msgspec.Struct, frozen=True, omit_defaults=True):
         first_byte: float | None = None,
         idle: float | None = None,
         total: float | None = None,
+        pool: float | None = None,
     ) -> Timeouts:
         """A copy with the given deadlines changed (``None`` keeps the current value)."""
         return Timeouts(
@@ -46,6 +50,7 @@ class Timeouts(msgspec.Struct, frozen=True, omit_defaults=True):
             first_byte if first_byte is not None else self.first_byte,
             idle if idle is not None else self.idle,
             total if total is not None else self.total,
+            pool if pool is not None else self.pool,
         )
 
 
