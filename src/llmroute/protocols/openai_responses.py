@@ -1116,11 +1116,13 @@ def _keep_other(state: ResponsesState, raw: msgspec.Raw) -> None:
     )
 
 
-def _once(state: ResponsesState, item_id: str) -> None:
-    """A call item completes once: a second ``done`` would run a tool twice."""
+def _first_done(state: ResponsesState, item_id: str) -> bool:
+    """A call item completes once: a repeated ``done`` (a proxy replaying events) is dropped, since
+    yielding it again would run a tool twice."""
     if item_id in state.called:
-        raise InvalidProviderOutputError(f"{NAME}: output item {item_id!r} completed twice")
+        return False
     state.called.add(item_id)
+    return True
 
 
 def _on_call_done(
@@ -1128,7 +1130,8 @@ def _on_call_done(
 ) -> None:
     """A client call (function, custom, or a built-in the client runs), or a hosted call outside
     ``HOSTED_ITEMS`` (server shell, server tool search, xAI's server-side tools)."""
-    _once(state, item.id)
+    if not _first_done(state, item.id):
+        return
     tool = state.tools.pop(item.id, None) or _tool_input(item, role, out)
     kind = item.type
     if kind == "function_call":
@@ -1181,7 +1184,8 @@ def _on_message_done(state: ResponsesState, item: _Item, out: list[LLMEvent]) ->
 def _on_hosted_done(
     state: ResponsesState, kind: str, item_id: str, raw: msgspec.Raw, out: list[LLMEvent]
 ) -> None:
-    _once(state, item_id)
+    if not _first_done(state, item_id):
+        return
     data = decode_frame(_raw_decoder, raw, "openai-responses item")
     name, input_keys, result_keys = HOSTED_ITEMS[kind]
     call_input: dict[str, Any] = {k: data[k] for k in input_keys if data.get(k) is not None}

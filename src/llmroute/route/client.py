@@ -100,6 +100,7 @@ class Client:
             max_response_bytes=max_response_bytes
             if max_response_bytes is not None
             else self.max_response_bytes,
+            max_connections=self.max_connections if self._owns_http else None,
         )
 
     def __repr__(self) -> str:
