@@ -10,9 +10,12 @@ async with llmroute.Client() as client:
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .build import assistant, request, system, tool_message, user
+from .build import approval, assistant, request, system, tool_message, user
 from .media import file, image
 from .schema import (
+    ApprovalRequest,
+    ApprovalRequestPart,
+    ApprovalResponsePart,
     AssistantPart,
     AuthenticationError,
     CachePolicy,
@@ -108,6 +111,7 @@ _LAZY = {
     "has_tool_call": "tools",
     "step_count_is": "tools",
     "tool": "tools",
+    "client_tools": "",
     "hosted": "",
     "testing": "",
 }
@@ -127,6 +131,9 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ApprovalRequest",
+    "ApprovalRequestPart",
+    "ApprovalResponsePart",
     "AssistantPart",
     "AuthenticationError",
     "ClientClosedError",
@@ -200,6 +207,7 @@ __all__ = [
     "TransportError",
     "Usage",
     "__version__",
+    "approval",
     "assistant",
     "file",
     "has_tool_call",

@@ -5,8 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from .schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from .schema.content import (
+    ApprovalResponsePart,
+    MediaPart,
+    Message,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from .schema.errors import InvalidRequestError
+from .schema.events import ApprovalRequest
 from .schema.options import CachePolicy, GenerationOptions, HttpOverlay
 from .schema.request import LLMRequest
 from .schema.tools import HostedTool, ToolChoice, ToolDefinition, ToolSpec
@@ -16,7 +26,7 @@ if TYPE_CHECKING:
     from .route.model import Model
     from .tools.tool import Tool
 
-__all__ = ["assistant", "request", "system", "tool_message", "user"]
+__all__ = ["approval", "assistant", "request", "system", "tool_message", "user"]
 
 PartLike = str | Part
 
@@ -78,6 +88,13 @@ def _system_parts(content: object) -> tuple[TextPart, ...]:
 
 def tool_message(*results: ToolResultPart) -> Message:
     return Message("tool", results)
+
+
+def approval(request: ApprovalRequest | str, approve: bool, reason: str | None = None) -> Message:
+    """The user message answering an approval request (``LLMResponse.approval_requests``): send it
+    after the response's messages."""
+    request_id = request if isinstance(request, str) else request.id
+    return Message("user", (ApprovalResponsePart(request_id, approve, reason),))
 
 
 def _tool_spec(tool: object, param: str) -> ToolSpec:

@@ -647,11 +647,11 @@ def step(state: AnthropicState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     kind = event.type
     if kind == "content_block_delta":
         delta = event.delta
-        if delta is not None and delta.type == "text_delta" and delta.text is not None:
+        if delta is not None and delta.type == "text_delta" and (text := delta.text) is not None:
             block = state.open.get(event.index)
             if block is not None and block.kind == _TEXT:  # hot path
-                out.append(TextDelta(block.id, delta.text))
-                block.length += len(delta.text)
+                out.append(TextDelta(block.id, text))
+                block.length += len(text)
                 return
         _on_delta(state, event, out)
         return
@@ -697,6 +697,8 @@ def _on_block_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -
     if block is None:
         return
     index = event.index
+    if index in state.open:  # a replayed start would open the block (and its tool call) twice
+        raise InvalidProviderOutputError(f"anthropic-messages: content_block_start for open block {index}")
     kind = block.type
     if kind == "text":
         opened = _Open(_TEXT, f"text-{index}")

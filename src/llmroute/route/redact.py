@@ -6,7 +6,7 @@ import logging
 import re
 from collections.abc import Generator, Iterable, Mapping
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = [
@@ -20,11 +20,12 @@ __all__ = [
     "get_logger",
     "install_log_redaction",
     "is_secret_name",
+    "quiet_signing",
     "redact_headers",
     "redact_log_text",
     "redact_text",
     "redact_url",
-    "sending",
+    "secrets_in_scope",
 ]
 
 REDACTED = "[REDACTED]"
@@ -132,7 +133,7 @@ def collect_secrets(headers: Mapping[str, str], url: str, known: Iterable[str] =
 # httpx logs every request URL at INFO (``key=`` query parameters included); httpcore logs response
 # headers at DEBUG (cookies); websockets logs request headers at DEBUG. A filter on exactly those
 # loggers rewrites such records, but only records emitted while llmroute itself is sending
-# (``sending()``): the application's own use of those libraries is left alone. llmroute's own
+# (``secrets_in_scope()``): the application's own use of those libraries is left alone. llmroute's own
 # loggers (``get_logger(__name__)``) are always filtered. It costs nothing unless logging is enabled.
 
 _QUERY_PAIR = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&\s\"'#;]+)")
@@ -145,18 +146,44 @@ _LOG_TARGETS = (
     "httpcore.http2",
     "httpcore.proxy",
     "websockets.client",
+    "botocore.auth",  # logs the canonical request (security token) and the signature at DEBUG
+    "botocore.credentials",
 )
-_SENDING: ContextVar[bool] = ContextVar("llmroute_sending", default=False)
+
+# The credentials of the request being sent, per task: the filter redacts them by value in what
+# the HTTP stack logs meanwhile (a key with no recognisable shape, echoed in a URL or a header).
+# None outside a send: the scoped filter (other libraries' loggers) then leaves records alone.
+_ACTIVE_SECRETS: ContextVar[tuple[str, ...] | None] = ContextVar("llmroute_active_secrets", default=None)
+# Set while llmroute signs with botocore: its signing logs are dropped, not just redacted.
+_SIGNING: ContextVar[bool] = ContextVar("llmroute_signing", default=False)
+
+
+class secrets_in_scope:  # a class, used like a function: ``with secrets_in_scope(secrets):``
+    """Within the block (and this task only), log records are also redacted by these values."""
+
+    __slots__ = ("_secrets", "_token")
+
+    def __init__(self, secrets: tuple[str, ...]) -> None:
+        self._secrets = secrets
+        self._token: Token[tuple[str, ...] | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _ACTIVE_SECRETS.set(self._secrets)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _ACTIVE_SECRETS.reset(self._token)
+            self._token = None
 
 
 @contextmanager
-def sending() -> Generator[None]:
-    """Marks the HTTP libraries' records emitted inside as llmroute's, so they are redacted."""
-    token = _SENDING.set(True)
+def quiet_signing() -> Generator[None]:
+    """Drop botocore's signing log records (canonical request, string to sign, signature)."""
+    token = _SIGNING.set(True)
     try:
         yield
     finally:
-        _SENDING.reset(token)
+        _SIGNING.reset(token)
 
 
 def redact_log_text(text: str) -> str:
@@ -169,20 +196,25 @@ def redact_log_text(text: str) -> str:
 
 class RedactingFilter(logging.Filter):
     """Rewrites a record whose formatted message holds a credential. ``scoped``: only records
-    emitted inside ``sending()`` (for other libraries' loggers)."""
+    emitted inside ``secrets_in_scope()`` (for other libraries' loggers)."""
 
     def __init__(self, scoped: bool) -> None:
         super().__init__()
         self.scoped = scoped
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.scoped and not _SENDING.get():
+        if _SIGNING.get() and record.name.startswith("botocore"):
+            return False
+        secrets = _ACTIVE_SECRETS.get()
+        if self.scoped and secrets is None:
             return True
         try:
             message = record.getMessage()
         except Exception:  # a broken format string is the logging module's business
             return True
         clean = redact_log_text(message)
+        if secrets:
+            clean = redact_text(clean, secrets)
         if clean != message:
             record.msg = clean
             record.args = None

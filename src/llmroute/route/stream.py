@@ -34,9 +34,30 @@ class EventStream:
                 "keep the events, or use client.generate() for a folded response"
             )
 
-    def __aiter__(self) -> EventStream:
+    def __aiter__(self) -> AsyncGenerator[LLMEvent, None]:
         self._check_fresh()
-        return self
+        return self._events()
+
+    async def _events(self) -> AsyncGenerator[LLMEvent, None]:
+        # ``async for`` runs here: within a read's batch each event is one generator resume, not a
+        # coroutine per event as ``__anext__`` costs. The position lives on the stream, so a loop
+        # left with ``break`` continues where it stopped (another ``async for``, ``__anext__``,
+        # ``batches()`` or ``response()``).
+        while True:
+            batch, i = self._batch, self._i
+            n = len(batch)
+            while i < n:
+                event = batch[i]
+                i += 1
+                self._i = i
+                if self._builder is not None:
+                    self._builder.add(event)
+                yield event
+            try:
+                batch = await self._pull()  # marks the stream ended (and fills ``partial``) on stop/failure
+            except StopAsyncIteration:
+                return
+            self._batch, self._i = batch, 0
 
     async def __anext__(self) -> LLMEvent:
         i = self._i

@@ -139,8 +139,9 @@ class TransportError(LLMError):
 
 
 class TimeoutError(TransportError, builtins.TimeoutError):
-    """A deadline fired. ``deadline`` is ``"first_byte"``, ``"idle"`` or ``"total"``. Also a
-    built-in ``TimeoutError``, so ``except TimeoutError`` catches it with or without the import."""
+    """A deadline fired. ``deadline`` is ``"connect"``, ``"pool"`` (no free connection in the
+    client's pool), ``"first_byte"``, ``"idle"`` or ``"total"``. Also a built-in ``TimeoutError``,
+    so ``except TimeoutError`` catches it with or without the import."""
 
     def __init__(self, message: str, *, deadline: str, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)

@@ -15,6 +15,7 @@ import msgspec
 from .usage import Usage
 
 __all__ = [
+    "ApprovalRequest",
     "Citation",
     "Finish",
     "FinishReason",
@@ -176,6 +177,18 @@ class Citation(_Event, frozen=True, tag="citation"):
     provider_metadata: Meta = None
 
 
+class ApprovalRequest(_Event, frozen=True, tag="approval-request"):
+    """The provider asks the caller to approve a call before it runs it (OpenAI Responses MCP
+    ``mcp_approval_request``). Answer in the next request with ``llmroute.approval(request, ok)``
+    (an ``ApprovalResponsePart``); the request itself stays in the assistant message."""
+
+    type: ClassVar[Literal["approval-request"]] = "approval-request"
+    id: str
+    name: str
+    input: Any
+    provider_metadata: Meta = None
+
+
 class Finish(_Event, frozen=True, tag="finish"):
     type: ClassVar[Literal["finish"]] = "finish"
     reason: FinishReason = "unknown"
@@ -207,6 +220,7 @@ LLMEvent = (
     | ToolResult
     | ToolError
     | Citation
+    | ApprovalRequest
     | Finish
     | ProviderError
 )

@@ -6,8 +6,17 @@ from typing import Any
 
 import msgspec
 
-from .content import AssistantPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from .content import (
+    ApprovalRequestPart,
+    AssistantPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from .events import (
+    ApprovalRequest,
     Citation,
     Finish,
     FinishReason,
@@ -58,6 +67,7 @@ class LLMResponse(msgspec.Struct, frozen=True):
     complete: bool = True
     tool_errors: tuple[ToolError, ...] = ()
     """Failed local tool calls of every step; ``.exception`` holds what a handler raised."""
+    approval_requests: tuple[ApprovalRequest, ...] = ()  # to answer with ``llmroute.approval``
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -93,7 +103,7 @@ class ResponseBuilder:
     def __init__(self, keep_events: bool = True) -> None:
         self._keep_events = keep_events
         self.events: list[LLMEvent] = []
-        self._order: list[_Block | ToolCall | ToolResult] = []
+        self._order: list[_Block | ToolCall | ToolResult | ApprovalRequest] = []
         self._blocks: dict[str, _Block] = {}
         self._steps: list[StepResult] = []
         self._step_results: list[ToolResult] = []
@@ -101,6 +111,7 @@ class ResponseBuilder:
         self.tool_calls: list[ToolCall] = []
         self.tool_results: list[ToolResult] = []
         self.citations: list[Citation] = []
+        self.approval_requests: list[ApprovalRequest] = []
         self.errors: list[ProviderError] = []
         self.tool_errors: list[ToolError] = []
         self.usage: Usage | None = None
@@ -151,6 +162,9 @@ class ResponseBuilder:
                 self._step_results.append(event)
         elif isinstance(event, Citation):
             self.citations.append(event)
+        elif isinstance(event, ApprovalRequest):
+            self.approval_requests.append(event)
+            self._order.append(event)
         elif isinstance(event, StepFinish):
             self._step_reason = event.reason
             self._step_usage = event.usage
@@ -182,6 +196,8 @@ class ResponseBuilder:
                         item.id, item.name, item.input, item.provider_executed, item.provider_metadata
                     )
                 )
+            elif isinstance(item, ApprovalRequest):
+                parts.append(ApprovalRequestPart(item.id, item.name, item.input, item.provider_metadata))
             else:
                 parts.append(
                     ToolResultPart(
@@ -238,4 +254,5 @@ class ResponseBuilder:
             events=tuple(self.events),
             complete=self.finished,
             tool_errors=tuple(self.tool_errors),
+            approval_requests=tuple(self.approval_requests),
         )

@@ -15,7 +15,16 @@ from typing import Any, cast
 
 import msgspec
 
-from .content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from .content import (
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+    MediaPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from .errors import InvalidRequestError
 from .options import GenerationOptions
 from .request import LLMRequest
@@ -24,7 +33,15 @@ from .tools import HostedTool, ToolChoice, ToolDefinition
 __all__ = ["TOOL_NAME", "check_generation", "check_model", "check_tool_name", "validate_request"]
 
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-_PARTS = (TextPart, MediaPart, ReasoningPart, ToolCallPart, ToolResultPart)
+_PARTS = (
+    TextPart,
+    MediaPart,
+    ReasoningPart,
+    ToolCallPart,
+    ToolResultPart,
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+)
 _ROLES = ("system", "user", "assistant", "tool")
 _encoder = msgspec.json.Encoder()
 
