@@ -140,7 +140,10 @@ def render_cited(answer: GroundedAnswer) -> str:
     body = splice(text, inserts).rstrip()
 
     cited = list(dict.fromkeys(u for p in sorted(placed) for u in placed[p]))
-    title_of = {url_of[n]: s.title for n, s in reversed(list(enumerate(answer.sources))) if n in url_of}
+    title_of: dict[str, str] = {}  # the first non-blank title among the sources sharing a URL
+    for n, source in enumerate(answer.sources):
+        if n in url_of and source.title and source.title.strip():
+            title_of.setdefault(url_of[n], source.title)
     entries = "\n".join(f"- [{_title(title_of.get(u), u)}]({u})" for u in cited)
     rendered = f"{body}\n\n{SOURCES_HEADING}\n\n{entries}\n"
     report = check_citations(rendered, allowed_urls=[s.url for s in answer.sources if s.url])

@@ -98,13 +98,14 @@ def test_uncitable_sources_are_dropped_and_duplicates_listed_once() -> None:
         ("https://ok.test/a b", "space"),
         ("https://ok.test/`x`", "backtick"),
         (A, None),
-        (A + ".", "A again"),  # the same URL by the contract's comparison
+        (A + ".", " "),  # the same URL by the contract's comparison, a blank title
+        (A, "A's title"),  # the first real title of that URL wins
         (None, "no url"),
     ]
-    answer = _answer("Claim.", [(0, 6, [0, 1, 2, 3, 4, 5, 6])], sources=sources)
+    answer = _answer("Claim.", [(0, 6, [0, 1, 2, 3, 4, 5, 6, 7])], sources=sources)
     out = render_cited(answer)
     _ok(answer, out)
-    assert out == f"Claim. [Source]({A})\n\n## Sources\n\n- [a.test]({A})\n"
+    assert out == f"Claim. [Source]({A})\n\n## Sources\n\n- [A's title]({A})\n"
 
 
 def test_titles_are_sanitised_and_escaped() -> None:
