@@ -1,7 +1,7 @@
 """Cited answers by construction: ``render_cited(answer)`` writes ``[Source](url)`` after each cited
 span and a final ``## Sources`` list, both from the grounding itself, so no URL in the result was
-typed by a model. The result always passes ``check_citations(result, allowed_urls=<the grounding's
-URLs>)``.
+typed by a model. Every cited result passes ``check_citations(result, allowed_urls=<the grounding's
+URLs>)`` (a blank answer is ``NO_RESULTS``, which passes once ``searched`` is at least 1).
 
 How: the model's text is sanitised and neutralised first (``markdown.neutralize``: its own links,
 HTML and any ``## Sources`` line are escaped, so nothing it typed can pose as a citation or hide
