@@ -108,6 +108,22 @@ def test_uncitable_sources_are_dropped_and_duplicates_listed_once() -> None:
     assert out == f"Claim. [Source]({A})\n\n## Sources\n\n- [A's title]({A})\n"
 
 
+def test_a_span_that_is_only_the_models_link_to_the_cited_url_is_replaced() -> None:
+    text = f"A lapse. ([techcrunch.com]({A})) A suit ([b.test]({B})) and ([other](https://other.test/))."
+    first = (text.index("(["), text.index(")) ") + 2)
+    second = (text.index("([b"), text.index(")) and") + 2)
+    third = (text.index("([o"), len(text) - 1)
+    answer = _answer(text, [(*first, [0]), (*second, [0]), (*third, [1])])
+    out = render_cited(answer)
+    _ok(answer, out)
+    # the first span links to its cited URL: replaced; the second links elsewhere and the third to an
+    # uncited URL: kept, escaped, cited after
+    assert out.startswith(
+        f"A lapse. [Source]({A}) A suit (\\[b.test\\]({B})) [Source]({A}) and "
+        f"(\\[other\\](https://other.test/)) [Source]({B}).\n\n## Sources"
+    )
+
+
 def test_titles_are_sanitised_and_escaped() -> None:
     answer = _answer("Claim.", [(0, 6, [0])], sources=[(A, "Evil]\x1b[31m(title)\n`x` <b>")])
     out = render_cited(answer)
@@ -136,7 +152,7 @@ def test_blank_answers_and_ungrounded_answers() -> None:
 
 ALPHABET = st.sampled_from(
     ["a", "é", "🗼", " ", "\n", "\n\n", "`", "```", "~~~", "\\", "[", "]", "(", ")", "<", ">", "!", "#", "## Sources",
-     "- ", "1. ", "<div>", "<!--", "-->", "[Source](https://evil.test/)", "\x1b[1m", "\t", "*", "|", "https://c.test/"]
+     "- ", "1. ", f"([a]({A}))", "<div>", "<!--", "-->", "[Source](https://evil.test/)", "\x1b[1m", "\t", "*", "|", "https://c.test/"]
 )  # fmt: skip
 URLS = st.sampled_from(
     [A, B, "https://c.test/", "https://d.test/p?q=1&r=(2)", "http://e.test", "ftp://x.test"]
