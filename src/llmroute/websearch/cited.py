@@ -5,7 +5,7 @@ URLs>)`` (a blank answer is ``NO_RESULTS``, which passes once ``searched`` is at
 
 How: a cited span that is nothing but the model's own link to the cited URL (OpenAI's
 ``([site](url))``) is replaced by the citation; the model's text is sanitised and neutralised (``markdown.neutralize``: its own links,
-HTML and any ``## Sources`` line are escaped, so nothing it typed can pose as a citation or hide
+HTML are escaped and a ``## Sources`` line disarmed, so nothing it typed can pose as a citation or hide
 one); each citation is then placed where it renders as a link: after trailing whitespace is
 skipped back, never inside a code span, fence, backslash or backtick run (it moves to their end), and
 as its own paragraph after a fenced block. Sources whose URL could not be cited safely (not http(s),
