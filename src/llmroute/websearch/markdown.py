@@ -350,7 +350,7 @@ _LIVE_CHARS: Final = re.compile(r"[\[\]<]")
 
 def neutralize(text: str, heading: str) -> tuple[str, list[int]]:
     """``text`` with every unescaped ``[``, ``]`` and ``<`` outside code backslash-escaped (no link,
-    image, autolink or HTML a model typed stays live; the rendered text looks the same), and a space
+    image, autolink or HTML a model typed stays live; the rendered text looks the same), and a colon
     after any line that is exactly ``heading`` (the block is unchanged, the line no longer matches).
     Also returns where each original position ``0..len(text)`` is in the result (before a character
     added there: an insertion at the mapped position lands where it would have in ``text``)."""
@@ -367,15 +367,16 @@ def neutralize(text: str, heading: str) -> tuple[str, list[int]]:
         where_in = region_at(start)
         if where_in is not None and where_in.block:
             continue
-        if line.rstrip("\r\n") == heading:
-            # a trailing space: still the same heading block, no longer exactly ``heading``
+        if line.rstrip() == heading:  # trailing whitespace may be stripped later: disarm it too
+            # a colon after it: still the same heading block, no longer exactly ``heading`` (a space
+            # would not survive a strip)
             heading_ends.append(start + len(heading))
         elif line.lstrip(" ").startswith("<") and len(line) - len(line.lstrip(" ")) <= 3:
             # A line opening with "<" may start an HTML block, which ends a paragraph and so any
             # code span that seemed to run through it: escape it even there.
             escape.add(start + len(line) - len(line.lstrip(" ")))
     inserts = sorted(
-        [(i, "\\") for i in escape if not _escaped(text, i, 0)] + [(i, " ") for i in heading_ends]
+        [(i, "\\") for i in escape if not _escaped(text, i, 0)] + [(i, ":") for i in heading_ends]
     )
     out: list[str] = []
     prev = 0

@@ -53,7 +53,7 @@ def test_model_typed_links_html_and_heading_are_neutralised() -> None:
     _ok(answer, out)
     report = check_citations(out)
     assert report.inline_urls == (A,) and report.source_urls == (A,)
-    assert f"\\[Source\\]({EVIL})" in out and "\\<a href=" in out and "\n## Sources \n" in out
+    assert f"\\[Source\\]({EVIL})" in out and "\\<a href=" in out and "\n## Sources:\n" in out
 
 
 def test_citations_move_out_of_code_and_fences() -> None:
