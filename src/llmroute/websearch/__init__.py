@@ -1,7 +1,9 @@
 """LLM-grounded web search on top of the core: one citation-friendly result from whichever provider
 the user has credentials for, the citation contract, output hygiene and the server-side ``web_search``
-tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``)."""
+tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``); the tool's result is
+``WebSearchResult`` (``websearch.result``)."""
 
 from .answer import CitedSpan, GroundedAnswer, Source
+from .result import ErrorType, SearchError, WebSearchResult
 
-__all__ = ["CitedSpan", "GroundedAnswer", "Source"]
+__all__ = ["CitedSpan", "ErrorType", "GroundedAnswer", "SearchError", "Source", "WebSearchResult"]
