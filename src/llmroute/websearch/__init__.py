@@ -4,6 +4,17 @@ tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``); the to
 ``WebSearchResult`` (``websearch.result``)."""
 
 from .answer import CitedSpan, GroundedAnswer, Source
+from .extract import AnswerBuilder, collect, fold
 from .result import ErrorType, SearchError, WebSearchResult
 
-__all__ = ["CitedSpan", "ErrorType", "GroundedAnswer", "SearchError", "Source", "WebSearchResult"]
+__all__ = [
+    "AnswerBuilder",
+    "CitedSpan",
+    "ErrorType",
+    "GroundedAnswer",
+    "SearchError",
+    "Source",
+    "WebSearchResult",
+    "collect",
+    "fold",
+]
