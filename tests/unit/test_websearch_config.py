@@ -165,7 +165,7 @@ async def test_google_token_is_refreshed_before_expiry_and_only_then() -> None:
         return httpx.Response(200, json={"access_token": "ya29.new", "expires_in": 3600})
 
     now = [1_000.0]
-    login = OAuthLogin(Secret("ya29.old"), Secret("1//refresh"), expires=int((1_000 + 30) * 1000))
+    login = OAuthLogin(Secret("ya29.old"), Secret("1//refresh"), expires=(1_000 + 30) * 1000)
     async with mock(handler) as http:
         token = GoogleToken(
             login, lambda: http, client_id="cid", client_secret="csecret", clock=lambda: now[0]
@@ -224,7 +224,7 @@ async def test_load_code_assist_discovers_and_caches_the_project_per_token() -> 
         assert (
             bodies[1]["cloudaicompanionProject"] == "mine" and bodies[1]["metadata"]["duetProject"] == "mine"
         )
-        with pytest.raises(ConfigError, match="Account not eligible.*GOOGLE_CLOUD_PROJECT"):
+        with pytest.raises(ConfigError, match=r"Account not eligible.*GOOGLE_CLOUD_PROJECT"):
             await projects.project("https://ca.test", "t3")
 
 

@@ -6,6 +6,7 @@ tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``); the to
 from .answer import CitedSpan, GroundedAnswer, Source
 from .extract import AnswerBuilder, collect, fold
 from .result import ErrorType, SearchError, WebSearchResult
+from .sanitize import StreamSanitizer, sanitize
 
 __all__ = [
     "AnswerBuilder",
@@ -14,7 +15,9 @@ __all__ = [
     "GroundedAnswer",
     "SearchError",
     "Source",
+    "StreamSanitizer",
     "WebSearchResult",
     "collect",
     "fold",
+    "sanitize",
 ]
