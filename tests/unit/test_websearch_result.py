@@ -9,7 +9,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from llmroute.websearch import GroundedAnswer
+from llmroute.websearch import GroundedAnswer, sanitize
 from llmroute.websearch.result import (
     SearchError,
     error_result,
@@ -138,7 +138,7 @@ MARKER = re.compile(r"(?:\[\d+\])+")
 
 
 @given(
-    st.text(alphabet=st.characters(blacklist_characters="[]"), max_size=40),
+    st.text(alphabet=st.characters(blacklist_characters="[]", blacklist_categories=("Cc",)), max_size=40),
     st.lists(st.tuples(st.integers(0, 40), st.lists(st.integers(0, 3), min_size=1, max_size=3)), max_size=8),
 )
 def test_markers_only_insert_sorted_unique_numbers_at_span_ends(
@@ -149,7 +149,7 @@ def test_markers_only_insert_sorted_unique_numbers_at_span_ends(
         text=text, sources=[(f"https://{i}.test/", None) for i in range(4)], citations=spans
     )
     rendered = render_markers(answer)
-    assert MARKER.sub("", rendered) == text
+    assert MARKER.sub("", rendered) == sanitize(text)
     ends = sorted({s[1] for s in spans})
     groups = [m.group(0) for m in MARKER.finditer(rendered)]
     assert len(groups) == len(ends)
@@ -157,3 +157,19 @@ def test_markers_only_insert_sorted_unique_numbers_at_span_ends(
         numbers = [int(n) for n in re.findall(r"\d+", group)]
         want = sorted({i + 1 for s in spans if s[1] == end for i in s[2]})
         assert numbers == want
+
+
+def test_provider_text_titles_and_urls_are_sanitised_and_markers_stay_put() -> None:
+    answer = GroundedAnswer.from_parts(
+        text="Red\x1b[31m alert\x1b]8;;https://evil.test\x07 link. Next.",
+        sources=[("https://a.test/\x1b[2J", "Ti\x1b[1mtle\u202e")],
+        citations=[(0, 14, [0]), (14, 49, [0])],
+        queries=["q\x1b[0m"],
+    )
+    rendered = render(answer, "q").llm_content
+    assert "\x1b" not in rendered and "\u202e" not in rendered
+    assert (
+        'results for "q":\n\nRed alert[1] link. Next.[1]\n\nSources:\n[1] Title (https://a.test/)' in rendered
+    )
+    assert '- "q"' in report_markdown(answer)
+    assert render(GroundedAnswer(text="\x1b[2J\x07"), "q").return_display == "No information found."

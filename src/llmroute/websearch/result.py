@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from .answer import GroundedAnswer, Source, marker_groups, splice
+from .answer import GroundedAnswer, Source, marker_groups
+from .sanitize import StreamSanitizer, sanitize
 
 __all__ = [
     "ErrorType",
@@ -96,9 +97,9 @@ def _web(source: Source) -> dict[str, str]:
 
 
 def _one_line(text: str) -> str:
-    """A provider-supplied title or URL on one line (a title must not start a fake list entry)."""
-    # Hook for #10: replace with ``llmroute.websearch.sanitize`` once it lands on main.
-    return " ".join(text.split())
+    """A provider-supplied title, URL or query, sanitised and on one line (a title must not start
+    a fake list entry)."""
+    return " ".join(sanitize(text).split())
 
 
 def host_of(url: str | None) -> str | None:
@@ -120,9 +121,19 @@ def _title(source: Source, numbered_by_chunk: bool) -> str:
 
 def render_markers(answer: GroundedAnswer) -> str:
     """``answer.text`` with ``[n]`` after each cited span: at each end position the unique source
-    numbers of every citation ending there, ascending (``[1][2]``)."""
-    groups = marker_groups(answer)
-    return splice(answer.text, [(pos, "".join(f"[{i + 1}]" for i in ids)) for pos, ids in groups])
+    numbers of every citation ending there, ascending (``[1][2]``). The provider's text is
+    sanitised as one stream, so the result without its markers is ``sanitize(answer.text)``."""
+    clean = StreamSanitizer()
+    text = answer.text
+    out: list[str] = []
+    prev = 0
+    for pos, ids in marker_groups(answer):
+        out.append(clean.feed(text[prev:pos]))
+        out.append("".join(f"[{i + 1}]" for i in ids))
+        prev = pos
+    out.append(clean.feed(text[prev:]))
+    out.append(clean.close())
+    return "".join(out)
 
 
 def sources_block(answer: GroundedAnswer) -> str:
@@ -139,7 +150,7 @@ def sources_block(answer: GroundedAnswer) -> str:
 
 def render(answer: GroundedAnswer, query: str) -> WebSearchResult:
     """The tool result for a provider's answer to ``query``."""
-    if not answer.text.strip():
+    if not sanitize(answer.text).strip():
         return WebSearchResult(
             f'No search results or information found for query: "{query}"',
             "No information found.",
@@ -192,7 +203,7 @@ def report_error(error: SearchError) -> str:
         title = "## Rate Limited"
     else:
         title = "## Search Error"
-    lines = [title, "", error.message]
+    lines = [title, "", sanitize(error.message)]
     if title == "## Search Error" and error.status is not None:
         lines += ["", f"Status: {error.status}"]
     if error.status in (401, 403):
