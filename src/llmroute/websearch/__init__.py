@@ -7,12 +7,14 @@ from .answer import CitedSpan, GroundedAnswer, Source
 from .extract import AnswerBuilder, collect, fold
 from .result import ErrorType, SearchError, WebSearchResult
 from .sanitize import StreamSanitizer, sanitize
+from .search import GroundedSearch
 
 __all__ = [
     "AnswerBuilder",
     "CitedSpan",
     "ErrorType",
     "GroundedAnswer",
+    "GroundedSearch",
     "SearchError",
     "Source",
     "StreamSanitizer",

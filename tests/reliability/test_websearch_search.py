@@ -1,0 +1,470 @@
+"""``GroundedSearch`` against a real HTTP server on 127.0.0.1: the exact requests each provider
+gets (two-stage: only the search tool), retries (500 x3 then success, with 1/2/4 s backoff),
+an HTML 502, malformed JSON, Code Assist with a local ``loadCodeAssist``, the ChatGPT Codex
+backend, fallback order, every error type, and no secret in any message."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+
+import llmroute
+from llmroute.websearch.search import GroundedSearch
+
+from .server import FaultServer, Reply
+
+pytestmark = pytest.mark.anyio
+
+KEY = "sk-test-secret-9f8e7d6c5b4a"
+EIFFEL = "Der Eiffelturm ist 330 m hoch. Er wurde 1889 eröffnet 🗼. 東京タワーは333mです。"
+GEMINI_BODY = {
+    "candidates": [
+        {
+            "content": {"role": "model", "parts": [{"text": EIFFEL}]},
+            "finishReason": "STOP",
+            "groundingMetadata": {
+                "webSearchQueries": ["Eiffelturm Höhe", "東京タワー 高さ"],
+                "groundingChunks": [
+                    {"web": {"uri": "https://r.test/a", "title": "toureiffel.paris"}},
+                    {"web": {"uri": "https://r.test/b", "title": "wikipedia.org"}},
+                    {"web": {"uri": "https://r.test/c", "title": "tokyotower.co.jp"}},
+                ],
+                "groundingSupports": [
+                    {"segment": {"endIndex": 30}, "groundingChunkIndices": [0]},
+                    {"segment": {"startIndex": 31, "endIndex": 60}, "groundingChunkIndices": [1, 0]},
+                    {"segment": {"startIndex": 61, "endIndex": 92}, "groundingChunkIndices": [2]},
+                ],
+            },
+        }
+    ],
+    "usageMetadata": {"promptTokenCount": 21, "candidatesTokenCount": 38, "totalTokenCount": 59},
+    "modelVersion": "gemini-2.5-flash",
+}
+GEMINI_TEXT = (
+    "Der Eiffelturm ist 330 m hoch.[1] Er wurde 1889 eröffnet 🗼.[1][2] 東京タワーは333mです。[3]\n\n"
+    "Sources:\n[1] toureiffel.paris (https://r.test/a)\n[2] wikipedia.org (https://r.test/b)\n"
+    "[3] tokyotower.co.jp (https://r.test/c)"
+)
+TOKYO = "https://www.tokyotower.co.jp/"
+ANTHROPIC_BODY = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5",
+    "content": [
+        {
+            "type": "server_tool_use",
+            "id": "srvtoolu_1",
+            "name": "web_search",
+            "input": {"query": "東京タワー 高さ"},
+        },
+        {
+            "type": "web_search_tool_result",
+            "tool_use_id": "srvtoolu_1",
+            "content": [
+                {
+                    "type": "web_search_result",
+                    "title": "東京タワー",
+                    "url": TOKYO,
+                    "encrypted_content": "E",
+                    "page_age": None,
+                }
+            ],
+        },
+        {
+            "type": "text",
+            "text": "東京タワーの高さは333メートルです。",
+            "citations": [
+                {
+                    "type": "web_search_result_location",
+                    "url": TOKYO,
+                    "title": None,
+                    "cited_text": "333m",
+                    "encrypted_index": "Eo",
+                }
+            ],
+        },
+    ],
+    "stop_reason": "end_turn",
+    "usage": {"input_tokens": 10, "output_tokens": 5, "server_tool_use": {"web_search_requests": 1}},
+}
+
+
+def json_reply(body: Any, status: int = 200) -> Reply:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return Reply(status, {"content-type": "application/json"}, [data], chunked=False)
+
+
+def html_reply(status: int) -> Reply:
+    page = b"<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>"
+    return Reply(status, {"content-type": "text/html"}, [page], chunked=False)
+
+
+class Sleeps:
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+
+
+def make(
+    server: FaultServer, providers: list[str], options: dict[str, dict[str, Any]] | None = None, **kwargs: Any
+) -> tuple[GroundedSearch, Sleeps]:
+    sleeps = Sleeps()
+    config = {
+        "provider": {
+            p: {"options": {"baseURL": server.base_url, **(options or {}).get(p, {})}} for p in providers
+        }
+    }
+    kwargs.setdefault("env", {})
+    search = GroundedSearch(providers, config=config, client=llmroute.Client(sleep=sleeps), **kwargs)
+    return search, sleeps
+
+
+def sent(server: FaultServer, n: int) -> dict[str, Any]:
+    return json.loads(server.received[n].body)
+
+
+async def test_gemini_500_three_times_then_success_with_exponential_backoff(server: FaultServer) -> None:
+    server.add(
+        *[json_reply({"error": {"code": 500, "message": "internal"}}, 500)] * 3, json_reply(GEMINI_BODY)
+    )
+    search, sleeps = make(server, ["google"], env={"GEMINI_API_KEY": KEY})
+    async with search:
+        result = await search.run({"query": "  Eiffelturm  "})
+    assert result.error is None and result.provider == "google"
+    assert result.llm_content == 'Web search results for "Eiffelturm":\n\n' + GEMINI_TEXT
+    assert len(sleeps.calls) == 3  # 1 s, 2 s, 4 s, each +/- 25 % jitter
+    assert all(0.75 * base <= s <= 1.25 * base for s, base in zip(sleeps.calls, (1, 2, 4), strict=True))
+    assert len(server.received) == 4
+    request = server.received[3]
+    assert request.path == "/v1/models/gemini-2.5-flash:generateContent"
+    assert request.headers["x-goog-api-key"] == KEY
+    body = sent(server, 3)
+    assert body["tools"] == [{"googleSearch": {}}]  # two-stage: the search tool only
+    assert body["contents"] == [{"role": "user", "parts": [{"text": "Eiffelturm"}]}]
+    assert "web search assistant" in body["systemInstruction"]["parts"][0]["text"]
+    assert body["generationConfig"]["thinkingConfig"] == {"includeThoughts": False, "thinkingBudget": 1024}
+
+
+async def test_html_502_after_retries_is_a_search_error_with_status_and_no_secret(
+    server: FaultServer,
+) -> None:
+    server.add(*[html_reply(502)] * 4)
+    search, sleeps = make(server, ["google"], options={"google": {"apiKey": KEY}})
+    async with search:
+        result = await search.run({"query": "q"})
+        assert result.error is not None and result.error.type == "GEMINI_WEB_SEARCH_FAILED"
+        assert result.error.status == 502 and "502 Bad Gateway" in result.error.message
+        assert len(server.received) == 4 and len(sleeps.calls) == 3
+        server.add(*[html_reply(502)] * 4)
+        report = await search.report("q")
+    assert report.startswith("## Search Error\n") and "Status: 502" in report
+    assert KEY not in result.to_json() and KEY not in report
+
+
+async def test_malformed_json_is_not_retried_and_is_reported(server: FaultServer) -> None:
+    server.add(json_reply(b'{"candidates": [{"content": '))
+    search, sleeps = make(server, ["anthropic"], env={"ANTHROPIC_API_KEY": KEY})
+    async with search:
+        result = await search.run({"query": "q"})
+    assert result.error is not None and result.error.type == "ANTHROPIC_WEB_SEARCH_FAILED"
+    assert len(server.received) == 1 and sleeps.calls == []
+    assert json.loads(result.to_json())["error"]["type"] == "ANTHROPIC_WEB_SEARCH_FAILED"
+
+
+async def test_fallback_skips_missing_auth_moves_past_a_failure_and_names_who_answered(
+    server: FaultServer,
+) -> None:
+    server.add(
+        json_reply({"error": {"message": f"Invalid key {KEY}", "code": 401}}, 401), json_reply(ANTHROPIC_BODY)
+    )
+    progress: list[str] = []
+    search, _ = make(
+        server,
+        ["google", "openrouter", "anthropic"],
+        env={"OPENROUTER_API_KEY": KEY, "ANTHROPIC_API_KEY": "sk-ant-other"},
+        on_progress=progress.append,
+    )
+    async with search:
+        result = await search.run({"query": "東京タワー"})
+    assert result.provider == "anthropic" and result.error is None
+    assert result.llm_content == (
+        'LLM-grounded search results for "東京タワー":\n\n東京タワーの高さは333メートルです。[1]\n\n'
+        f"Sources:\n[1] 東京タワー ({TOKYO})"
+    )
+    assert [r.path for r in server.received] == ["/v1/responses", "/v1/messages"]
+    openrouter = sent(server, 0)
+    assert openrouter["plugins"] == [{"id": "web", "max_results": 5}]
+    assert "tools" not in openrouter and openrouter["max_output_tokens"] == 8192 and openrouter["input"]
+    anthropic = sent(server, 1)
+    assert anthropic["tools"] == [{"type": "web_search_20250305", "name": "web_search", "max_uses": 5}]
+    assert progress[0] == "google: no credentials, skipped" and progress[-1] == "anthropic: answered"
+    assert any(line.startswith("openrouter: failed") for line in progress)
+    assert all(KEY not in line for line in progress)
+
+
+async def test_the_last_failure_is_reported_when_every_provider_fails(server: FaultServer) -> None:
+    server.add(
+        json_reply({"error": {"message": "slow down"}}, 429), json_reply({"error": {"message": "nope"}}, 403)
+    )
+    search, _ = make(server, ["openai", "openrouter"], env={"OPENAI_API_KEY": KEY, "OPENROUTER_API_KEY": KEY})
+    async with search:
+        result = await search.run({"query": "q"})
+    assert result.error is not None
+    assert (result.error.type, result.error.status, result.error.provider) == (
+        "OPENROUTER_WEB_SEARCH_FAILED",
+        403,
+        "openrouter",
+    )
+    assert "nope" in result.error.message
+
+
+@pytest.mark.parametrize(("status", "title"), [(401, "## Authentication Error"), (429, "## Rate Limited")])
+async def test_report_titles_auth_and_rate_limit_failures(
+    server: FaultServer, status: int, title: str
+) -> None:
+    server.add(json_reply({"error": {"message": "denied"}}, status))
+    search, _ = make(server, ["openai"], env={"OPENAI_API_KEY": KEY})
+    async with search:
+        report = await search.report("q")
+    assert report.startswith(title + "\n")
+    assert server.received[0].path == "/v1/responses"
+    body = sent(server, 0)
+    assert body["tools"] == [{"type": "web_search"}] and body["include"] == ["web_search_call.action.sources"]
+
+
+async def test_invalid_arguments_send_nothing(server: FaultServer) -> None:
+    search, _ = make(server, ["google"], env={"GEMINI_API_KEY": KEY})
+    async with search:
+        extra = await search.run({"query": "x", "foo": 1, "bar": 2})
+        blank = await search.run({"query": "   "})
+        missing = await search.run({})
+        not_object = await search.run("x")
+    assert json.loads(extra.to_json()) == {
+        "llmContent": "Error: websearch_grounded only accepts a single 'query' field.\n\n"
+        "Details: Unknown argument(s): foo, bar, only 'query' supported.",
+        "returnDisplay": "websearch_grounded only accepts a single 'query' field.\n\n"
+        "Details: Unknown argument(s): foo, bar, only 'query' supported.",
+        "error": {
+            "message": "websearch_grounded only accepts a single 'query' field.\n\n"
+            "Details: Unknown argument(s): foo, bar, only 'query' supported.",
+            "type": "INVALID_TOOL_ARGUMENTS",
+        },
+    }
+    assert blank.error is not None and blank.error.type == "INVALID_QUERY"
+    assert missing.error is not None and missing.error.type == "INVALID_QUERY"
+    assert not_object.error is not None and not_object.error.type == "INVALID_TOOL_ARGUMENTS"
+    assert server.received == []
+
+
+@pytest.mark.parametrize(
+    ("provider", "kind", "hint"),
+    [
+        ("google", "MISSING_GEMINI_API_KEY", "GEMINI_API_KEY"),
+        ("openai", "MISSING_OPENAI_AUTH", "OPENAI_API_KEY"),
+        ("openrouter", "MISSING_OPENROUTER_API_KEY", "OPENROUTER_API_KEY"),
+        ("anthropic", "MISSING_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"),
+    ],
+)
+async def test_missing_credentials_name_what_to_set(
+    server: FaultServer, provider: str, kind: str, hint: str
+) -> None:
+    search, _ = make(server, [provider])
+    async with search:
+        result = await search.run({"query": "q"})
+        report = await search.report("q")
+    assert result.error is not None and result.error.type == kind and hint in result.error.message
+    assert report.startswith("## No Providers Available\n")
+    assert server.received == []
+
+
+async def test_no_provider_with_credentials_lists_each(server: FaultServer) -> None:
+    search, _ = make(server, ["google", "anthropic"])
+    async with search:
+        result = await search.run({"query": "q"})
+    assert result.error is not None and result.error.type == "NO_PROVIDERS_AVAILABLE"
+    assert "GEMINI_API_KEY" in result.error.message and "ANTHROPIC_API_KEY" in result.error.message
+
+
+# -- OAuth ---------------------------------------------------------------------------------------------
+
+
+def root(server: FaultServer) -> str:
+    return server.base_url.removesuffix("/v1")
+
+
+async def test_code_assist_discovers_the_project_once_and_wraps_the_request(server: FaultServer) -> None:
+    load = {"currentTier": {"id": "free-tier"}, "cloudaicompanionProject": "managed-7"}
+    server.add(
+        json_reply(load),
+        json_reply({"response": GEMINI_BODY, "traceId": "t1"}),
+        json_reply({"response": GEMINI_BODY}),
+    )
+    auth = {
+        "google": {"type": "oauth", "access": "ya29.token-abc", "refresh": "1//r", "expires": 4102444800000}
+    }
+    search, _ = make(server, ["google"], options={"google": {"codeAssistEndpoint": root(server)}}, auth=auth)
+    async with search:
+        first = await search.run({"query": "Eiffelturm"})
+        second = await search.run({"query": "Eiffelturm"})
+    assert first.llm_content == second.llm_content == 'Web search results for "Eiffelturm":\n\n' + GEMINI_TEXT
+    assert [r.path for r in server.received] == [
+        "/v1internal:loadCodeAssist",
+        "/v1internal:generateContent",
+        "/v1internal:generateContent",
+    ]
+    assert all(r.headers["authorization"] == "Bearer ya29.token-abc" for r in server.received)
+    assert sent(server, 0)["metadata"]["pluginType"] == "GEMINI"
+    wrapped = sent(server, 1)
+    assert (wrapped["model"], wrapped["project"]) == ("gemini-2.5-flash", "managed-7")
+    assert wrapped["request"]["tools"] == [{"googleSearch": {}}]
+    assert "model" not in wrapped["request"]
+
+
+async def test_antigravity_variant_adds_its_envelope_fields(server: FaultServer) -> None:
+    # loadCodeAssist is asked even with a configured project (it may name a managed one)
+    server.add(json_reply({"currentTier": {"id": "standard-tier"}}), json_reply({"response": GEMINI_BODY}))
+    auth = {"google": {"type": "oauth", "access": "ya29.x"}}
+    options = {"codeAssistEndpoint": root(server), "projectId": "p-1", "antigravity": True}
+    search, _ = make(
+        server, ["google"], options={"google": options}, auth=auth, env={"GOOGLE_CLOUD_PROJECT": "ignored"}
+    )
+    async with search:
+        result = await search.run({"query": "q"})
+    assert result.error is None
+    body = sent(server, 1)
+    assert body["project"] == "p-1" and body["userAgent"] == "antigravity"
+    assert body["requestId"].startswith("search-") and body["request"]["sessionId"].startswith("search-")
+
+
+async def test_code_assist_refreshes_an_expiring_token_first(server: FaultServer) -> None:
+    server.add(
+        json_reply({"access_token": "ya29.fresh", "expires_in": 3600}),
+        json_reply({"cloudaicompanionProject": {"id": "m-1"}}),
+        json_reply({"response": GEMINI_BODY}),
+    )
+    auth = {"google": {"type": "oauth", "access": "ya29.stale", "refresh": "1//r", "expires": 1000}}
+    options = {"codeAssistEndpoint": root(server), "clientId": "cid", "tokenURL": root(server) + "/token"}
+    search, _ = make(server, ["google"], options={"google": options}, auth=auth)
+    async with search:
+        result = await search.run({"query": "q"})
+    assert result.error is None
+    assert server.received[0].path == "/token" and b"refresh_token=1%2F%2Fr" in server.received[0].body
+    assert server.received[2].headers["authorization"] == "Bearer ya29.fresh"
+
+
+def codex_token(account: str) -> str:
+    claims = base64.urlsafe_b64encode(
+        json.dumps({"https://api.openai.com/auth": {"chatgpt_account_id": account}}).encode()
+    )
+    return f"eyJhbGciOiJub25lIn0.{claims.rstrip(b'=').decode()}.sig"
+
+
+def codex_stream(text: str, url: str) -> bytes:
+    msg = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed", "content": []}
+    annotation = {
+        "type": "url_citation",
+        "start_index": 0,
+        "end_index": len(text),
+        "url": url,
+        "title": "Python",
+    }
+    events = [
+        {"type": "response.created", "response": {"id": "r1", "status": "in_progress", "output": []}},
+        {"type": "response.output_item.added", "output_index": 0, "item": msg},
+        {
+            "type": "response.content_part.added",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "part": {"type": "output_text", "text": "", "annotations": []},
+        },
+        {
+            "type": "response.output_text.delta",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": text,
+        },
+        {
+            "type": "response.output_text.annotation.added",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "annotation_index": 0,
+            "annotation": annotation,
+        },
+        {
+            "type": "response.output_text.done",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "text": text,
+        },
+        {
+            "type": "response.completed",
+            "response": {
+                "id": "r1",
+                "status": "completed",
+                "output": [],
+                "usage": {"input_tokens": 5, "output_tokens": 7, "total_tokens": 12},
+            },
+        },
+    ]
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+async def test_chatgpt_codex_backend_streams_with_the_account_header_and_store_false(
+    server: FaultServer,
+) -> None:
+    text = "Python 3.14 is out ([python.org](https://www.python.org/))"
+    server.add(Reply(200, parts=[codex_stream(text, "https://www.python.org/")]))
+    token = codex_token("acct-42")
+    auth = {"openai": {"type": "oauth", "access": token, "refresh": "r", "expires": 4102444800000}}
+    search, _ = make(
+        server,
+        ["openai"],
+        options={"openai": {"codexBaseURL": server.base_url}},
+        auth=auth,
+        env={"OPENAI_API_KEY": "unused"},
+    )
+    async with search:
+        result = await search.run({"query": "python"})
+    assert result.error is None, result.error
+    assert result.llm_content.endswith(f"{text}[1]\n\nSources:\n[1] Python (https://www.python.org/)")
+    request = server.received[0]
+    assert request.path == "/v1/responses"
+    assert request.headers["chatgpt-account-id"] == "acct-42"
+    assert request.headers["authorization"] == f"Bearer {token}"
+    body = json.loads(request.body)
+    assert body["store"] is False and body["stream"] is True and body["model"] == "gpt-5"
+    assert body["tools"] == [{"type": "web_search"}] and body["instructions"]
+
+
+async def test_chatgpt_login_without_account_id_is_an_oauth_failure(server: FaultServer) -> None:
+    search, _ = make(server, ["openai"], auth={"openai": {"type": "oauth", "access": "opaque-token"}})
+    async with search:
+        result = await search.run({"query": "q"})
+    assert result.error is not None and result.error.type == "OPENAI_OAUTH_WEB_SEARCH_FAILED"
+    assert "opaque-token" not in result.to_json() and server.received == []
+
+
+# -- the tool in the core runtime -------------------------------------------------------------------
+
+
+async def test_the_tool_runs_in_the_core_tool_runtime(server: FaultServer) -> None:
+    search, _ = make(server, ["anthropic"], env={"ANTHROPIC_API_KEY": KEY})
+    tool = search.tool
+    assert tool.name == "websearch_grounded"
+    assert tool.definition.input_schema["required"] == ["query"]
+    server.add(json_reply(ANTHROPIC_BODY))
+    async with search:
+        value = await tool({"query": "東京タワー"})
+        bad = await tool({"q": "x"})
+    assert value["llmContent"].endswith(f"[1] 東京タワー ({TOKYO})")
+    assert bad["error"]["type"] == "INVALID_TOOL_ARGUMENTS"
