@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import llmroute
+from llmroute.cli import main
 from llmroute.websearch.search import GroundedSearch
 
 from .server import FaultServer, Reply
@@ -468,3 +470,72 @@ async def test_the_tool_runs_in_the_core_tool_runtime(server: FaultServer) -> No
         bad = await tool({"q": "x"})
     assert value["llmContent"].endswith(f"[1] 東京タワー ({TOKYO})")
     assert bad["error"]["type"] == "INVALID_TOOL_ARGUMENTS"
+
+
+# -- CLI --------------------------------------------------------------------------------------------
+
+
+def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, argv: list[str], env: dict[str, str]) -> int:
+    for name in (
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENROUTER_API_KEY",
+        "ANTHROPIC_API_KEY",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no opencode files of the machine's user
+    monkeypatch.chdir(tmp_path)
+    return main(argv)
+
+
+def test_cli_search_prints_json_and_progress(
+    server: FaultServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.add(json_reply(GEMINI_BODY))
+    config = tmp_path / "opencode.jsonc"
+    options = '"options": {"baseURL": "' + server.base_url + '",}'
+    config.write_text('{// mine\n"provider": {"google": {' + options + "}}}")
+    code = cli(
+        monkeypatch,
+        tmp_path,
+        ["search", "Eiffelturm", "--provider", "google", "--format", "json"],
+        {"GEMINI_API_KEY": KEY},
+    )
+    captured = capsys.readouterr()
+    assert code == 0
+    assert json.loads(captured.out)["llmContent"] == 'Web search results for "Eiffelturm":\n\n' + GEMINI_TEXT
+    assert "llmroute search: google: searching with gemini-2.5-flash" in captured.err
+    assert KEY not in captured.out + captured.err
+
+
+def test_cli_search_markdown_failure_exits_1(
+    server: FaultServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.add(json_reply({"error": {"message": "bad"}}, 400))
+    config = tmp_path / "c.json"
+    config.write_text(
+        json.dumps({"provider": {"anthropic": {"options": {"baseURL": server.base_url, "apiKey": KEY}}}})
+    )
+    code = cli(
+        monkeypatch,
+        tmp_path,
+        ["search", "q", "--provider", "anthropic", "--config", str(config), "--quiet"],
+        {},
+    )
+    captured = capsys.readouterr()
+    assert code == 1 and captured.out.startswith("## Search Error\n") and captured.err == ""
+
+
+def test_cli_search_without_credentials_names_what_to_set(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli(monkeypatch, tmp_path, ["search", "q", "--provider", "google", "--provider", "openrouter"], {})
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.out.startswith("## No Providers Available\n")
+    assert "GEMINI_API_KEY" in captured.err and "OPENROUTER_API_KEY" in captured.err
+    assert cli(monkeypatch, tmp_path, ["search", "q", "--config", str(tmp_path / "nope.json")], {}) == 2
+    assert "cannot be read" in capsys.readouterr().err
