@@ -10,13 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import llmroute
 from llmroute.cli import main
 from llmroute.websearch.search import GroundedSearch
 
-from .server import FaultServer, Reply
+from .server import FaultServer, Reply, Stall
 
 pytestmark = pytest.mark.anyio
 
@@ -539,3 +540,40 @@ def test_cli_search_without_credentials_names_what_to_set(
     assert "GEMINI_API_KEY" in captured.err and "OPENROUTER_API_KEY" in captured.err
     assert cli(monkeypatch, tmp_path, ["search", "q", "--config", str(tmp_path / "nope.json")], {}) == 2
     assert "cannot be read" in capsys.readouterr().err
+
+
+# -- retry override, deadlines, cancellation ------------------------------------------------------------
+
+
+async def test_retry_argument_replaces_the_default_policy(server: FaultServer) -> None:
+    server.add(json_reply({"error": {"message": "boom"}}, 500))
+    search, sleeps = make(server, ["google"], env={"GEMINI_API_KEY": KEY}, retry=llmroute.RetryPolicy.none())
+    async with search:
+        result = await search.run({"query": "q"})
+    assert result.error is not None and result.error.status == 500
+    assert len(server.received) == 1 and sleeps.calls == []
+
+
+async def test_a_deadline_is_a_reported_failure_and_the_next_provider_answers(server: FaultServer) -> None:
+    server.add(Reply(200, {"content-type": "application/json"}, [Stall()]), json_reply(ANTHROPIC_BODY))
+    search, _ = make(
+        server,
+        ["google", "anthropic"],
+        env={"GEMINI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY},
+        timeouts=llmroute.Timeouts(first_byte=0.3, idle=0.3, total=5),
+    )
+    async with search:
+        result = await search.run({"query": "q"})
+    assert result.provider == "anthropic" and result.error is None
+
+
+async def test_cancellation_propagates_and_closes_the_connection(server: FaultServer) -> None:
+    server.add(Reply(200, {"content-type": "application/json"}, [Stall()]))
+    search, _ = make(server, ["google"], env={"GEMINI_API_KEY": KEY})
+    async with search:
+        with anyio.move_on_after(0.3) as scope:
+            await search.run({"query": "q"})
+    assert scope.cancelled_caught
+    with anyio.fail_after(5):
+        while server.open_connections:  # noqa: ASYNC110 - the server lives in another thread
+            await anyio.sleep(0.01)
