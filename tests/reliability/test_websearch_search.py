@@ -577,3 +577,59 @@ async def test_cancellation_propagates_and_closes_the_connection(server: FaultSe
     with anyio.fail_after(5):
         while server.open_connections:  # noqa: ASYNC110 - the server lives in another thread
             await anyio.sleep(0.01)
+
+
+async def test_the_tool_drives_a_real_tool_loop(server: FaultServer) -> None:
+    """Main model (Chat) calls websearch_grounded; the search runs as its own two-stage call
+    (Anthropic); the main model reads the JSON result and answers."""
+    from llmroute.providers import openai
+
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "websearch_grounded", "arguments": '{"query": "東京タワー"}'},
+    }
+    first = {
+        "id": "c1",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                "finish_reason": "tool_calls",
+            }
+        ],
+    }
+    final = {
+        "id": "c2",
+        "model": "m",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "333 m [1]"}, "finish_reason": "stop"}
+        ],
+    }
+    server.add(json_reply(first), json_reply(ANTHROPIC_BODY), json_reply(final))
+    search, _ = make(server, ["anthropic"], env={"ANTHROPIC_API_KEY": KEY})
+    main = openai.configure(api_key="sk-main", base_url=server.base_url).chat("gpt-4o-mini")
+    request = llmroute.request(
+        model=main,
+        prompt="How tall is Tokyo Tower?",
+        tools=[search.tool],
+        generation=llmroute.GenerationOptions(stream=False),
+    )
+    async with search:
+        response = await search.client.generate(
+            request, tools=[search.tool], stop_when=llmroute.step_count_is(3)
+        )
+    assert response.text == "333 m [1]"
+    assert [r.path for r in server.received] == [
+        "/v1/chat/completions",
+        "/v1/messages",
+        "/v1/chat/completions",
+    ]
+    assert [t["function"]["name"] for t in sent(server, 0)["tools"]] == ["websearch_grounded"]
+    assert "tools" in sent(server, 1) and all(
+        t["type"].startswith("web_search") for t in sent(server, 1)["tools"]
+    )
+    tool_message = sent(server, 2)["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert json.loads(tool_message["content"])["llmContent"].endswith(f"[1] 東京タワー ({TOKYO})")

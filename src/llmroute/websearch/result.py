@@ -157,12 +157,16 @@ def render(answer: GroundedAnswer, query: str) -> WebSearchResult:
             answer=answer,
             provider=answer.provider,
         )
-    heading = "Web search results for" if answer.provider == _GEMINI else "LLM-grounded search results for"
+    if answer.provider == _GEMINI:
+        heading, sources = "Web search results for", answer.sources
+    else:  # a cited URL without a title is shown by its host, in the list and in ``sources``
+        heading = "LLM-grounded search results for"
+        sources = tuple(Source(s.url, s.title or host_of(s.url)) for s in answer.sources)
     content = f'{heading} "{query}":\n\n{render_markers(answer)}{sources_block(answer)}'
     return WebSearchResult(
         content,
         f'Search results for "{query}" returned.',
-        answer.sources,
+        sources,
         answer=answer,
         provider=answer.provider,
     )

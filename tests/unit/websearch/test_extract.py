@@ -11,6 +11,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import llmroute
 from llmroute.providers import anthropic, google, openai, openrouter
@@ -403,3 +405,49 @@ async def test_duplicate_urls_are_one_source_cited_twice_and_reasoning_is_exclud
     assert render(answer, "q").llm_content.endswith(
         "Sources:\n[1] A (https://a.test/)\n[2] b.test (https://b.test/)\n[3] C (https://c.test/)"
     )
+
+
+# -- split invariance ------------------------------------------------------------------------------
+
+
+def _fold_cut(model: llmroute.Model, body: bytes, cuts: list[int]) -> GroundedAnswer:
+    """Bytes cut anywhere, straight through the route's framing and protocol (fast enough for
+    hypothesis), folded into the answer."""
+    import itertools
+
+    route = model.route
+    state = route.protocol.new_state(llmroute.request(model=model, prompt="q"))
+    decoder = route.framing.decoder()
+    out: list[Any] = []
+    points = sorted({c % (len(body) + 1) for c in cuts} | {0, len(body)})
+    for a, b in itertools.pairwise(points):
+        for frame in decoder.feed(body[a:b]):
+            route.protocol.step(state, frame, out)
+    for frame in decoder.close():
+        route.protocol.step(state, frame, out)
+    route.protocol.on_halt(state, out)
+    return fold(out, provider=model.provider)
+
+
+_SPLIT = [
+    (google.configure(api_key="k").gemini("m"), GOOGLE + "test_google_model_web_search_tool_stream.yaml"),
+    (
+        anthropic.configure(api_key="k").messages("m"),
+        "vercel-ai/anthropic/anthropic-web-search-tool.1.chunks.yaml",
+    ),
+    (
+        openai.configure(api_key="k").responses("m"),
+        "vercel-ai/openai/responses/openai-web-search-tool.1.chunks.yaml",
+    ),
+]
+_BODIES = [(m, load(rel).interactions[0].response.body) for m, rel in _SPLIT]
+_WHOLE = [_fold_cut(m, body, []) for m, body in _BODIES]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, len(_SPLIT) - 1), st.lists(st.integers(min_value=0, max_value=100_000), max_size=300))
+def test_the_answer_does_not_depend_on_where_the_bytes_were_cut(which: int, cuts: list[int]) -> None:
+    model, body = _BODIES[which]
+    answer = _fold_cut(model, body, cuts)
+    assert answer == _WHOLE[which]
+    assert answer.citations and render_markers(answer) == render_markers(_WHOLE[which])

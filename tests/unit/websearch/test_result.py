@@ -78,6 +78,9 @@ def test_other_providers_are_llm_grounded_numbered_as_given_and_fall_back_to_the
         "[1] fr.wikipedia.org (https://fr.wikipedia.org/wiki/Paris?utm_source=openai)\n"
         "[2] B (https://b.test/x)"
     )
+    assert json.loads(result.to_json())["sources"][0] == {
+        "web": {"title": "fr.wikipedia.org", "uri": "https://fr.wikipedia.org/wiki/Paris?utm_source=openai"}
+    }
 
 
 def test_a_span_without_position_lists_its_source_but_places_no_marker() -> None:
