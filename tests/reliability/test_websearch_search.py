@@ -163,6 +163,7 @@ async def test_html_502_after_retries_is_a_search_error_with_status_and_no_secre
         result = await search.run({"query": "q"})
         assert result.error is not None and result.error.type == "GEMINI_WEB_SEARCH_FAILED"
         assert result.error.status == 502 and "502 Bad Gateway" in result.error.message
+        assert "<html" not in result.error.message  # the page is named by its title, not pasted
         assert len(server.received) == 4 and len(sleeps.calls) == 3
         server.add(*[html_reply(502)] * 4)
         report = await search.report("q")
@@ -359,6 +360,51 @@ async def test_code_assist_refreshes_an_expiring_token_first(server: FaultServer
     assert result.error is None
     assert server.received[0].path == "/token" and b"refresh_token=1%2F%2Fr" in server.received[0].body
     assert server.received[2].headers["authorization"] == "Bearer ya29.fresh"
+
+
+async def test_code_assist_refreshes_a_refused_login_once_and_asks_again(server: FaultServer) -> None:
+    server.add(
+        json_reply({"cloudaicompanionProject": "m-1"}),
+        json_reply(
+            {
+                "error": {
+                    "code": 401,
+                    "message": "Request had invalid authentication credentials.",
+                    "status": "UNAUTHENTICATED",
+                }
+            },
+            401,
+        ),
+        json_reply({"access_token": "ya29.renewed", "expires_in": 3600}),
+        json_reply({"cloudaicompanionProject": "m-1"}),
+        json_reply({"response": GEMINI_BODY}),
+    )
+    auth = {
+        "google": {"type": "oauth", "access": "ya29.revoked", "refresh": "1//r", "expires": 4102444800000}
+    }
+    options = {"codeAssistEndpoint": root(server), "clientId": "cid", "tokenURL": root(server) + "/token"}
+    progress: list[str] = []
+    search, _ = make(server, ["google"], options={"google": options}, auth=auth, on_progress=progress.append)
+    async with search:
+        result = await search.run({"query": "q"})
+    assert result.error is None
+    assert [r.path for r in server.received] == [
+        "/v1internal:loadCodeAssist",
+        "/v1internal:generateContent",
+        "/token",
+        "/v1internal:loadCodeAssist",  # the project is cached per token
+        "/v1internal:generateContent",
+    ]
+    assert server.received[4].headers["authorization"] == "Bearer ya29.renewed"
+    assert "google: login refused, refreshing it once" in progress
+
+
+async def test_a_refused_api_key_is_not_retried(server: FaultServer) -> None:
+    server.add(json_reply({"error": {"code": 401, "message": "API key not valid"}}, 401))
+    search, _ = make(server, ["google"], env={"GEMINI_API_KEY": KEY})
+    async with search:
+        result = await search.run({"query": "q"})
+    assert result.error is not None and result.error.status == 401 and len(server.received) == 1
 
 
 def codex_token(account: str) -> str:
@@ -633,3 +679,10 @@ async def test_the_tool_drives_a_real_tool_loop(server: FaultServer) -> None:
     tool_message = sent(server, 2)["messages"][-1]
     assert tool_message["role"] == "tool"
     assert json.loads(tool_message["content"])["llmContent"].endswith(f"[1] 東京タワー ({TOKYO})")
+
+
+def test_an_unknown_provider_is_refused_when_the_search_is_made() -> None:
+    from llmroute.websearch.config import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown web search provider"):
+        GroundedSearch(["google", "bing"], env={})

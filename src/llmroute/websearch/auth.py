@@ -78,6 +78,14 @@ class GoogleToken:
         self.token_url = token_url
         self.clock = clock
 
+    @property
+    def can_refresh(self) -> bool:
+        return self._refresh is not None and bool(self.client_id)
+
+    def expire(self) -> None:
+        """Treat the token as expired: the next call refreshes it (after a 401 from the service)."""
+        self._expires = 0.0
+
     def _fresh(self) -> bool:
         return self._expires is None or self._expires - self.clock() > REFRESH_MARGIN
 

@@ -130,6 +130,15 @@ class Calls:
         tool = web_search(max_uses=self.max_results)
         return _request(model, query, tool)
 
+    def reauthorize(self, provider: str) -> bool:
+        """After the service refused a login: expire its token so the next call refreshes it.
+        ``False`` when there is nothing to refresh (API keys, logins without a refresh token)."""
+        token = self._tokens.get(provider)
+        if token is None or not token.can_refresh:
+            return False
+        token.expire()
+        return True
+
     async def _code_assist(self, s: ProviderSettings, login: OAuthLogin, query: str) -> LLMRequest:
         o = s.options
         token = self._tokens.get(s.id)

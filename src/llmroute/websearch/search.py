@@ -22,10 +22,10 @@ from typing import Any, cast
 from ..route.client import Client
 from ..route.policy import RetryPolicy, Timeouts
 from ..route.redact import redact_text
-from ..schema.errors import LLMError
+from ..schema.errors import AuthenticationError, LLMError
 from ..tools.tool import Tool
 from .answer import GroundedAnswer
-from .config import PROVIDERS, Login, ProviderSettings, load_auth, load_config, settings_for
+from .config import PROVIDERS, ConfigError, Login, ProviderSettings, load_auth, load_config, settings_for
 from .extract import collect
 from .providers import LABELS, MISSING, Calls, failure_type
 from .result import SearchError, WebSearchResult, error_result, render, report_error, report_markdown
@@ -97,8 +97,11 @@ class GroundedSearch:
         self.config = load_config(config)
         self.logins: dict[str, Login] = load_auth(auth)
         self.env: Mapping[str, str] = os.environ if env is None else env
-        for p in self.providers:
-            settings_for(p, {}, {}, {})  # an unknown id is a ConfigError now, not at search time
+        unknown = [p for p in self.providers if p not in PROVIDERS]
+        if unknown:
+            raise ConfigError(
+                f"unknown web search provider(s): {', '.join(unknown)}; known: {', '.join(PROVIDERS)}"
+            )
         self._owns_client = client is None
         self.client = client if client is not None else Client()
         self.retry = retry or SEARCH_RETRY
@@ -152,6 +155,21 @@ class GroundedSearch:
 
     # -- providers in order ------------------------------------------------------------------------
 
+    async def _ask(self, settings: ProviderSettings, query: str) -> GroundedAnswer:
+        """One provider's answer; a refused OAuth login is refreshed and asked once more."""
+        try:
+            return await self._once(settings, query)
+        except AuthenticationError:
+            if not self._calls.reauthorize(settings.id):
+                raise
+            self._progress(f"{settings.id}: login refused, refreshing it once")
+            return await self._once(settings, query)
+
+    async def _once(self, settings: ProviderSettings, query: str) -> GroundedAnswer:
+        request = await self._calls.build(settings, query)
+        async with self.client.stream(request, retry=self.retry, timeouts=self.timeouts) as events:
+            return await collect(events, provider=settings.id, model=settings.model)
+
     async def answer(self, query: str) -> GroundedAnswer | SearchError:
         """The first provider's answer, or the error to report (the last failure; when every
         provider lacked credentials, what to set for each)."""
@@ -166,9 +184,7 @@ class GroundedSearch:
                 continue
             self._progress(f"{provider}: searching with {settings.model}")
             try:
-                request = await self._calls.build(settings, query)
-                async with self.client.stream(request, retry=self.retry, timeouts=self.timeouts) as events:
-                    answer = await collect(events, provider=provider, model=settings.model)
+                answer = await self._ask(settings, query)
             except Exception as exc:  # never raised to the caller: reported as the result's error
                 failure = _failure(settings, exc)
                 self._progress(f"{provider}: failed ({failure.message.splitlines()[0]})")
@@ -198,7 +214,8 @@ def _failure(settings: ProviderSettings, exc: Exception) -> SearchError:
     status = exc.http.status if exc.http is not None else None
     message = f"{label}: {sanitize(redact_text(str(exc)))}"
     body = exc.http.body if exc.http is not None else None
-    if body and status is not None and status >= 400:
+    # an HTML error page is named by its title in the core's message: its markup adds nothing
+    if body and status is not None and status >= 400 and not body.lstrip().startswith("<"):
         snippet = " ".join(sanitize(redact_text(body)).split())
         if snippet and snippet not in message:
             if len(snippet) > _BODY_SNIPPET:
