@@ -132,11 +132,12 @@ class GroundedSearch:
         checked = check_arguments(args)
         if isinstance(checked, SearchError):
             return error_result(checked)
-        return await self.search(checked)
+        outcome = await self.answer(checked)
+        return error_result(outcome) if isinstance(outcome, SearchError) else render(outcome, checked)
 
     async def search(self, query: str) -> WebSearchResult:
-        outcome = await self.answer(query)
-        return error_result(outcome) if isinstance(outcome, SearchError) else render(outcome, query)
+        """``run({"query": query})``."""
+        return await self.run({"query": query})
 
     async def report(self, query: str) -> str:
         """The Markdown report of a search (``## Search Results`` ... or the failure's section)."""
