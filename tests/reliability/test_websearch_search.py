@@ -212,6 +212,61 @@ async def test_fallback_skips_missing_auth_moves_past_a_failure_and_names_who_an
     assert all(KEY not in line for line in progress)
 
 
+async def test_openrouter_responses_annotations_without_spans_list_sources_without_markers(
+    server: FaultServer,
+) -> None:
+    text = "Le Mont-Blanc culmine à 4 805 m ([fr.wikipedia.org](https://fr.wikipedia.org/wiki/Mont_Blanc))."
+    cited = [
+        {
+            "type": "url_citation",
+            "url": "https://fr.wikipedia.org/wiki/Mont_Blanc",
+            "title": "Mont Blanc — Wikipédia",
+            "start_index": 32,
+            "end_index": 94,
+        },
+        {
+            "type": "url_citation",
+            "url": "https://exa.test/hit",
+            "title": None,
+            "start_index": 0,
+            "end_index": 0,
+        },
+        {
+            "type": "url_citation",
+            "url": "https://fr.wikipedia.org/wiki/Mont_Blanc",
+            "title": "dup",
+            "start_index": 32,
+            "end_index": 94,
+        },
+    ]
+    body = {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "model": "openai/gpt-5-mini",
+        "output": [
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": cited}],
+            }
+        ],
+        "usage": {"input_tokens": 9, "output_tokens": 20, "total_tokens": 29},
+    }
+    server.add(json_reply(body))
+    search, _ = make(server, ["openrouter"], env={"OPENROUTER_API_KEY": KEY})
+    async with search:
+        result = await search.run({"query": "Mont Blanc"})
+    assert result.llm_content == (
+        'LLM-grounded search results for "Mont Blanc":\n\n'
+        "Le Mont-Blanc culmine à 4 805 m ([fr.wikipedia.org](https://fr.wikipedia.org/wiki/Mont_Blanc))[1].\n\n"
+        "Sources:\n[1] Mont Blanc — Wikipédia (https://fr.wikipedia.org/wiki/Mont_Blanc)\n[2] exa.test (https://exa.test/hit)"
+    )
+    assert [s.title for s in result.sources] == ["Mont Blanc — Wikipédia", "exa.test"]
+
+
 async def test_the_last_failure_is_reported_when_every_provider_fails(server: FaultServer) -> None:
     server.add(
         json_reply({"error": {"message": "slow down"}}, 429), json_reply({"error": {"message": "nope"}}, 403)
