@@ -741,3 +741,12 @@ def test_an_unknown_provider_is_refused_when_the_search_is_made() -> None:
 
     with pytest.raises(ConfigError, match="unknown web search provider"):
         GroundedSearch(["google", "bing"], env={})
+
+
+async def test_a_response_over_the_cap_is_cut_off_and_reported(server: FaultServer) -> None:
+    server.add(json_reply({**GEMINI_BODY, "padding": "x" * 5000}))
+    search, sleeps = make(server, ["google"], env={"GEMINI_API_KEY": KEY}, max_response_bytes=2000)
+    async with search:
+        result = await search.run({"query": "q"})
+    assert result.error is not None and "max_response_bytes=2000" in result.error.message
+    assert len(server.received) == 1 and sleeps.calls == []

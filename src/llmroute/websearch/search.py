@@ -50,6 +50,9 @@ SEARCH_RETRY = RetryPolicy(
     max_retries=3, initial_backoff=1.0, multiplier=2.0, statuses=frozenset(range(500, 600))
 )
 _BODY_SNIPPET = 300
+# A provider's answer larger than this is cut off and reported (the connection is closed at once).
+# Hook for #10: ``websearch.limits.SearchLimits`` will own this and the query/prompt/wall-clock limits.
+MAX_RESPONSE_BYTES = 50 * 1024 * 1024
 
 
 def check_arguments(args: Any) -> str | SearchError:
@@ -77,7 +80,8 @@ class GroundedSearch:
     """Grounded web search over ``providers`` (tried in order). ``config`` / ``auth``: opencode's
     config and ``auth.json`` (mapping or path; see ``websearch.config``); ``env`` replaces
     ``os.environ``; ``client`` defaults to one this object owns (close it with ``aclose()`` or
-    ``async with``); ``retry`` replaces ``SEARCH_RETRY``; ``on_progress`` receives one line per
+    ``async with``); ``retry`` replaces ``SEARCH_RETRY``; ``timeouts`` bound each provider call;
+    ``max_response_bytes`` caps each provider's response body; ``on_progress`` receives one line per
     step (which provider is tried, skipped, failed)."""
 
     def __init__(
@@ -91,6 +95,7 @@ class GroundedSearch:
         retry: RetryPolicy | None = None,
         timeouts: Timeouts | None = None,
         max_results: int = 5,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         on_progress: Callable[[str], None] | None = None,
     ) -> None:
         self.providers = tuple(providers)
@@ -106,6 +111,7 @@ class GroundedSearch:
         self.client = client if client is not None else Client()
         self.retry = retry or SEARCH_RETRY
         self.timeouts = timeouts or Timeouts(first_byte=120.0, idle=60.0, total=300.0)
+        self.max_response_bytes = max_response_bytes
         self.on_progress = on_progress
         self._calls = Calls(lambda: self.client.http, self.env, max_results)
 
@@ -168,7 +174,10 @@ class GroundedSearch:
 
     async def _once(self, settings: ProviderSettings, query: str) -> GroundedAnswer:
         request = await self._calls.build(settings, query)
-        async with self.client.stream(request, retry=self.retry, timeouts=self.timeouts) as events:
+        stream = self.client.stream(
+            request, retry=self.retry, timeouts=self.timeouts, max_response_bytes=self.max_response_bytes
+        )
+        async with stream as events:
             return await collect(events, provider=settings.id, model=settings.model)
 
     async def answer(self, query: str) -> GroundedAnswer | SearchError:
