@@ -203,7 +203,7 @@ async def _demo(pace: float, out: TextIO) -> int:
             await _render(client, request, out, reasoning_limit=240)
     from .websearch.cli import demo as search_demo
 
-    await search_demo(root, out)
+    await search_demo(out, root)
     return 0
 
 

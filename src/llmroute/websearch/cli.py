@@ -11,6 +11,7 @@ with (the message names what to set) or the arguments / files are wrong.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -25,6 +26,7 @@ from .search import GroundedSearch, check_arguments
 __all__ = ["add_parser", "demo", "handler"]
 
 _CONFIG_NAMES = ("opencode.json", "opencode.jsonc")
+_SOURCE_CASSETTES = Path(__file__).resolve().parents[3] / "cassettes"  # the source tree's recordings
 
 
 def add_parser(subparsers: Any) -> None:
@@ -106,15 +108,19 @@ _DEMO = (
 )  # fmt: skip
 
 
-async def demo(root: Path, out: TextIO, limit: int = 1200) -> None:
-    """Grounded search on bundled recordings: each provider's answer as the tool result the model
-    reads (``[n]`` markers, ``Sources:``)."""
+async def demo(out: TextIO, root: Path | None = None, limit: int = 1200) -> None:
+    """Grounded search on the recordings under ``root`` (default: ``LLMROUTE_CASSETTES``, else the
+    source tree's ``cassettes/``; scenes whose recording is absent are skipped): each provider's
+    answer as the tool result the model reads (``[n]`` markers, ``Sources:``)."""
     import httpx
 
     from ..route.client import Client
     from ..testing.cassette import Cassette
     from ..testing.replay import ReplayTransport
 
+    if root is None:
+        env = os.environ.get("LLMROUTE_CASSETTES")
+        root = Path(env) if env else _SOURCE_CASSETTES
     for provider, model, rel, query in _DEMO:
         path = root / rel
         if not path.exists():
