@@ -750,3 +750,13 @@ async def test_a_response_over_the_cap_is_cut_off_and_reported(server: FaultServ
         result = await search.run({"query": "q"})
     assert result.error is not None and "max_response_bytes=2000" in result.error.message
     assert len(server.received) == 1 and sleeps.calls == []
+
+
+def test_bad_arguments_are_config_errors_and_a_single_provider_string_is_one_provider() -> None:
+    from llmroute.websearch.config import ConfigError
+
+    with pytest.raises(ConfigError, match="config must be a mapping or a path, got int"):
+        GroundedSearch(["google"], config=123, env={})  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="max_results must be a positive int"):
+        GroundedSearch(["google"], max_results=0, env={})
+    assert GroundedSearch("google", env={}).providers == ("google",)

@@ -146,6 +146,8 @@ def _load(source: Mapping[str, Any] | str | os.PathLike[str] | None, what: str) 
         return {}
     if isinstance(source, Mapping):
         return dict(source)
+    if not isinstance(source, str | os.PathLike):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ConfigError(f"{what} must be a mapping or a path, got {type(source).__name__}")
     path = Path(source).expanduser()
     try:
         text = path.read_text(encoding="utf-8")

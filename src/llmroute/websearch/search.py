@@ -98,7 +98,9 @@ class GroundedSearch:
         max_response_bytes: int = MAX_RESPONSE_BYTES,
         on_progress: Callable[[str], None] | None = None,
     ) -> None:
-        self.providers = tuple(providers)
+        self.providers = (providers,) if isinstance(providers, str) else tuple(providers)
+        if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigError(f"max_results must be a positive int, got {max_results!r}")
         self.config = load_config(config)
         self.logins: dict[str, Login] = load_auth(auth)
         self.env: Mapping[str, str] = os.environ if env is None else env
