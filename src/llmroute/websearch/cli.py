@@ -92,7 +92,8 @@ async def _search(args: argparse.Namespace, out: TextIO) -> int:
     out.flush()
     if isinstance(outcome, SearchError):
         if outcome.type == "NO_PROVIDERS_AVAILABLE" or outcome.type.startswith(("MISSING_", "INVALID_")):
-            print(f"llmroute search: {outcome.message}", file=sys.stderr)
+            if not out.isatty():  # stdout went elsewhere: say what to set where the user looks
+                print(f"llmroute search: {outcome.message}", file=sys.stderr)
             return 2
         return 1
     return 0

@@ -51,7 +51,10 @@ SEARCH_RETRY = RetryPolicy(
 )
 _BODY_SNIPPET = 300
 # A provider's answer larger than this is cut off and reported (the connection is closed at once).
-# Hook for #10: ``websearch.limits.SearchLimits`` will own this and the query/prompt/wall-clock limits.
+# Hook for #10 (``websearch.limits``, not on main yet): a ``limits: SearchLimits`` argument would own
+# this cap (``max_response_bytes``), check the query in ``check_arguments`` (``check_query``) and the
+# prompt in ``Calls.build`` (``check_prompt``) before sending, wrap ``answer``'s provider loop in
+# ``wall_clock()``, and map errors with ``exceeded()`` to the limit's code in ``_failure``.
 MAX_RESPONSE_BYTES = 50 * 1024 * 1024
 
 
