@@ -7,6 +7,8 @@ a str round-trip; UTF-8 sequences split across reads are never cut because event
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 from ..schema.errors import InvalidProviderOutputError
@@ -15,6 +17,7 @@ __all__ = ["DEFAULT_MAX_EVENT_BYTES", "SSEDecoder", "SSEEvent", "SSEFraming"]
 
 DEFAULT_MAX_EVENT_BYTES = 32 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
+_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 class SSEEvent(msgspec.Struct, frozen=True, gc=False):
@@ -59,7 +62,10 @@ class SSEDecoder:
             if self._trailing_cr and chunk.startswith(b"\n"):
                 chunk = chunk[1:]  # second half of a CRLF whose CR ended the previous read
             self._trailing_cr = chunk.endswith(b"\r")
-            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            if _LONE_CR.search(chunk) is None:
+                chunk = chunk.translate(None, b"\r")  # CRLF only (Gemini): drop the CRs in one pass
+            else:  # a lone CR ends a line too (and one ending this read may pair with the next LF)
+                chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         buf = self._buf + chunk if self._buf else chunk
         cut = buf.rfind(b"\n\n")
         if cut < 0:
@@ -109,23 +115,24 @@ class SSEDecoder:
                 return [SSEEvent(d) for d in region[6:].split(b"\n\ndata: ")]
             return None
         if region.startswith(b"event: "):
-            # Every event ``event:`` + ``data:`` (Anthropic, OpenAI Responses): 3n-2 newlines in all,
-            # and each of the n blocks holds the one between its two lines.
-            blocks = region.split(b"\n\n")
-            if region.count(b"\n") != 3 * len(blocks) - 2:
+            # Every event ``event:`` + ``data:`` (Anthropic, OpenAI Responses): the lines go name,
+            # data, blank, name, data, blank, ... name, data. One split, no per-event partition.
+            lines = region.split(b"\n")
+            if len(lines) % 3 != 2 or any(lines[2::3]):
                 return None
             names = self._names
             out: list[SSEEvent] = []
-            for block in blocks:
-                head, sep, data = block.partition(b"\ndata: ")
-                if not sep or not head.startswith(b"event: "):
+            for head, data in zip(lines[0::3], lines[1::3], strict=True):
+                if not data.startswith(b"data: "):
                     return None
-                name = names.get(head)
+                name = names.get(head)  # only ``event: `` lines are ever cached
                 if name is None:
+                    if not head.startswith(b"event: "):
+                        return None
                     name = head[7:].decode("utf-8", "replace") or "message"
                     if len(names) < 256:
                         names[head] = name
-                out.append(SSEEvent(data, name))
+                out.append(SSEEvent(data[6:], name))
             return out
         return None
 

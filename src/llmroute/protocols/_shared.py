@@ -36,6 +36,7 @@ __all__ = [
     "decode_frame",
     "json_arguments",
     "ns",
+    "only_fields",
     "parse_tool_input",
     "result_text",
     "with_options",
@@ -50,6 +51,21 @@ def decode_frame(decoder: msgspec.json.Decoder[T], data: Any, what: str) -> T:
     """Decode one frame payload (see ``route.decoding.decode_json``): invalid UTF-8 is replaced;
     malformed JSON, wrong types or nesting too deep are an ``InvalidProviderOutputError``."""
     return decode_json(decoder, data, what)
+
+
+def only_fields(
+    struct: type[msgspec.Struct], keep: dict[str, Any], skip: Sequence[str] = ()
+) -> type[msgspec.Struct]:
+    """A decoding type for the one common shape of ``struct`` (a hot path): the ``keep`` fields
+    with the types given, the ``skip`` fields not decoded, and every other field absent or null,
+    else decoding fails and the caller takes its general path. Built from ``struct``'s own fields,
+    so a field added there later is covered at once."""
+    fields: list[Any] = [
+        (name, keep[name]) if name in keep else (name, None, None)
+        for name in struct.__struct_fields__
+        if name not in skip
+    ]
+    return msgspec.defstruct(f"{struct.__name__}Only", fields)
 
 
 def parse_tool_input(raw: str) -> Any:

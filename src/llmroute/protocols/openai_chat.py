@@ -32,6 +32,7 @@ from ._shared import (
     data_url,
     decode_frame,
     json_arguments,
+    only_fields,
     parse_tool_input,
     result_text,
     with_options,
@@ -245,6 +246,18 @@ class _Completion(_Chunk):
 
 
 _decoder = msgspec.json.Decoder(_Chunk)
+# Nearly every chunk of a text stream: one choice whose delta holds only ``content`` (a string).
+_text_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
+    only_fields(
+        _Chunk,
+        {
+            "choices": tuple[
+                only_fields(_Choice, {"delta": only_fields(_Delta, {"content": str})}, ("index",))
+            ]
+        },
+        ("id", "model"),
+    )
+)
 _completion_decoder = msgspec.json.Decoder(_Completion)
 
 
@@ -498,6 +511,20 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         return
     if state.done:
         return
+    blocks = state.blocks
+    block = blocks.text
+    if block is not None and blocks.reasoning is None:
+        # Hot path: while a text block is open, nearly every chunk only adds text to it. Any other
+        # shape (more fields, another choice, bad bytes) fails this decode and takes the full path.
+        try:
+            content = _text_decoder.decode(data).choices[0].delta.content
+        except DECODE_ERRORS:
+            pass
+        else:
+            if content:
+                out.append(TextDelta(block, content))
+                state.text_len += len(content)
+            return
     try:
         chunk = _decoder.decode(data)
     except DECODE_ERRORS:
@@ -548,14 +575,7 @@ def _on_chunk(state: ChatState, chunk: _Chunk, data: bytes, out: list[LLMEvent])
         choice = choices[0]
         delta = choice.delta
         if delta is not None:
-            content = delta.content
-            blocks = state.blocks
-            if content and blocks.text is not None and blocks.reasoning is None and delta == _Delta(content):
-                # Hot path: a delta that carries only more text for the open block (one C-level compare).
-                out.append(TextDelta(blocks.text, content))
-                state.text_len += len(content)
-            else:
-                _on_delta(state, delta, out)
+            _on_delta(state, delta, out)
         if choice.annotations:
             _on_annotations(state, choice.annotations, out)
         if choice.finish_reason:

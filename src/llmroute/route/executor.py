@@ -5,9 +5,9 @@ Yields batches of events. Reliability rules (see docs/reliability.md):
 - Retries happen only while no event has reached the caller: a retryable HTTP status, a connection
   failure before any body byte, or a 200 stream whose first event is an overloaded / rate-limit
   error. Each attempt re-prepares the request (fresh credentials and signatures).
-- Deadlines are anyio cancel scopes around each read (never held across a ``yield``), so they work
-  on asyncio and trio: ``first_byte`` until the first body byte, ``idle`` between chunks, ``total``
-  over the whole call including backoff.
+- Deadlines: a cancel scope around sending, then one ``Watchdog`` per stream for the reads (one
+  timer, re-armed lazily; never held across a ``yield``), on asyncio and trio: ``first_byte`` until
+  the first body byte, ``idle`` between chunks, ``total`` over the whole call including backoff.
 - The HTTP response is closed in a shielded ``finally``: breaking out, cancelling, ``aclose()`` or a
   deadline drops the connection at once.
 - ``stream=False`` (``GenerationOptions``) reads the whole body (``WholeBodyFraming``) and hands it
@@ -44,6 +44,7 @@ from .prepare import is_streaming, model_of, prepare
 from .prepared import PreparedRequest
 from .redact import collect_secrets, redact_text, redact_url
 from .transport import HttpTransport, Transport, Wire, connection_not_used, transport_error
+from .watchdog import DeadlineExceeded, Watchdog
 
 if TYPE_CHECKING:
     from .policy import RetryPolicy, Timeouts
@@ -84,23 +85,28 @@ class ExecutionContext:
 
     def http_timeout(self) -> httpx.Timeout:
         # Our cancel scopes enforce first_byte / idle / total precisely; httpx's read timeout is a
-        # backstop just beyond them, and its connect timeout is the ``connect`` deadline.
+        # backstop just beyond them, and its connect timeout is the ``connect`` deadline. A request
+        # queued for a free connection waits under first_byte / total only (pool=None): with more
+        # streams than connections, the queue is normal, not a failure to connect.
         t = self.timeouts
         read = max(t.idle, t.first_byte) + 1.0
-        return httpx.Timeout(connect=t.connect, read=read, write=read, pool=t.connect)
+        return httpx.Timeout(connect=t.connect, read=read, write=read, pool=None)
 
 
 class _Attempt:
     """One try: what was sent and how far it got."""
 
-    __slots__ = ("prepared", "read_body", "wire")
+    __slots__ = ("prepared", "read_body", "watchdog", "wire")
 
     def __init__(self) -> None:
         self.prepared: PreparedRequest | None = None
         self.wire: Wire | None = None
+        self.watchdog: Watchdog | None = None
         self.read_body = False  # a body byte arrived: transport failures are no longer retried
 
     async def close(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.stop()
         wire, self.wire = self.wire, None
         if wire is not None:
             with anyio.CancelScope(shield=True):  # close even when the caller was cancelled
@@ -200,17 +206,18 @@ async def run_step(
                 pending = 1  # step-start waits for the first real event (so a first-event error can retry)
                 chunks: AsyncIterator[bytes] = wire.chunks().__aiter__()
                 read = chunks.__anext__
-                at = first_at
-                which = "total" if first_at >= total_at else "first_byte"
+                watchdog = attempt.watchdog = Watchdog(
+                    first_at, "total" if first_at >= total_at else "first_byte"
+                )
+                guarded, move, now = watchdog.read, watchdog.set, watchdog.now
                 while True:
-                    chunk = b""
-                    with anyio.CancelScope(deadline=at) as scope:
-                        try:
-                            chunk = await read()
-                        except StopAsyncIteration:
-                            break
-                    if scope.cancelled_caught:
-                        raise _deadline_error(which, _limit(timeouts, which), attempt.prepared)
+                    try:
+                        chunk = await guarded(read)
+                    except StopAsyncIteration:
+                        break
+                    except DeadlineExceeded:
+                        which = watchdog.which
+                        raise _deadline_error(which, _limit(timeouts, which), attempt.prepared) from None
                     attempt.read_body = True
                     if limit is not None:
                         received += len(chunk)
@@ -234,11 +241,11 @@ async def run_step(
                         out = []
                     if state.done:
                         break
-                    at = clock() + idle
+                    at = now() + idle
                     if at >= total_at:
-                        at, which = total_at, "total"
+                        move(total_at, "total")
                     else:
-                        which = "idle"
+                        move(at, "idle")
                 try:
                     if not state.done:
                         for frame in decoder.close():

@@ -93,8 +93,14 @@ class HttpWire:
         await self._response.aclose()
 
 
+_URL_CACHE_SIZE = 256
+
+
 class HttpTransport:
     name = "http"
+
+    def __init__(self) -> None:
+        self._urls: dict[str, httpx.URL] = {}  # parsed once: a route sends to the same few URLs
 
     async def open(
         self,
@@ -102,11 +108,42 @@ class HttpTransport:
         prepared: PreparedRequest,
         timeout: httpx.Timeout,  # noqa: ASYNC109
     ) -> HttpWire:
-        request = http.build_request(
-            prepared.method, prepared.url, headers=prepared.headers, content=prepared.body, timeout=timeout
-        )
-        response = await http.send(request, stream=True)
+        response = await http.send(self.request(http, prepared, timeout), stream=True)
         return HttpWire(response)
+
+    def request(
+        self,
+        http: httpx.AsyncClient,
+        prepared: PreparedRequest,
+        timeout: httpx.Timeout,
+    ) -> httpx.Request:
+        """What ``http.build_request`` would build, without its per-request work that does not
+        apply to an absolute URL and no client cookies or params (parsing the URL again, merging
+        ``Headers`` objects): a third of a short call's cost. A client that carries cookies or
+        params gets ``build_request`` itself."""
+        if http.cookies or http.params:
+            return http.build_request(
+                prepared.method,
+                prepared.url,
+                headers=prepared.headers,
+                content=prepared.body,
+                timeout=timeout,
+            )
+        url = self._urls.get(prepared.url)
+        if url is None:
+            if len(self._urls) >= _URL_CACHE_SIZE:
+                self._urls.clear()
+            url = self._urls[prepared.url] = httpx.URL(prepared.url)
+        headers = dict(http.headers.items())  # the client's defaults, overridden by the request's
+        for key, value in prepared.headers.items():
+            headers[key.lower()] = value
+        return httpx.Request(
+            prepared.method,
+            url,
+            headers=headers,
+            content=prepared.body,
+            extensions={"timeout": timeout.as_dict()},
+        )
 
     def __repr__(self) -> str:
         return "HttpTransport()"

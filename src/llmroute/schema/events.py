@@ -15,6 +15,7 @@ import msgspec
 from .usage import Usage
 
 __all__ = [
+    "ApprovalRequest",
     "Citation",
     "Finish",
     "FinishReason",
@@ -153,6 +154,17 @@ class Citation(_Event, frozen=True, tag="citation"):
     provider_metadata: Meta = None
 
 
+class ApprovalRequest(_Event, frozen=True, tag="approval-request"):
+    """The provider asks the caller to approve a call before it runs it (OpenAI Responses MCP
+    ``mcp_approval_request``). Answer in the next request with ``llmroute.approval(request, ok)``
+    (an ``ApprovalResponsePart``); the request itself stays in the assistant message."""
+
+    id: str
+    name: str
+    input: Any
+    provider_metadata: Meta = None
+
+
 class Finish(_Event, frozen=True, tag="finish"):
     reason: FinishReason = "unknown"
     usage: Usage | None = None
@@ -182,6 +194,7 @@ LLMEvent = (
     | ToolResult
     | ToolError
     | Citation
+    | ApprovalRequest
     | Finish
     | ProviderError
 )
@@ -204,6 +217,7 @@ def _expose_tags() -> None:
         ToolResult,
         ToolError,
         Citation,
+        ApprovalRequest,
         Finish,
         ProviderError,
     ):

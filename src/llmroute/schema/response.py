@@ -6,8 +6,17 @@ from typing import Any
 
 import msgspec
 
-from .content import AssistantPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from .content import (
+    ApprovalRequestPart,
+    AssistantPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from .events import (
+    ApprovalRequest,
     Citation,
     Finish,
     FinishReason,
@@ -55,6 +64,7 @@ class LLMResponse(msgspec.Struct, frozen=True):
     errors: tuple[ProviderError, ...]
     events: tuple[LLMEvent, ...]
     complete: bool = True
+    approval_requests: tuple[ApprovalRequest, ...] = ()  # to answer with ``llmroute.approval``
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -90,7 +100,7 @@ class ResponseBuilder:
     def __init__(self, keep_events: bool = True) -> None:
         self._keep_events = keep_events
         self.events: list[LLMEvent] = []
-        self._order: list[_Block | ToolCall | ToolResult] = []
+        self._order: list[_Block | ToolCall | ToolResult | ApprovalRequest] = []
         self._blocks: dict[str, _Block] = {}
         self._steps: list[StepResult] = []
         self._step_results: list[ToolResult] = []
@@ -98,6 +108,7 @@ class ResponseBuilder:
         self.tool_calls: list[ToolCall] = []
         self.tool_results: list[ToolResult] = []
         self.citations: list[Citation] = []
+        self.approval_requests: list[ApprovalRequest] = []
         self.errors: list[ProviderError] = []
         self.usage: Usage | None = None
         self.finish_reason: FinishReason = "unknown"
@@ -147,6 +158,9 @@ class ResponseBuilder:
                 self._step_results.append(event)
         elif isinstance(event, Citation):
             self.citations.append(event)
+        elif isinstance(event, ApprovalRequest):
+            self.approval_requests.append(event)
+            self._order.append(event)
         elif isinstance(event, StepFinish):
             self._step_reason = event.reason
             self._step_usage = event.usage
@@ -176,6 +190,8 @@ class ResponseBuilder:
                         item.id, item.name, item.input, item.provider_executed, item.provider_metadata
                     )
                 )
+            elif isinstance(item, ApprovalRequest):
+                parts.append(ApprovalRequestPart(item.id, item.name, item.input, item.provider_metadata))
             else:
                 parts.append(
                     ToolResultPart(
@@ -231,4 +247,5 @@ class ResponseBuilder:
             errors=tuple(self.errors),
             events=tuple(self.events),
             complete=self.finished,
+            approval_requests=tuple(self.approval_requests),
         )

@@ -4,22 +4,39 @@ tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``); the to
 ``WebSearchResult`` (``websearch.result``)."""
 
 from .answer import CitedSpan, GroundedAnswer, Source
+from .cited import UngroundedAnswerError, render_cited
+from .contract import CitationReport, Violation, check_citations
 from .extract import AnswerBuilder, collect, fold
+from .intent import SearchIntent, classify_intent, system_hint
+from .limits import LimitExceeded, SearchLimits
+from .prompt import grounded_prompt, search_prompt
 from .result import ErrorType, SearchError, WebSearchResult
 from .sanitize import StreamSanitizer, sanitize
 from .search import GroundedSearch
 
 __all__ = [
     "AnswerBuilder",
+    "CitationReport",
     "CitedSpan",
     "ErrorType",
     "GroundedAnswer",
     "GroundedSearch",
+    "LimitExceeded",
     "SearchError",
+    "SearchIntent",
+    "SearchLimits",
     "Source",
     "StreamSanitizer",
+    "UngroundedAnswerError",
+    "Violation",
     "WebSearchResult",
+    "check_citations",
+    "classify_intent",
     "collect",
     "fold",
+    "grounded_prompt",
+    "render_cited",
     "sanitize",
+    "search_prompt",
+    "system_hint",
 ]
