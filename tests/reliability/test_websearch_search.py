@@ -15,6 +15,7 @@ import pytest
 
 import llmroute
 from llmroute.cli import main
+from llmroute.websearch.limits import SearchLimits
 from llmroute.websearch.search import GroundedSearch
 
 from .server import FaultServer, Reply, Stall
@@ -745,11 +746,47 @@ def test_an_unknown_provider_is_refused_when_the_search_is_made() -> None:
 
 async def test_a_response_over_the_cap_is_cut_off_and_reported(server: FaultServer) -> None:
     server.add(json_reply({**GEMINI_BODY, "padding": "x" * 5000}))
-    search, sleeps = make(server, ["google"], env={"GEMINI_API_KEY": KEY}, max_response_bytes=2000)
+    limits = SearchLimits(max_response_bytes=2000)
+    search, sleeps = make(server, ["google"], env={"GEMINI_API_KEY": KEY}, limits=limits)
     async with search:
         result = await search.run({"query": "q"})
-    assert result.error is not None and "max_response_bytes=2000" in result.error.message
+    assert result.error is not None and result.error.type == "RESPONSE_TOO_LARGE"
+    assert "2,000 bytes" in result.error.message
     assert len(server.received) == 1 and sleeps.calls == []
+
+
+async def test_query_and_prompt_limits_send_nothing(server: FaultServer) -> None:
+    search, _ = make(
+        server,
+        ["google"],
+        env={"GEMINI_API_KEY": KEY},
+        limits=SearchLimits(max_query_units=10, max_prompt_bytes=400),
+    )
+    async with search:
+        long = await search.run({"query": "🗼" * 6})  # 12 UTF-16 units
+        report = await search.report("x" * 11)
+    assert long.error is not None and long.error.type == "QUERY_TOO_LONG"
+    assert report.startswith("## Search Error\n") and "11 UTF-16 code units" in report
+    assert server.received == []
+    tight = GroundedSearch(["google"], env={"GEMINI_API_KEY": KEY}, limits=SearchLimits(max_prompt_bytes=50))
+    assert (await tight.run({"query": "q"})).error.type == "PROMPT_TOO_LARGE"  # type: ignore[union-attr]
+    await tight.aclose()
+
+
+async def test_the_wall_clock_bounds_the_whole_search_fallback_included(server: FaultServer) -> None:
+    stall = Reply(200, {"content-type": "application/json"}, [Stall()])
+    server.add(stall, stall)
+    search, _ = make(
+        server,
+        ["google", "anthropic"],
+        env={"GEMINI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY},
+        limits=SearchLimits(timeout=0.5),
+        timeouts=llmroute.Timeouts(first_byte=0.4, idle=0.4),
+    )
+    async with search:
+        with anyio.fail_after(5):
+            result = await search.run({"query": "q"})
+    assert result.error is not None and result.error.type == "SEARCH_TIMEOUT"
 
 
 def test_bad_arguments_are_config_errors_and_a_single_provider_string_is_one_provider() -> None:

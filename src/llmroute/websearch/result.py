@@ -41,8 +41,13 @@ ErrorType = Literal[
     "OPENROUTER_WEB_SEARCH_FAILED",
     "MISSING_ANTHROPIC_API_KEY",
     "ANTHROPIC_WEB_SEARCH_FAILED",
+    "QUERY_TOO_LONG",
+    "PROMPT_TOO_LARGE",
+    "RESPONSE_TOO_LARGE",
+    "SEARCH_TIMEOUT",
 ]
-"""The ``error.type`` values of a failed search (the tool contract's error codes)."""
+"""The ``error.type`` values of a failed search: the tool contract's error codes, and the
+``websearch.limits`` codes when a size or time limit was passed."""
 
 # The Gemini answer is numbered by grounding chunk and headed as gemini-cli heads it; every other
 # provider's answer is numbered by first citation and says it was LLM-grounded.

@@ -27,7 +27,8 @@ from ..tools.tool import Tool
 from .answer import GroundedAnswer
 from .config import PROVIDERS, ConfigError, Login, ProviderSettings, load_auth, load_config, settings_for
 from .extract import collect
-from .providers import LABELS, MISSING, Calls, failure_type
+from .limits import LimitExceeded, SearchLimits
+from .providers import LABELS, MISSING, SEARCH_SYSTEM, Calls, failure_type
 from .result import SearchError, WebSearchResult, error_result, render, report_error, report_markdown
 from .sanitize import sanitize
 
@@ -50,12 +51,6 @@ SEARCH_RETRY = RetryPolicy(
     max_retries=3, initial_backoff=1.0, multiplier=2.0, statuses=frozenset(range(500, 600))
 )
 _BODY_SNIPPET = 300
-# A provider's answer larger than this is cut off and reported (the connection is closed at once).
-# Hook for #10 (``websearch.limits``, not on main yet): a ``limits: SearchLimits`` argument would own
-# this cap (``max_response_bytes``), check the query in ``check_arguments`` (``check_query``) and the
-# prompt in ``Calls.build`` (``check_prompt``) before sending, wrap ``answer``'s provider loop in
-# ``wall_clock()``, and map errors with ``exceeded()`` to the limit's code in ``_failure``.
-MAX_RESPONSE_BYTES = 50 * 1024 * 1024
 
 
 def check_arguments(args: Any) -> str | SearchError:
@@ -84,7 +79,8 @@ class GroundedSearch:
     config and ``auth.json`` (mapping or path; see ``websearch.config``); ``env`` replaces
     ``os.environ``; ``client`` defaults to one this object owns (close it with ``aclose()`` or
     ``async with``); ``retry`` replaces ``SEARCH_RETRY``; ``timeouts`` bound each provider call;
-    ``max_response_bytes`` caps each provider's response body; ``on_progress`` receives one line per
+    ``limits`` (``websearch.limits.SearchLimits``) bounds the query and prompt (checked before
+    anything is sent), each response body and the whole search's wall clock; ``on_progress`` receives one line per
     step (which provider is tried, skipped, failed)."""
 
     def __init__(
@@ -98,7 +94,7 @@ class GroundedSearch:
         retry: RetryPolicy | None = None,
         timeouts: Timeouts | None = None,
         max_results: int = 5,
-        max_response_bytes: int = MAX_RESPONSE_BYTES,
+        limits: SearchLimits | None = None,
         on_progress: Callable[[str], None] | None = None,
     ) -> None:
         self.providers = (providers,) if isinstance(providers, str) else tuple(providers)
@@ -116,7 +112,7 @@ class GroundedSearch:
         self.client = client if client is not None else Client()
         self.retry = retry or SEARCH_RETRY
         self.timeouts = timeouts or Timeouts(first_byte=120.0, idle=60.0, total=300.0)
-        self.max_response_bytes = max_response_bytes
+        self.limits = limits or SearchLimits()
         self.on_progress = on_progress
         self._calls = Calls(lambda: self.client.http, self.env, max_results)
 
@@ -140,7 +136,7 @@ class GroundedSearch:
 
     async def run(self, args: Any) -> WebSearchResult:
         """The tool: ``{"query": ...}`` -> ``WebSearchResult``."""
-        checked = check_arguments(args)
+        checked = self._check(args)
         if isinstance(checked, SearchError):
             return error_result(checked)
         outcome = await self.answer(checked)
@@ -152,9 +148,21 @@ class GroundedSearch:
 
     async def report(self, query: str) -> str:
         """The Markdown report of a search (``## Search Results`` ... or the failure's section)."""
-        checked = check_arguments({"query": query})
+        checked = self._check({"query": query})
         outcome = checked if isinstance(checked, SearchError) else await self.answer(checked)
         return report_error(outcome) if isinstance(outcome, SearchError) else report_markdown(outcome)
+
+    def _check(self, args: Any) -> str | SearchError:
+        """The query, or why nothing is sent: bad arguments, a query or prompt over the limits."""
+        checked = check_arguments(args)
+        if isinstance(checked, SearchError):
+            return checked
+        try:
+            self.limits.check_query(checked)
+            self.limits.check_prompt(SEARCH_SYSTEM, checked)
+        except LimitExceeded as exc:
+            return SearchError(exc.message, exc.code)
+        return checked
 
     @property
     def tool(self) -> Tool:
@@ -180,14 +188,25 @@ class GroundedSearch:
     async def _once(self, settings: ProviderSettings, query: str) -> GroundedAnswer:
         request = await self._calls.build(settings, query)
         stream = self.client.stream(
-            request, retry=self.retry, timeouts=self.timeouts, max_response_bytes=self.max_response_bytes
+            request,
+            retry=self.retry,
+            timeouts=self.timeouts,
+            max_response_bytes=self.limits.max_response_bytes,
         )
         async with stream as events:
             return await collect(events, provider=settings.id, model=settings.model)
 
     async def answer(self, query: str) -> GroundedAnswer | SearchError:
         """The first provider's answer, or the error to report (the last failure; when every
-        provider lacked credentials, what to set for each)."""
+        provider lacked credentials, what to set for each; ``SEARCH_TIMEOUT`` when the whole search
+        outlived ``limits.timeout``)."""
+        try:
+            with self.limits.wall_clock():
+                return await self._in_order(query)
+        except LimitExceeded as exc:
+            return SearchError(exc.message, exc.code)
+
+    async def _in_order(self, query: str) -> GroundedAnswer | SearchError:
         missing: list[tuple[str, SearchError]] = []
         failure: SearchError | None = None
         for provider in self.providers:
@@ -201,7 +220,7 @@ class GroundedSearch:
             try:
                 answer = await self._ask(settings, query)
             except Exception as exc:  # never raised to the caller: reported as the result's error
-                failure = _failure(settings, exc)
+                failure = _failure(settings, exc, self.limits)
                 self._progress(f"{provider}: failed ({failure.message.splitlines()[0]})")
                 continue
             self._progress(f"{provider}: answered")
@@ -217,7 +236,7 @@ class GroundedSearch:
         )
 
 
-def _failure(settings: ProviderSettings, exc: Exception) -> SearchError:
+def _failure(settings: ProviderSettings, exc: Exception, limits: SearchLimits) -> SearchError:
     """A provider failure as a ``SearchError``: the core's message (already redacted), the HTTP
     status, and a bounded, sanitised excerpt of the error body. An exception that is not an
     ``LLMError`` is a bug: only its type is reported."""
@@ -226,6 +245,9 @@ def _failure(settings: ProviderSettings, exc: Exception) -> SearchError:
         return SearchError(
             f"{label}: internal error ({type(exc).__name__})", failure_type(settings), None, settings.id
         )
+    limit = limits.exceeded(exc)
+    if limit is not None:  # the response cap or a total deadline: the limit's own code
+        return SearchError(f"{label}: {limit.message}", limit.code, None, settings.id)
     status = exc.http.status if exc.http is not None else None
     message = f"{label}: {sanitize(redact_text(str(exc)))}"
     body = exc.http.body if exc.http is not None else None
