@@ -201,6 +201,9 @@ async def _demo(pace: float, out: TextIO) -> int:
         )
         async with Client(http=httpx.AsyncClient(transport=transport)) as client:
             await _render(client, request, out, reasoning_limit=240)
+    from .websearch.cli import demo as search_demo
+
+    await search_demo(out, root)
     return 0
 
 
@@ -254,7 +257,7 @@ async def _chat(model_spec: str, prompt: str, system: str | None, max_tokens: in
 # Subcommands living in other packages: each module defines ``add_parser(subparsers)``, which adds its
 # parser and calls ``set_defaults(run=handler)`` with ``handler(args, out) -> exit code``. Imported only
 # when the CLI starts, so ``import llmroute`` never pays for them.
-SUBCOMMANDS: tuple[str, ...] = ()
+SUBCOMMANDS: tuple[str, ...] = ("llmroute.websearch.cli",)
 
 
 def _add_builtin(sub: Any) -> None:
