@@ -3,5 +3,18 @@ the user has credentials for, the citation contract, output hygiene and the serv
 tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``)."""
 
 from .answer import CitedSpan, GroundedAnswer, Source
+from .backends import SearchBackend, SearchHit, SearchOutcome, SearchQuery
+from .server_tool import Engine, Injection, ServerWebSearch
 
-__all__ = ["CitedSpan", "GroundedAnswer", "Source"]
+__all__ = [
+    "CitedSpan",
+    "Engine",
+    "GroundedAnswer",
+    "Injection",
+    "SearchBackend",
+    "SearchHit",
+    "SearchOutcome",
+    "SearchQuery",
+    "ServerWebSearch",
+    "Source",
+]
