@@ -951,6 +951,40 @@ async def test_truncated_stream_is_invalid_provider_output() -> None:
         await replay(_cassette(body), [llmroute.request(model=MODEL, prompt="x")])
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", ["duplicate-message-start", "spliced-message-start"])
+async def test_a_second_message_start_inside_an_open_message_is_invalid_output(name: str) -> None:
+    cassette = Cassette.load(CASSETTES / f"vercel-ai/anthropic/{name}.chunks.yaml")
+    with pytest.raises(llmroute.InvalidProviderOutputError, match="message_start inside an open message"):
+        await replay(cassette, [llmroute.request(model=MODEL, prompt="x")])
+
+
+@pytest.mark.anyio
+async def test_a_message_start_carrying_the_whole_message_emits_its_blocks() -> None:
+    """Programmatic tool-calling follow-ups: ``tool_use`` (called from the code-execution container),
+    stop reason and usage all in ``message_start``, then ``message_stop``."""
+    path = CASSETTES / "vercel-ai/anthropic/anthropic-programmatic-tool-calling.1.chunks.yaml"
+    follow_up = only(path, 1)
+    raw = sse_events(follow_up.interactions[0].response.body)[0]["message"]
+    for chunking in (Chunking.whole(), Chunking.bytewise()):
+        (response,), _ = await replay(follow_up, [llmroute.request(model=MODEL, prompt="x")], chunking)
+        (call,) = response.tool_calls
+        block = raw["content"][0]
+        assert (call.id, call.name, call.input, call.provider_executed) == (
+            block["id"],
+            block["name"],
+            {"player": "player2"},
+            False,
+        )
+        assert response.finish_reason == "tool-calls"
+        assert response.usage is not None
+        assert (response.usage.input_tokens, response.usage.output_tokens) == (0, 0)
+        finish = response.events[-1]
+        assert isinstance(finish, llmroute.Finish) and finish.provider_metadata is not None
+        assert finish.provider_metadata["container"] == raw["container"]
+        assert event_order_problems(response.events) == []
+
+
 # -- lowering reproduces recorded requests --------------------------------------------------------------
 
 

@@ -105,16 +105,6 @@ FIXTURES = _fixtures()
 _R = "openai/responses/"
 GAPS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
-        "Anthropic message_start carrying content: the follow-up's tool_use arrives whole in message_start and is dropped",
-        ("tool-calls", "finish", "usage"),
-        ("anthropic/anthropic-programmatic-tool-calling.1.chunks",),
-    ),
-    (
-        "typed protocol violations: a second message_start inside an open message is accepted",
-        ("stream",),
-        ("anthropic/duplicate-message-start.chunks", "anthropic/spliced-message-start.chunks"),
-    ),
-    (
         "Gemini streamed function-call arguments (partialArgs, willContinue) are not assembled",
         ("tool-calls",),
         (
@@ -176,16 +166,6 @@ GAPS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
         "shell_call is not a client tool call",
         ("tool-calls", "finish"),
         (_R + "openai-shell-tool.1.chunks", _R + "openai-shell-tool.1.json"),
-    ),
-    (
-        "xAI usage: completion_tokens excludes reasoning; output_tokens must add reasoning_tokens",
-        ("usage",),
-        tuple(
-            f"{folder}/xai-{name}.{kind}"
-            for folder in ("xai", "openai-compatible/chat")
-            for name in ("text", "tool-call")
-            for kind in ("chunks", "json")
-        ),
     ),
     (
         "no xAI Responses route: xAI's server-side custom_tool_call items are not hosted calls",

@@ -40,6 +40,7 @@ from ..framing.base import Framing
 from ..framing.sse import SSEEvent, SSEFraming
 from ..hosted import SearchResult, search_result
 from ..route.auth import Auth
+from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
@@ -207,23 +208,9 @@ class _BlockIn(msgspec.Struct):
 
 
 class _MessageIn(msgspec.Struct):
-    id: str | None = None
-    model: str | None = None
-    usage: dict[str, Any] | None = None
-
-
-class _Event(msgspec.Struct):
-    type: str = ""
-    index: int = 0
-    delta: _Delta | None = None
-    content_block: _BlockIn | None = None
-    message: _MessageIn | None = None
-    usage: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-
-
-class _WholeMessage(msgspec.Struct):
-    """A non-streamed Message (or an ``error`` object sent with HTTP 200)."""
+    """``message_start.message``, and a whole non-streamed Message (or an ``error`` object sent
+    with HTTP 200). Programmatic tool-calling follow-ups stream the whole message here: content,
+    stop reason and usage, with no block events."""
 
     type: str = ""
     id: str | None = None
@@ -236,9 +223,19 @@ class _WholeMessage(msgspec.Struct):
     error: dict[str, Any] | None = None
 
 
+class _Event(msgspec.Struct):
+    type: str = ""
+    index: int = 0
+    delta: _Delta | None = None
+    content_block: _BlockIn | None = None
+    message: _MessageIn | None = None
+    usage: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
 _decoder = msgspec.json.Decoder(_Event)
 _decode = _decoder.decode
-_whole_decoder = msgspec.json.Decoder(_WholeMessage)
+_whole_decoder = msgspec.json.Decoder(_MessageIn)
 
 
 # 3. parser state --------------------------------------------------------------------------------
@@ -263,10 +260,11 @@ class _Open:
 
 
 class AnthropicState(StreamState):
-    __slots__ = ("open", "raw_usage", "server_inputs", "server_names", "stop_reason")
+    __slots__ = ("open", "raw_usage", "server_inputs", "server_names", "started", "stop_reason")
 
     def __init__(self) -> None:
         super().__init__()
+        self.started = False  # a message_start arrived (a second one before message_stop is an error)
         self.open: dict[int, _Open] = {}
         self.raw_usage: dict[str, Any] = {}
         self.server_names: dict[str, str] = {}  # server tool id -> name, to name its result
@@ -644,7 +642,7 @@ _FINISH: dict[str, FinishReason] = {
 def step(state: AnthropicState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     try:
         event = _decode(frame.data)
-    except msgspec.DecodeError:  # the slow path reports the raw frame (and retries invalid UTF-8)
+    except DECODE_ERRORS:  # the slow path reports the raw frame (and retries invalid UTF-8)
         event = decode_frame(_decoder, frame.data, "anthropic-messages event")
     kind = event.type
     if kind == "content_block_delta":
@@ -664,28 +662,34 @@ def step(state: AnthropicState, frame: SSEEvent, out: list[LLMEvent]) -> None:
 
 
 def whole(state: AnthropicState, body: bytes, out: list[LLMEvent]) -> None:
-    """A whole Message: start, each content block opened and closed, the stop, as streamed."""
+    """A whole Message reads as a stream whose ``message_start`` carries everything."""
     message = decode_frame(_whole_decoder, body, "anthropic-messages response")
     if message.type == "error":
         _on_error(state, _Event("error", error=message.error), out)
-    _on_message_start(state, _Event(message=_MessageIn(message.id, message.model, message.usage)), out)
-    for index, block in enumerate(message.content or ()):
-        _on_block_start(state, _Event(index=index, content_block=block), out)
-        _on_block_stop(state, _Event(index=index), out)
-    delta = _Delta(
-        stop_reason=message.stop_reason, stop_sequence=message.stop_sequence, container=message.container
-    )
-    _on_message_delta(state, _Event(delta=delta), out)
+    _on_message_start(state, _Event(message=message), out)
+    if message.stop_reason is None:  # no stop reason: still a finish (``unknown``), as streamed
+        _on_message_delta(state, _Event(delta=_Delta()), out)
     _on_message_stop(state, _Event(), out)
 
 
-def _on_message_start(state: AnthropicState, event: _Event, _out: list[LLMEvent]) -> None:
+def _on_message_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
     message = event.message
     if message is None:
         return
+    if state.started and not state.done:
+        raise InvalidProviderOutputError("anthropic-messages: message_start inside an open message")
+    state.started = True
     state.metadata = {"id": message.id, "model": message.model}
     if message.usage:
         state.raw_usage.update(message.usage)
+    for index, block in enumerate(message.content or ()):  # the message arrives whole
+        _on_block_start(state, _Event(index=index, content_block=block), out)
+        _on_block_stop(state, _Event(index=index), out)
+    if message.stop_reason is not None:
+        delta = _Delta(
+            stop_reason=message.stop_reason, stop_sequence=message.stop_sequence, container=message.container
+        )
+        _on_message_delta(state, _Event(delta=delta), out)
 
 
 def _on_block_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:

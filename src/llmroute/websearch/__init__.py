@@ -4,6 +4,7 @@ tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``)."""
 
 from .answer import CitedSpan, GroundedAnswer, Source
 from .backends import SearchBackend, SearchHit, SearchOutcome, SearchQuery
+from .sanitize import StreamSanitizer, sanitize
 from .server_tool import Engine, Injection, ServerWebSearch
 
 __all__ = [
@@ -17,4 +18,6 @@ __all__ = [
     "SearchQuery",
     "ServerWebSearch",
     "Source",
+    "StreamSanitizer",
+    "sanitize",
 ]
