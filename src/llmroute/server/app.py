@@ -1,0 +1,294 @@
+"""The OpenAI-compatible gateway as an ASGI app (Starlette): ``create_app(gateway)``.
+
+- ``POST /v1/chat/completions`` (streamed and not) and ``GET /v1/models`` (public entries only).
+- Every request needs ``Authorization: Bearer <key>`` with one of the configured keys, compared in
+  constant time (digests of equal length, every key checked).
+- Bodies above ``maxBodyBytes`` are refused with 413 before they are read whole.
+- The configured server ``web_search`` runs inside each chain per its inject policy; its calls
+  never reach the client (streamed, they show as SSE comments).
+- Failures are OpenAI-style ``{"error": {"message", "type", "param", "code"}}`` bodies with the
+  matching status; messages are scrubbed of every secret the gateway knows, and never carry a
+  stack trace or an upstream URL.
+
+Stateless: any number of instances can serve behind a load balancer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import logging
+import re
+import time
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from ..route.client import Client
+from ..route.redact import redact_text
+from ..route.stream import EventStream
+from ..schema.errors import (
+    AuthenticationError,
+    ContentPolicyError,
+    ContextOverflowError,
+    InvalidRequestError,
+    LLMError,
+    NoRouteError,
+    QuotaExceededError,
+    RateLimitError,
+    TimeoutError,
+)
+from ..schema.events import Finish, LLMEvent, ReasoningDelta, TextDelta, ToolCall, ToolResult
+from . import chat
+from .config import Gateway
+
+__all__ = ["create_app", "error_body"]
+
+log = logging.getLogger("llmroute.server")
+
+_encode = msgspec.json.Encoder().encode
+# Upstream URLs say where the gateway's providers live: never echoed to a client.
+_URL = re.compile(r"\b(?:https?|wss?)://[^\s\"'<>]+")
+
+
+class _Refused(Exception):
+    """A request the gateway refuses itself (auth, size, unknown model)."""
+
+    def __init__(self, status: int, message: str, type: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.type, self.code = status, message, type, code
+
+
+def error_body(message: str, type: str, code: str | None = None, param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type, "param": param, "code": code}}
+
+
+def _json(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(_encode(value), status, headers, media_type="application/json")
+
+
+def _upstream_error(exc: LLMError, secrets: tuple[str, ...]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """Status, OpenAI-style body and headers for a failure of the upstream call."""
+    message = _URL.sub("<upstream>", redact_text(exc.message, secrets))
+    headers: dict[str, str] = {}
+    if isinstance(exc, ContextOverflowError):
+        return 400, error_body(message, "invalid_request_error", "context_length_exceeded"), headers
+    if isinstance(exc, ContentPolicyError):
+        return 400, error_body(message, "invalid_request_error", "content_filter"), headers
+    if isinstance(exc, NoRouteError):
+        return 500, error_body(message, "server_error", "no_route"), headers
+    if isinstance(exc, InvalidRequestError):
+        return 400, error_body(message, "invalid_request_error", exc.code), headers
+    if isinstance(exc, QuotaExceededError):
+        headers["x-should-retry"] = "false"
+        return 429, error_body(message, "insufficient_quota", "insufficient_quota"), headers
+    if isinstance(exc, RateLimitError):
+        if exc.retry_after is not None:
+            headers["retry-after"] = str(max(1, round(exc.retry_after)))
+        return 429, error_body(message, "rate_limit_error", "rate_limit_exceeded"), headers
+    if isinstance(exc, AuthenticationError):
+        # the gateway's own upstream credentials: not the client's fault, and retrying will not help
+        headers["x-should-retry"] = "false"
+        return 502, error_body("upstream authentication failed", "upstream_error", "upstream_auth"), headers
+    if isinstance(exc, TimeoutError):
+        return 504, error_body(message, "upstream_error", "upstream_timeout"), headers
+    return 502, error_body(message, "upstream_error", exc.code), headers
+
+
+def _digest(value: str) -> bytes:
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).digest()
+
+
+class _Gateway:
+    def __init__(self, gateway: Gateway, client: Client | None) -> None:
+        self.config = gateway
+        self.client = client
+        self._own_client = client is None
+        self._keys = tuple(_digest(k) for k in gateway.keys)
+        self._public = frozenset(gateway.public)
+        search = gateway.web_search
+        self.tools: list[Any] | None = [search] if search is not None else None
+        self.hidden = frozenset({search.definition.name}) if search is not None else frozenset[str]()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app: Starlette) -> AsyncGenerator[None, None]:
+        if self.client is None:
+            self.client = Client()
+        try:
+            yield
+        finally:
+            if self._own_client:
+                await self.client.aclose()
+                self.client = None
+
+    # -- checks -----------------------------------------------------------------------------------
+
+    def authorize(self, request: Request) -> None:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        given = _digest(token.strip() if scheme.lower() == "bearer" else "")
+        ok = False
+        for key in self._keys:  # every key, always: the time does not say which one matched
+            ok |= hmac.compare_digest(given, key)
+        if not ok:
+            raise _Refused(401, "invalid or missing API key", "invalid_request_error", "invalid_api_key")
+
+    async def body(self, request: Request) -> bytes:
+        limit = self.config.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise _Refused(
+                413, f"request body exceeds {limit} bytes", "invalid_request_error", "body_too_large"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise _Refused(
+                    413, f"request body exceeds {limit} bytes", "invalid_request_error", "body_too_large"
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def model(self, name: str) -> Any:
+        if name not in self._public:
+            raise _Refused(
+                404, f"the model {name!r} does not exist", "invalid_request_error", "model_not_found"
+            )
+        return self.config.models[name]
+
+    def failure(self, exc: Exception) -> Response:
+        if isinstance(exc, _Refused):
+            return _json(error_body(exc.message, exc.type, exc.code), exc.status)
+        if isinstance(exc, LLMError):
+            status, body, headers = _upstream_error(exc, self.config.secrets)
+            return _json(body, status, headers)
+        log.error("gateway: unexpected %s", type(exc).__name__, exc_info=exc)
+        return _json(error_body("internal server error", "server_error"), 500)
+
+    # -- endpoints --------------------------------------------------------------------------------
+
+    async def models(self, request: Request) -> Response:
+        try:
+            self.authorize(request)
+        except _Refused as exc:
+            return self.failure(exc)
+        data = [
+            {"id": name, "object": "model", "created": 0, "owned_by": self.config.models[name].provider}
+            for name in self.config.public
+        ]
+        return _json({"object": "list", "data": data})
+
+    async def chat_completions(self, request: Request) -> Response:
+        try:
+            self.authorize(request)
+            payload = chat.decode_request(await self.body(request))
+            llm_request = chat.to_llm_request(payload, self.model(payload.model))
+            assert self.client is not None, "the app's lifespan creates the client"
+            events = self.client.stream(llm_request, tools=self.tools)
+            if not payload.stream:
+                response = await events.response()
+                return _json(chat.completion(response, payload.model, self.hidden))
+            try:
+                first = await events.__anext__()
+            except BaseException:
+                await events.aclose()
+                raise
+        except Exception as exc:
+            return self.failure(exc)
+        include_usage = payload.stream_options is not None and payload.stream_options.include_usage
+        return StreamingResponse(
+            self._sse(first, events, payload.model, include_usage),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+        )
+
+    async def _sse(
+        self, first: LLMEvent, events: EventStream, model: str, include_usage: bool
+    ) -> AsyncGenerator[bytes, None]:
+        id, created = chat.new_id(), int(time.time())
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+            body: dict[str, Any] = {
+                "id": id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [choice],
+            }
+            return b"data: " + _encode(body) + b"\n\n"
+
+        yield chunk({"role": "assistant", "content": ""})
+        finish: Finish | None = None
+        tool_index = 0
+        event: LLMEvent | None = first
+        try:
+            while event is not None:
+                if isinstance(event, TextDelta):
+                    yield chunk({"content": event.text})
+                elif isinstance(event, ReasoningDelta):
+                    yield chunk({"reasoning_content": event.text})
+                elif isinstance(event, ToolCall) and not event.provider_executed:
+                    if event.name in self.hidden:
+                        yield b": " + event.name.encode() + b" call " + _encode(event.input) + b"\n\n"
+                    else:
+                        yield chunk({"tool_calls": [chat.tool_call(event, tool_index)]})
+                        tool_index += 1
+                elif isinstance(event, ToolResult) and event.name in self.hidden:
+                    state = b"error" if event.is_error else b"done"
+                    yield b": " + event.name.encode() + b" result " + state + b"\n\n"
+                elif isinstance(event, Finish):
+                    finish = event
+                event = await anext(events, None)
+        except LLMError as exc:
+            _, body, _ = _upstream_error(exc, self.config.secrets)
+            yield b"data: " + _encode(body) + b"\n\n"
+            return
+        except Exception as exc:  # a bug: the client gets a generic error, the log the details
+            log.error("gateway: unexpected %s while streaming", type(exc).__name__, exc_info=exc)
+            yield b"data: " + _encode(error_body("internal server error", "server_error")) + b"\n\n"
+            return
+        finally:
+            await events.aclose()
+        reason = chat.finish_reason(finish.reason) if finish is not None else "stop"
+        yield chunk({}, reason)
+        if include_usage:
+            body: dict[str, Any] = {
+                "id": id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [],
+                "usage": chat.usage(finish.usage if finish is not None else None),
+            }
+            yield b"data: " + _encode(body) + b"\n\n"
+        yield b"data: [DONE]\n\n"
+
+
+def create_app(gateway: Gateway, *, client: Client | None = None) -> Starlette:
+    """The ASGI app. ``client`` is the ``llmroute.Client`` upstream calls go through (default: one
+    the app opens at startup and closes at shutdown)."""
+    state = _Gateway(gateway, client)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
+        message = "not found" if status == 404 else "method not allowed" if status == 405 else "bad request"
+        return _json(error_body(message, "invalid_request_error", None), status)
+
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", state.chat_completions, methods=["POST"]),
+            Route("/v1/models", state.models, methods=["GET"]),
+        ],
+        exception_handlers={HTTPException: not_found},
+        lifespan=state.lifespan,
+    )
