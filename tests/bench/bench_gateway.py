@@ -17,7 +17,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -81,19 +80,31 @@ WHOLE = json.dumps(
 
 
 class Upstream:
-    """Answers every POST with the fixed completion (SSE when the body asks to stream)."""
+    """Answers every POST with the fixed completion (SSE when the body asks to stream); runs in
+    its own process so it never competes with the client for this process's GIL."""
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.port = 0
-        threading.Thread(target=self.loop.run_forever, daemon=True).start()
-        asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(5)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--upstream"], stdout=subprocess.PIPE, cwd=ROOT
+        )
+        assert self.proc.stdout is not None
+        self.port = int(self.proc.stdout.readline())
 
-    async def _start(self) -> None:
-        server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    @classmethod
+    def serve(cls) -> None:
+        async def run() -> None:
+            server = await asyncio.start_server(cls._handle, "127.0.0.1", 0)
+            print(server.sockets[0].getsockname()[1], flush=True)
+            await server.serve_forever()
+
+        asyncio.run(run())
+
+    @staticmethod
+    async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -190,8 +201,69 @@ def report(label: str, times: list[float]) -> float:
     return median
 
 
+def cpu_per_request(n: int) -> None:
+    """The gateway's own CPU per request, in one thread with no sockets (ASGI transport in front,
+    MockTransport behind): robust on a loaded machine, where loopback wall times are mostly
+    scheduling."""
+    import anyio
+
+    import llmroute
+    from llmroute.server import create_app, load
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        stream = b'"stream":true' in request.content
+        return httpx.Response(200, content=STREAM if stream else WHOLE)
+
+    gateway = load(
+        {
+            "keys": [KEY],
+            "models": {"main": {"provider": "compatible", "base_url": "http://up.test/v1", "model": "m"}},
+        }
+    )
+    client = llmroute.Client(http=httpx.AsyncClient(transport=httpx.MockTransport(upstream)))
+    app = create_app(gateway, client=client)
+
+    async def go() -> None:
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://gw") as via,
+            httpx.AsyncClient(transport=httpx.MockTransport(upstream)) as direct,
+        ):
+            for stream in (False, True):
+                body = {"model": "main", "stream": stream, "messages": [{"role": "user", "content": "Hi"}]}
+                gw: list[float] = []
+                raw: list[float] = []
+                for i in range(n + 50):
+                    start = time.thread_time()
+                    await via.post(
+                        "/v1/chat/completions", json=body, headers={"authorization": f"Bearer {KEY}"}
+                    )
+                    mid = time.thread_time()
+                    await direct.post("http://up.test/v1/chat/completions", json=body)
+                    if i >= 50:
+                        gw.append(mid - start)
+                        raw.append(time.thread_time() - mid)
+                added = (statistics.median(gw) - statistics.median(raw)) * 1000
+                print(f"  gateway CPU per request ({'streamed' if stream else 'whole'}): {added:.2f} ms")
+
+    print(f"in-process, {n} requests each:")
+    anyio.run(go)
+
+
 def main(n: int = 300) -> None:
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"load average {load} on {os.cpu_count()} cores (loopback wall times are scheduling-bound when high)"
+    )
+    cpu_per_request(max(n, 500))
     upstream = Upstream()
+    try:
+        run(upstream, n)
+    finally:
+        upstream.stop()
+
+
+def run(upstream: Upstream, n: int) -> None:
     direct_url = f"http://127.0.0.1:{upstream.port}/v1/chat/completions"
     for web_search in (False, True):
         proc, base, path = start_gateway(upstream, web_search)
@@ -223,4 +295,7 @@ def main(n: int = 300) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 300)
+    if sys.argv[1:] == ["--upstream"]:
+        Upstream.serve()
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 300)

@@ -227,40 +227,54 @@ class _Gateway:
             }
             return b"data: " + _encode(body) + b"\n\n"
 
-        yield chunk({"role": "assistant", "content": ""})
         finish: Finish | None = None
         tool_index = 0
-        event: LLMEvent | None = first
+
+        def render(event: LLMEvent, out: list[bytes]) -> None:
+            nonlocal finish, tool_index
+            if isinstance(event, TextDelta):
+                out.append(chunk({"content": event.text}))
+            elif isinstance(event, ReasoningDelta):
+                out.append(chunk({"reasoning_content": event.text}))
+            elif isinstance(event, ToolCall) and not event.provider_executed:
+                if event.name in self.hidden:
+                    out.append(b": " + event.name.encode() + b" call " + _encode(event.input) + b"\n\n")
+                else:
+                    out.append(chunk({"tool_calls": [chat.tool_call(event, tool_index)]}))
+                    tool_index += 1
+            elif isinstance(event, ToolResult) and event.name in self.hidden:
+                state = b"error" if event.is_error else b"done"
+                out.append(b": " + event.name.encode() + b" result " + state + b"\n\n")
+            elif isinstance(event, Finish):
+                finish = event
+
+        # One write per upstream read (a batch of events), not one per event.
+        out = [chunk({"role": "assistant", "content": ""})]
+        render(first, out)
         try:
-            while event is not None:
-                if isinstance(event, TextDelta):
-                    yield chunk({"content": event.text})
-                elif isinstance(event, ReasoningDelta):
-                    yield chunk({"reasoning_content": event.text})
-                elif isinstance(event, ToolCall) and not event.provider_executed:
-                    if event.name in self.hidden:
-                        yield b": " + event.name.encode() + b" call " + _encode(event.input) + b"\n\n"
-                    else:
-                        yield chunk({"tool_calls": [chat.tool_call(event, tool_index)]})
-                        tool_index += 1
-                elif isinstance(event, ToolResult) and event.name in self.hidden:
-                    state = b"error" if event.is_error else b"done"
-                    yield b": " + event.name.encode() + b" result " + state + b"\n\n"
-                elif isinstance(event, Finish):
-                    finish = event
-                event = await anext(events, None)
+            async for batch in events.batches():
+                for event in batch:
+                    render(event, out)
+                if out:
+                    yield b"".join(out)
+                    out = []
         except LLMError as exc:
             _, body, _ = _upstream_error(exc, self.config.secrets)
-            yield b"data: " + _encode(body) + b"\n\n"
+            yield b"".join(out) + b"data: " + _encode(body) + b"\n\n"
             return
         except Exception as exc:  # a bug: the client gets a generic error, the log the details
             log.error("gateway: unexpected %s while streaming", type(exc).__name__, exc_info=exc)
-            yield b"data: " + _encode(error_body("internal server error", "server_error")) + b"\n\n"
+            yield (
+                b"".join(out)
+                + b"data: "
+                + _encode(error_body("internal server error", "server_error"))
+                + b"\n\n"
+            )
             return
         finally:
             await events.aclose()
         reason = chat.finish_reason(finish.reason) if finish is not None else "stop"
-        yield chunk({}, reason)
+        tail = [*out, chunk({}, reason)]
         if include_usage:
             body: dict[str, Any] = {
                 "id": id,
@@ -270,8 +284,9 @@ class _Gateway:
                 "choices": [],
                 "usage": chat.usage(finish.usage if finish is not None else None),
             }
-            yield b"data: " + _encode(body) + b"\n\n"
-        yield b"data: [DONE]\n\n"
+            tail.append(b"data: " + _encode(body) + b"\n\n")
+        tail.append(b"data: [DONE]\n\n")
+        yield b"".join(tail)
 
 
 def create_app(gateway: Gateway, *, client: Client | None = None) -> Starlette:
