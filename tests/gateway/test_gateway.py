@@ -80,15 +80,6 @@ class Served:
         self.thread.join(10)
 
 
-@pytest.fixture
-def upstream() -> Iterator[FaultServer]:
-    server = FaultServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def serve(upstream: FaultServer, policy: str = "always", **extra: Any) -> Served:
     gateway = load(config(upstream, policy, **extra), environ={"UPSTREAM_KEY": UPSTREAM_KEY})
     return Served(create_app(gateway))
@@ -106,8 +97,8 @@ def body_of(interaction: Any) -> Reply:
     return Reply(parts=[interaction.response.body])
 
 
-def answer(text: str) -> Reply:
-    return sse(*chat_stream(text))
+def answer(*texts: str) -> Reply:
+    return sse(*chat_stream(*texts))
 
 
 # -- the openai SDK, unchanged ----------------------------------------------------------------------

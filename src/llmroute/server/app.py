@@ -1,6 +1,7 @@
 """The OpenAI-compatible gateway as an ASGI app (Starlette): ``create_app(gateway)``.
 
-- ``POST /v1/chat/completions`` (streamed and not) and ``GET /v1/models`` (public entries only).
+- ``POST /v1/chat/completions`` and ``POST /v1/responses`` (streamed and not; stateless: no
+  ``previous_response_id``), and ``GET /v1/models`` (public entries only).
 - Every request needs ``Authorization: Bearer <key>`` with one of the configured keys, compared in
   constant time (digests of equal length, every key checked).
 - Bodies above ``maxBodyBytes`` are refused with 413 before they are read whole.
@@ -34,6 +35,7 @@ from starlette.routing import Route
 from ..route.client import Client
 from ..route.redact import redact_text
 from ..route.stream import EventStream
+from ..schema.content import ToolCallPart
 from ..schema.errors import (
     AuthenticationError,
     ContentPolicyError,
@@ -46,7 +48,7 @@ from ..schema.errors import (
     TimeoutError,
 )
 from ..schema.events import Finish, LLMEvent, ReasoningDelta, TextDelta, ToolCall, ToolResult
-from . import chat
+from . import chat, responses
 from .config import Gateway
 
 __all__ = ["create_app", "error_body"]
@@ -187,6 +189,21 @@ class _Gateway:
         ]
         return _json({"object": "list", "data": data})
 
+    async def _open(self, events: EventStream) -> LLMEvent:
+        """The first event: an upstream failure before it is still a plain error response."""
+        try:
+            return await events.__anext__()
+        except BaseException:
+            await events.aclose()
+            raise
+
+    def _stream(self, body: AsyncGenerator[bytes, None]) -> StreamingResponse:
+        return StreamingResponse(
+            body,
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+        )
+
     async def chat_completions(self, request: Request) -> Response:
         try:
             self.authorize(request)
@@ -197,19 +214,153 @@ class _Gateway:
             if not payload.stream:
                 response = await events.response()
                 return _json(chat.completion(response, payload.model, self.hidden))
-            try:
-                first = await events.__anext__()
-            except BaseException:
-                await events.aclose()
-                raise
+            first = await self._open(events)
         except Exception as exc:
             return self.failure(exc)
         include_usage = payload.stream_options is not None and payload.stream_options.include_usage
-        return StreamingResponse(
-            self._sse(first, events, payload.model, include_usage),
-            media_type="text/event-stream",
-            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
-        )
+        return self._stream(self._sse(first, events, payload.model, include_usage))
+
+    async def responses(self, request: Request) -> Response:
+        try:
+            self.authorize(request)
+            payload = responses.decode_request(await self.body(request))
+            llm_request = responses.to_llm_request(payload, self.model(payload.model))
+            assert self.client is not None, "the app's lifespan creates the client"
+            events = self.client.stream(llm_request, tools=self.tools)
+            if not payload.stream:
+                response = await events.response()
+                return _json(responses.response_object(response, payload.model, self.hidden))
+            first = await self._open(events)
+        except Exception as exc:
+            return self.failure(exc)
+        return self._stream(self._responses_sse(first, events, payload.model))
+
+    async def _responses_sse(
+        self, first: LLMEvent, events: EventStream, model: str
+    ) -> AsyncGenerator[bytes, None]:
+        """Responses streaming events: one message item per run of text (closed when a tool call
+        comes between), client function calls as whole items, then ``response.completed``."""
+        id, created = responses.new_id("resp"), int(time.time())
+        sequence = 0
+        output: list[dict[str, Any]] = []
+        text_id: str | None = None
+        text: list[str] = []
+        finish: Finish | None = None
+
+        def event(type: str, **fields: Any) -> bytes:
+            nonlocal sequence
+            sequence += 1
+            body = {"type": type, "sequence_number": sequence, **fields}
+            return b"event: " + type.encode() + b"\ndata: " + _encode(body) + b"\n\n"
+
+        def close_text(out: list[bytes]) -> None:
+            nonlocal text_id
+            if text_id is None:
+                return
+            index, full = len(output), "".join(text)
+            part: dict[str, Any] = {"type": "output_text", "text": full, "annotations": []}
+            item = responses.message_item(text_id, full)
+            out.append(
+                event(
+                    "response.output_text.done",
+                    item_id=text_id,
+                    output_index=index,
+                    content_index=0,
+                    text=full,
+                )
+            )
+            out.append(
+                event(
+                    "response.content_part.done",
+                    item_id=text_id,
+                    output_index=index,
+                    content_index=0,
+                    part=part,
+                )
+            )
+            out.append(event("response.output_item.done", output_index=index, item=item))
+            output.append(item)
+            text_id = None
+            text.clear()
+
+        def render(ev: LLMEvent, out: list[bytes]) -> None:
+            nonlocal text_id, finish
+            if isinstance(ev, TextDelta):
+                if text_id is None:
+                    text_id = responses.new_id("msg")
+                    item: dict[str, Any] = {
+                        "type": "message",
+                        "id": text_id,
+                        "status": "in_progress",
+                        "role": "assistant",
+                        "content": [],
+                    }
+                    part: dict[str, Any] = {"type": "output_text", "text": "", "annotations": []}
+                    out.append(event("response.output_item.added", output_index=len(output), item=item))
+                    out.append(
+                        event(
+                            "response.content_part.added",
+                            item_id=text_id,
+                            output_index=len(output),
+                            content_index=0,
+                            part=part,
+                        )
+                    )
+                text.append(ev.text)
+                out.append(
+                    event(
+                        "response.output_text.delta",
+                        item_id=text_id,
+                        output_index=len(output),
+                        content_index=0,
+                        delta=ev.text,
+                    )
+                )
+            elif isinstance(ev, ToolCall) and not ev.provider_executed:
+                close_text(out)
+                if ev.name in self.hidden:
+                    out.append(b": " + ev.name.encode() + b" call " + _encode(ev.input) + b"\n\n")
+                else:
+                    item = responses.call_item(ToolCallPart(ev.id, ev.name, ev.input))
+                    out.append(event("response.output_item.added", output_index=len(output), item=item))
+                    out.append(event("response.output_item.done", output_index=len(output), item=item))
+                    output.append(item)
+            elif isinstance(ev, ToolResult) and ev.name in self.hidden:
+                out.append(
+                    b": " + ev.name.encode() + b" result " + (b"error" if ev.is_error else b"done") + b"\n\n"
+                )
+            elif isinstance(ev, Finish):
+                finish = ev
+
+        out = [event("response.created", response=responses.envelope(id, model, created, "in_progress", []))]
+        render(first, out)
+        try:
+            async for batch in events.batches():
+                for ev in batch:
+                    render(ev, out)
+                if out:
+                    yield b"".join(out)
+                    out = []
+        except LLMError as exc:
+            _, body, _ = _upstream_error(exc, self.config.secrets)
+            failed = responses.envelope(id, model, created, "failed", output)
+            failed["error"] = body["error"]
+            yield b"".join(out) + event("response.failed", response=failed)
+            return
+        except Exception as exc:  # a bug: the client gets a generic error, the log the details
+            log.error("gateway: unexpected %s while streaming", type(exc).__name__, exc_info=exc)
+            failed = responses.envelope(id, model, created, "failed", output)
+            failed["error"] = error_body("internal server error", "server_error")["error"]
+            yield b"".join(out) + event("response.failed", response=failed)
+            return
+        finally:
+            await events.aclose()
+        close_text(out)
+        state, incomplete = responses.status(finish.reason if finish is not None else "stop")
+        usage = responses.usage(finish.usage if finish is not None else None)
+        done = responses.envelope(id, model, created, state, output, usage, incomplete)
+        kind = "response.completed" if state == "completed" else "response.incomplete"
+        yield b"".join(out) + event(kind, response=done)
 
     async def _sse(
         self, first: LLMEvent, events: EventStream, model: str, include_usage: bool
@@ -302,6 +453,7 @@ def create_app(gateway: Gateway, *, client: Client | None = None) -> Starlette:
     return Starlette(
         routes=[
             Route("/v1/chat/completions", state.chat_completions, methods=["POST"]),
+            Route("/v1/responses", state.responses, methods=["POST"]),
             Route("/v1/models", state.models, methods=["GET"]),
         ],
         exception_handlers={HTTPException: not_found},

@@ -232,7 +232,7 @@ def _user_parts(message: _MessageIn, i: int) -> tuple[Part, ...]:
         if part.type == "text" and part.text is not None:
             parts.append(TextPart(part.text))
         elif part.type == "image_url" and part.image_url is not None:
-            parts.append(_image(part.image_url.url, f"messages[{i}].content[{j}].image_url.url"))
+            parts.append(image_part(part.image_url.url, f"messages[{i}].content[{j}].image_url.url"))
         elif part.type == "input_audio" and part.input_audio is not None:
             parts.append(MediaPart(f"audio/{part.input_audio.format}", part.input_audio.data))
         else:
@@ -240,7 +240,7 @@ def _user_parts(message: _MessageIn, i: int) -> tuple[Part, ...]:
     return tuple(parts)
 
 
-def _image(url: str, where: str) -> MediaPart:
+def image_part(url: str, where: str) -> MediaPart:
     if url.startswith("data:"):
         header, sep, data = url.partition(",")
         mime = header[5:].split(";", 1)[0]
