@@ -455,3 +455,23 @@ def test_serve_cli_reports_a_bad_config_file(tmp_path: Any, capsys: pytest.Captu
     add_parser(parser.add_subparsers())
     args = parser.parse_args(["serve", "--config", "g.json", "--port", "9"])
     assert (args.host, args.port, args.config) == ("127.0.0.1", 9, "g.json")
+
+
+def test_selective_policy_offers_search_only_on_intent(upstream: FaultServer) -> None:
+    pytest.importorskip("llmroute.websearch.intent")  # the selective policy's classifier
+    upstream.add(
+        answer("4"), body_of(main_calls_search('{"query": "东京塔"}')), body_of(GLM_SEARCH), answer("333 m.")
+    )
+    with serve(upstream, policy="selective") as served:
+        client = sdk(served)
+        plain = client.chat.completions.create(
+            model="main", messages=[{"role": "user", "content": "What is 2 + 2?"}]
+        )
+        searched = client.chat.completions.create(
+            model="main", messages=[{"role": "user", "content": "Search the web: how tall is Tokyo Tower?"}]
+        )
+    assert (plain.choices[0].message.content, searched.choices[0].message.content) == ("4", "333 m.")
+    assert "tools" not in json.loads(upstream.received[0].body)
+    assert [t["function"]["name"] for t in json.loads(upstream.received[1].body)["tools"]] == ["web_search"]
+    # the search made the chain sticky: the answering step still offers the tool
+    assert [t["function"]["name"] for t in json.loads(upstream.received[3].body)["tools"]] == ["web_search"]

@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import httpx
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import llmroute
 from llmroute import websearch
@@ -18,7 +21,7 @@ from llmroute.providers import compatible, glm, google
 from llmroute.schema.errors import ConfigError
 from llmroute.schema.events import Finish, LLMEvent, ToolCall, ToolError, ToolResult
 from llmroute.schema.usage import Usage
-from llmroute.testing import Cassette, Interaction, ReplayTransport
+from llmroute.testing import Cassette, Chunking, Interaction, ReplayTransport
 from llmroute.testing.cassette import RecordedRequest, RecordedResponse
 from llmroute.websearch import Engine, SearchOutcome, SearchQuery, ServerWebSearch
 from llmroute.websearch.backends import SearchHit
@@ -644,3 +647,37 @@ async def test_gemini_backend_on_a_recorded_grounded_stream() -> None:
     assert response.text == "Mild and partly cloudy."
     assert sent(transport, 2)["messages"][-1]["content"][0]["result"] == value
     assert transport.requests[0].url == URL
+
+
+@pytest.mark.anyio
+async def test_prepare_shows_the_injected_tool_on_the_wire() -> None:
+    tool = ServerWebSearch([Engine("glm", GLM, "GLM", default=True)], classify=classifier)
+    async with llmroute.Client() as client:
+        searched = json.loads(
+            (await client.prepare(tool.apply(llmroute.request(MAIN, prompt="search: x")))).body
+        )
+        plain = json.loads((await client.prepare(tool.apply(llmroute.request(MAIN, prompt="2 + 2?")))).body)
+    (function,) = searched["tools"]
+    assert function["function"]["name"] == "web_search"
+    assert function["function"]["parameters"]["properties"]["engine"]["enum"] == ["glm"]
+    assert "tools" not in plain
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), max_size=st.integers(1, 64))
+def test_full_chain_is_independent_of_read_boundaries(seed: int, max_size: int) -> None:
+    """Every hop re-cut at random read boundaries (inside UTF-8 characters too): same outcome."""
+    tool = ServerWebSearch([Engine("glm", GLM, default=True)], inject_policy="always")
+    args = json.dumps({"query": "东京塔 高度"}, ensure_ascii=False)
+
+    async def chain() -> llmroute.LLMResponse:
+        interactions = [main_calls_search(args), GLM_SEARCH, main_answers("东京塔高333米。")]
+        transport = ReplayTransport(interactions, Chunking.random(seed, max_size))
+        async with llmroute.Client(http=httpx.AsyncClient(transport=transport)) as client:
+            return await client.generate(llmroute.request(MAIN, prompt="x"), tools=[tool])
+
+    response = anyio.run(chain)
+    assert response.text == "东京塔高333米。"
+    (result,) = response.tool_results
+    assert result.result["summary"] == "东京塔高333米[ref_1]，于1958年建成[ref_2]。"
+    assert [h["url"] for h in result.result["hits"]] == [GLM_HIT_1["link"], GLM_HIT_2["link"]]
