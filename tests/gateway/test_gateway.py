@@ -475,3 +475,14 @@ def test_selective_policy_offers_search_only_on_intent(upstream: FaultServer) ->
     assert [t["function"]["name"] for t in json.loads(upstream.received[1].body)["tools"]] == ["web_search"]
     # the search made the chain sticky: the answering step still offers the tool
     assert [t["function"]["name"] for t in json.loads(upstream.received[3].body)["tools"]] == ["web_search"]
+
+
+def test_selective_without_the_classifier_fails_at_start(
+    upstream: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "llmroute.websearch.intent", None)  # import fails
+    with pytest.raises(ConfigError, match=r"\$\.webSearch\.injectPolicy: 'selective' needs"):
+        load(config(upstream, "selective"), environ={"UPSTREAM_KEY": UPSTREAM_KEY})
+    assert load(config(upstream, "always"), environ={"UPSTREAM_KEY": UPSTREAM_KEY}).web_search is not None

@@ -120,6 +120,13 @@ def load(source: str | Path | Mapping[str, Any], *, environ: Mapping[str, str] |
     search = None
     if config.web_search is not None:
         search = ServerWebSearch.from_settings(config.web_search, models, path="$.webSearch")
+        if search.inject_policy == "selective":
+            try:
+                search.classify("")  # fail at start, not on every request
+            except ImportError:
+                raise ConfigError(
+                    "$.webSearch.injectPolicy: 'selective' needs llmroute.websearch.intent (not installed)"
+                ) from None
     return Gateway(tuple(config.keys), models, public, search, config.max_body_bytes, tuple(secrets))
 
 

@@ -55,6 +55,7 @@ __all__ = [
 TOOL_NAME = "web_search"
 DESCRIPTION = "Perform web search for news and web pages using configured search engines."
 InjectPolicy = Literal["selective", "always"]
+InjectionReason = Literal["always", "intent", "sticky", "no-intent", "reset"]
 
 
 class Engine(msgspec.Struct, frozen=True):
@@ -116,7 +117,7 @@ class Injection(msgspec.Struct, frozen=True):
     ``no-intent``, ``reset``: sticky ended by a ``stop`` step), and which engine ids it lists."""
 
     injected: bool
-    reason: str
+    reason: InjectionReason
     engines: tuple[str, ...] = ()
 
 
@@ -325,7 +326,7 @@ class _Session(ServerToolSession):
         self.ctx = ctx
         self.always = tool.inject_policy == "always"
         self.google = False
-        self.reason = "always" if self.always else "no-intent"
+        self.reason: InjectionReason = "always" if self.always else "no-intent"
         self.sticky = False
         if not self.always:
             intent = tool.classify(_latest_user_text(request))
