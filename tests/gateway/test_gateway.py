@@ -19,7 +19,7 @@ from llmroute.schema.errors import ConfigError
 from llmroute.server import create_app, load
 from llmroute.server.cli import add_parser
 
-from ..reliability.server import DONE, FaultServer, Reply, chat_chunk, chat_stream
+from ..reliability.server import DONE, FaultServer, Reply, Stall, chat_chunk, chat_error, chat_stream
 from ..unit.test_server_web_search import GLM_HIT_1, GLM_QUOTA, GLM_SEARCH, main_calls_search
 
 UPSTREAM_KEY = "sk-upstream-0123456789abcdef"
@@ -486,3 +486,35 @@ def test_selective_without_the_classifier_fails_at_start(
     with pytest.raises(ConfigError, match=r"\$\.webSearch\.injectPolicy: 'selective' needs"):
         load(config(upstream, "selective"), environ={"UPSTREAM_KEY": UPSTREAM_KEY})
     assert load(config(upstream, "always"), environ={"UPSTREAM_KEY": UPSTREAM_KEY}).web_search is not None
+
+
+def test_an_error_after_the_first_chunk_reaches_the_sdk_as_an_api_error(upstream: FaultServer) -> None:
+    upstream.add(
+        sse(chat_chunk("Hel"), chat_error(f"overloaded, key {UPSTREAM_KEY}", "server_error", "overloaded"))
+    )
+    with serve(upstream) as served:
+        stream = sdk(served).chat.completions.create(
+            model="main", messages=[{"role": "user", "content": "x"}], stream=True
+        )
+        with pytest.raises(openai.APIError) as info:
+            for _ in stream:
+                pass
+    assert "overloaded" in info.value.message and UPSTREAM_KEY not in info.value.message
+
+
+def test_a_client_hanging_up_closes_the_upstream_stream(upstream: FaultServer) -> None:
+    upstream.add(Reply(parts=[chat_chunk("Hel"), Stall()]))
+    with serve(upstream) as served:
+        with httpx.stream(
+            "POST",
+            served.base_url + "/chat/completions",
+            headers={"authorization": f"Bearer {GATEWAY_KEY}"},
+            json={"model": "main", "stream": True, "messages": [{"role": "user", "content": "x"}]},
+            timeout=10,
+        ) as response:
+            first = next(response.iter_bytes())
+            assert b"Hel" in first or b"assistant" in first
+        deadline = time.monotonic() + 10
+        while upstream.client_disconnects == 0:
+            assert time.monotonic() < deadline, "the gateway kept the upstream stream open"
+            time.sleep(0.02)
