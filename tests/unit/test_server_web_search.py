@@ -681,3 +681,43 @@ def test_full_chain_is_independent_of_read_boundaries(seed: int, max_size: int) 
     (result,) = response.tool_results
     assert result.result["summary"] == "东京塔高333米[ref_1]，于1958年建成[ref_2]。"
     assert [h["url"] for h in result.result["hits"]] == [GLM_HIT_1["link"], GLM_HIT_2["link"]]
+
+
+@pytest.mark.anyio
+async def test_an_anthropic_main_model_gets_a_tool_result_block() -> None:
+    """Recorded Claude tool loop, its tool renamed to ``web_search`` (argument key ``query``): the
+    search result goes back as an Anthropic ``tool_result`` for the original ``tool_use`` id."""
+    from llmroute.providers import anthropic
+
+    recorded = Cassette.load(
+        CASSETTES / "opencode/anthropic-messages/claude-opus-4-7-drives-a-tool-loop.yaml"
+    )
+    call_turn, answer_turn = recorded.interactions
+    body = call_turn.response.body.replace(b'"get_weather"', b'"web_search"').replace(
+        b'\\"city\\"', b'\\"query\\"'
+    )
+    calls_search = msgspec.structs.replace(
+        call_turn, response=msgspec.structs.replace(call_turn.response, body=body)
+    )
+    tool = ServerWebSearch([Engine("glm", GLM, default=True)], inject_policy="always")
+    transport = ReplayTransport([calls_search, GLM_SEARCH, answer_turn])
+    model = anthropic.configure("sk-ant-test").messages("claude-opus-4-7")
+    async with llmroute.Client(http=httpx.AsyncClient(transport=transport)) as client:
+        response = await client.generate(llmroute.request(model, prompt="Weather in Paris?"), tools=[tool])
+    assert response.text == "Paris is currently sunny at 22°C."
+    to_glm = json.loads(transport.requests[1].content)
+    assert to_glm["tools"][0]["web_search"]["search_query"] == "Paris"
+    second = json.loads(transport.requests[2].content)
+    assert second["messages"][1]["content"] == [
+        {
+            "type": "tool_use",
+            "id": "toolu_01M8nJQQMxqpv1VaPYuJKT4j",
+            "name": "web_search",
+            "input": {"query": "Paris"},
+        }
+    ]
+    (block,) = second["messages"][2]["content"]
+    assert (block["type"], block["tool_use_id"]) == ("tool_result", "toolu_01M8nJQQMxqpv1VaPYuJKT4j")
+    content = block["content"] if isinstance(block["content"], str) else block["content"][0]["text"]
+    assert json.loads(content)["engine"] == "glm"
+    assert [t["name"] for t in second["tools"]] == ["web_search"]
