@@ -257,7 +257,7 @@ async def _chat(model_spec: str, prompt: str, system: str | None, max_tokens: in
 # Subcommands living in other packages: each module defines ``add_parser(subparsers)``, which adds its
 # parser and calls ``set_defaults(run=handler)`` with ``handler(args, out) -> exit code``. Imported only
 # when the CLI starts, so ``import llmroute`` never pays for them.
-SUBCOMMANDS: tuple[str, ...] = ("llmroute.websearch.cli",)
+SUBCOMMANDS: tuple[str, ...] = ("llmroute.websearch.cli", "llmroute.server.cli")
 
 
 def _add_builtin(sub: Any) -> None:

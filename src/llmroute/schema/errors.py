@@ -10,6 +10,7 @@ from .usage import Usage
 
 __all__ = [
     "AuthenticationError",
+    "ConfigError",
     "ContentPolicyError",
     "ContextOverflowError",
     "HttpContext",
@@ -84,6 +85,11 @@ class LLMError(Exception):
 
 class InvalidRequestError(LLMError):
     """The request is wrong (HTTP 400/404/422 or rejected before sending)."""
+
+
+class ConfigError(InvalidRequestError):
+    """A configuration (server tool engines, gateway config file) is wrong; the message names the
+    bad path (``$.webSearch.engines[1].providerKey``)."""
 
 
 class ContextOverflowError(InvalidRequestError):

@@ -4,6 +4,7 @@ tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``); the to
 ``WebSearchResult`` (``websearch.result``)."""
 
 from .answer import CitedSpan, GroundedAnswer, Source
+from .backends import SearchBackend, SearchHit, SearchOutcome, SearchQuery
 from .cited import UngroundedAnswerError, render_cited
 from .contract import CitationReport, Violation, check_citations
 from .extract import AnswerBuilder, collect, fold
@@ -13,18 +14,26 @@ from .prompt import grounded_prompt, search_prompt
 from .result import ErrorType, SearchError, WebSearchResult
 from .sanitize import StreamSanitizer, sanitize
 from .search import GroundedSearch
+from .server_tool import Engine, Injection, ServerWebSearch
 
 __all__ = [
     "AnswerBuilder",
     "CitationReport",
     "CitedSpan",
+    "Engine",
     "ErrorType",
     "GroundedAnswer",
     "GroundedSearch",
+    "Injection",
     "LimitExceeded",
+    "SearchBackend",
     "SearchError",
+    "SearchHit",
     "SearchIntent",
     "SearchLimits",
+    "SearchOutcome",
+    "SearchQuery",
+    "ServerWebSearch",
     "Source",
     "StreamSanitizer",
     "UngroundedAnswerError",
