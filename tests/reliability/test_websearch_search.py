@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ import pytest
 
 import llmroute
 from llmroute.cli import main
+from llmroute.websearch.config import ConfigError
+from llmroute.websearch.contract import check_citations
 from llmroute.websearch.limits import SearchLimits
 from llmroute.websearch.search import GroundedSearch
 
@@ -797,3 +800,34 @@ def test_bad_arguments_are_config_errors_and_a_single_provider_string_is_one_pro
     with pytest.raises(ConfigError, match="max_results must be a positive int"):
         GroundedSearch(["google"], max_results=0, env={})
     assert GroundedSearch("google", env={}).providers == ("google",)
+
+
+async def test_cited_style_links_only_grounded_urls(server: FaultServer) -> None:
+    server.add(json_reply(GEMINI_BODY))
+    search, _ = make(server, ["google"], env={"GEMINI_API_KEY": KEY}, style="cited")
+    async with search:
+        result = await search.run({"query": "Eiffelturm"})
+    assert result.error is None and result.sources
+    assert "## Sources" in result.llm_content
+    grounded = {s.url for s in result.sources}
+    linked = set(re.findall(r"\]\((https?://[^)\s]+)\)", result.llm_content))
+    assert linked and linked <= grounded
+    assert check_citations(result.llm_content, allowed_urls=grounded).ok
+
+
+async def test_cited_style_refuses_an_answer_without_grounding(server: FaultServer) -> None:
+    ungrounded = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Paris, surely."}]}, "finishReason": "STOP"}]}
+    server.add(json_reply(ungrounded))
+    search, _ = make(server, ["google"], env={"GEMINI_API_KEY": KEY}, style="cited")
+    async with search:
+        result = await search.run({"query": "q"})
+    assert result.error is not None and result.error.type == "UNGROUNDED_ANSWER"
+    plain, _ = make(server, ["google"], env={"GEMINI_API_KEY": KEY})
+    server.add(json_reply(ungrounded))
+    async with plain:
+        assert (await plain.run({"query": "q"})).error is None  # markers style shows it uncited
+
+
+def test_unknown_style_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="style"):
+        GroundedSearch(["google"], env={}, style="links")  # type: ignore[arg-type]

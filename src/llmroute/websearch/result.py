@@ -45,9 +45,11 @@ ErrorType = Literal[
     "PROMPT_TOO_LARGE",
     "RESPONSE_TOO_LARGE",
     "SEARCH_TIMEOUT",
+    "UNGROUNDED_ANSWER",
 ]
 """The ``error.type`` values of a failed search: the tool contract's error codes, and the
-``websearch.limits`` codes when a size or time limit was passed."""
+``websearch.limits`` codes when a size or time limit was passed; ``UNGROUNDED_ANSWER`` when
+``style="cited"`` and the answer has no source that can be cited."""
 
 # The Gemini answer is numbered by grounding chunk and headed as gemini-cli heads it; every other
 # provider's answer is numbered by first citation and says it was LLM-grounded.

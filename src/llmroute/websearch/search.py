@@ -17,7 +17,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, Literal, cast
+
+import msgspec
 
 from ..route.client import Client
 from ..route.policy import RetryPolicy, Timeouts
@@ -25,6 +27,7 @@ from ..route.redact import redact_text
 from ..schema.errors import AuthenticationError, LLMError
 from ..tools.tool import Tool
 from .answer import GroundedAnswer
+from .cited import UngroundedAnswerError, render_cited
 from .config import PROVIDERS, ConfigError, Login, ProviderSettings, load_auth, load_config, settings_for
 from .extract import collect
 from .limits import LimitExceeded, SearchLimits
@@ -81,7 +84,10 @@ class GroundedSearch:
     ``async with``); ``retry`` replaces ``SEARCH_RETRY``; ``timeouts`` bound each provider call;
     ``limits`` (``websearch.limits.SearchLimits``) bounds the query and prompt (checked before
     anything is sent), each response body and the whole search's wall clock; ``on_progress`` receives one line per
-    step (which provider is tried, skipped, failed)."""
+    step (which provider is tried, skipped, failed). ``style="cited"`` makes ``llm_content`` the
+    answer cited by construction (``websearch.cited.render_cited``: ``[Source](url)`` links taken
+    only from the grounding, a ``## Sources`` list) and an answer without citable sources an
+    ``UNGROUNDED_ANSWER`` error; the default ``"markers"`` renders ``[n]`` markers."""
 
     def __init__(
         self,
@@ -96,7 +102,11 @@ class GroundedSearch:
         max_results: int = 5,
         limits: SearchLimits | None = None,
         on_progress: Callable[[str], None] | None = None,
+        style: Literal["markers", "cited"] = "markers",
     ) -> None:
+        if style not in ("markers", "cited"):
+            raise ConfigError(f"style must be 'markers' or 'cited', got {style!r}")
+        self.style = style
         self.providers = (providers,) if isinstance(providers, str) else tuple(providers)
         if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigError(f"max_results must be a positive int, got {max_results!r}")
@@ -140,7 +150,16 @@ class GroundedSearch:
         if isinstance(checked, SearchError):
             return error_result(checked)
         outcome = await self.answer(checked)
-        return error_result(outcome) if isinstance(outcome, SearchError) else render(outcome, checked)
+        if isinstance(outcome, SearchError):
+            return error_result(outcome)
+        result = render(outcome, checked)
+        if self.style == "markers" or not sanitize(outcome.text).strip():
+            return result
+        try:
+            cited = render_cited(outcome)
+        except UngroundedAnswerError as exc:
+            return error_result(SearchError(str(exc), "UNGROUNDED_ANSWER", provider=outcome.provider))
+        return msgspec.structs.replace(result, llm_content=cited)
 
     async def search(self, query: str) -> WebSearchResult:
         """``run({"query": query})``."""
