@@ -24,6 +24,7 @@ from ..schema.request import LLMRequest, OutputSchema
 from ..schema.response import LLMResponse
 from ..schema.tools import ToolChoice, ToolDefinition
 from ..schema.usage import Usage
+from .decode import decode_body
 
 __all__ = [
     "ChatRequest",
@@ -138,15 +139,7 @@ _decoder = msgspec.json.Decoder(ChatRequest)
 
 
 def decode_request(body: bytes) -> ChatRequest:
-    """Parse and validate; ``InvalidRequestError`` names the bad field (``$.messages[0].role``)."""
-    try:
-        return _decoder.decode(body)
-    except msgspec.ValidationError as exc:
-        raise InvalidRequestError(f"invalid request: {exc}", code="invalid_request") from None
-    except msgspec.DecodeError:
-        raise InvalidRequestError(
-            "invalid request: the body is not valid JSON", code="invalid_json"
-        ) from None
+    return decode_body(_decoder, body)
 
 
 def to_llm_request(chat: ChatRequest, model: Any) -> LLMRequest:

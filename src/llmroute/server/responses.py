@@ -24,6 +24,7 @@ from ..schema.response import LLMResponse
 from ..schema.tools import ToolChoice, ToolDefinition
 from ..schema.usage import Usage
 from .chat import image_part
+from .decode import decode_body
 
 __all__ = ["ResponsesRequest", "decode_request", "response_object", "to_llm_request", "usage"]
 
@@ -91,14 +92,7 @@ _decoder = msgspec.json.Decoder(ResponsesRequest)
 
 
 def decode_request(body: bytes) -> ResponsesRequest:
-    try:
-        return _decoder.decode(body)
-    except msgspec.ValidationError as exc:
-        raise InvalidRequestError(f"invalid request: {exc}", code="invalid_request") from None
-    except msgspec.DecodeError:
-        raise InvalidRequestError(
-            "invalid request: the body is not valid JSON", code="invalid_json"
-        ) from None
+    return decode_body(_decoder, body)
 
 
 def to_llm_request(req: ResponsesRequest, model: Any) -> LLMRequest:
