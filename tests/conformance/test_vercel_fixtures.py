@@ -105,16 +105,6 @@ FIXTURES = _fixtures()
 _R = "openai/responses/"
 GAPS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
-        "Gemini streamed function-call arguments (partialArgs, willContinue) are not assembled",
-        ("tool-calls",),
-        (
-            "google/google-stream-no-args-tool-call.chunks",
-            "google/google-stream-tool-call-arguments.chunks",
-            "google/google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks",
-            "google/google-vertex-stream-tool-call-arguments-nested.1.chunks",
-        ),
-    ),
-    (
         "rotating item ids: text blocks keyed by item_id, so the done message repeats the text",
         ("text",),
         (_R + "github-copilot-id-rotation.1.chunks",),
