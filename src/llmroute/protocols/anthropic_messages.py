@@ -398,6 +398,8 @@ def _assistant_block(part: Part) -> _Block | None:
         return _with_cache_hint(_ToolUse(id=part.id, name=part.name, input=_tool_input(part.input)), part)
     if isinstance(part, ToolResultPart) and part.provider_executed:
         return _with_cache_hint(_server_result(part, meta), part) if meta else None
+    if isinstance(part, MediaPart):
+        return None  # media another provider's model produced: Anthropic assistant turns hold none
     raise InvalidRequestError(f"anthropic-messages: an assistant message cannot hold a {type(part).__name__}")
 
 

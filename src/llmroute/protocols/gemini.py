@@ -29,6 +29,7 @@ from ..schema.events import (
     Citation,
     FinishReason,
     LLMEvent,
+    Media,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
@@ -37,6 +38,7 @@ from ..schema.events import (
     TextStart,
     ToolResult,
 )
+from ..schema.mime import sniff_base64
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
@@ -196,11 +198,19 @@ class _FunctionCall(msgspec.Struct, rename="camel"):
     will_continue: bool = False
 
 
+class _InlineData(msgspec.Struct, rename="camel"):
+    """Media the model produced (image output): base64 ``data``, its type when Gemini names it."""
+
+    data: str = ""
+    mime_type: str | None = None
+
+
 class _Part(msgspec.Struct, rename="camel"):
     text: str | None = None
     thought: bool = False
     thought_signature: str | None = None
     function_call: _FunctionCall | None = None
+    inline_data: _InlineData | None = None
     executable_code: dict[str, Any] | None = None
     code_execution_result: dict[str, Any] | None = None
 
@@ -541,7 +551,9 @@ def _signature_of(metadata: dict[str, Any] | None) -> str | None:
 def _media_out(part: MediaPart) -> _PartOut:
     if part.is_url:
         return _PartOut(file_data=_FileData(part.mime_type, part.data))  # type: ignore[arg-type]
-    return _PartOut(inline_data=_Blob(part.mime_type, part.base64()))
+    # media the model produced carries its thought signature back (Gemini 3 image output)
+    sig = _signature_of(part.provider_metadata)
+    return _PartOut(inline_data=_Blob(part.mime_type, part.base64()), thought_signature=sig)
 
 
 def _user_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
@@ -889,12 +901,17 @@ def _on_part(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
     if part.function_call is not None:
         _on_function_call(state, part, out)
         return
-    if state.streamed is not None and (part.text or part.executable_code or part.code_execution_result):
+    if state.streamed is not None and (
+        part.text or part.executable_code or part.code_execution_result or part.inline_data
+    ):
         _end_streamed_call(state, out)  # content after a call whose closing piece never came
     if part.executable_code is not None:
         _on_code(state, part.executable_code, out)
     elif part.code_execution_result is not None:
         _on_code_result(state, part.code_execution_result, out)
+    elif part.inline_data is not None:
+        if not part.thought:  # interim "thought" images (Gemini 3 image models) are not the answer
+            _on_media(state, part, part.inline_data, out)
     else:
         _on_text(state, part, out)  # text, or an empty part carrying only a signature
 
@@ -970,7 +987,9 @@ def _on_function_call(state: GeminiState, part: _Part, out: list[LLMEvent]) -> N
         try:
             text = streamed.writer.set(parse_path(entry.json_path), entry.value())
         except ValueError as exc:
-            raise InvalidProviderOutputError(f"gemini: partialArgs of {streamed.tool.name!r}: {exc}") from None
+            raise InvalidProviderOutputError(
+                f"gemini: partialArgs of {streamed.tool.name!r}: {exc}"
+            ) from None
         streamed.tool.delta(text, out)
     if not call.will_continue:
         _end_streamed_call(state, out)
@@ -983,6 +1002,20 @@ def _end_streamed_call(state: GeminiState, out: list[LLMEvent]) -> None:
         state.streamed = None
         streamed.tool.delta(streamed.writer.finish(), out)
         streamed.tool.finish(out, input=streamed.writer.value)
+
+
+def _on_media(state: GeminiState, part: _Part, blob: _InlineData, out: list[LLMEvent]) -> None:
+    """One whole image (or audio) part; its thought signature rides along so it round-trips."""
+    _close(state, out)
+    sig = part.thought_signature
+    media = Media(
+        _next_id(state, "media"),
+        blob.mime_type or sniff_base64(blob.data) or "application/octet-stream",
+        blob.data,
+        {NS: {"thoughtSignature": sig}} if sig is not None else None,
+    )
+    state.parts.append(_TextBuf("other", media.id, sig))
+    out.append(media)
 
 
 def _hosted_id(state: GeminiState, kind: str) -> str:

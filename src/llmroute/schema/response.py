@@ -6,12 +6,13 @@ from typing import Any
 
 import msgspec
 
-from .content import AssistantPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from .content import AssistantPart, MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from .events import (
     Citation,
     Finish,
     FinishReason,
     LLMEvent,
+    Media,
     ProviderError,
     ReasoningDelta,
     ReasoningEnd,
@@ -40,7 +41,7 @@ class StepResult(msgspec.Struct, frozen=True):
 
 class LLMResponse(msgspec.Struct, frozen=True):
     """What ``Client.generate`` returns. ``text``/``reasoning`` are the final step's; ``tool_calls``,
-    ``citations`` and ``usage`` cover every step."""
+    ``citations``, ``media`` and ``usage`` cover every step."""
 
     text: str
     reasoning: str
@@ -55,6 +56,7 @@ class LLMResponse(msgspec.Struct, frozen=True):
     errors: tuple[ProviderError, ...]
     events: tuple[LLMEvent, ...]
     complete: bool = True
+    media: tuple[Media, ...] = ()  # images / audio the model produced, in order
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -90,7 +92,7 @@ class ResponseBuilder:
     def __init__(self, keep_events: bool = True) -> None:
         self._keep_events = keep_events
         self.events: list[LLMEvent] = []
-        self._order: list[_Block | ToolCall | ToolResult] = []
+        self._order: list[_Block | ToolCall | ToolResult | Media] = []
         self._blocks: dict[str, _Block] = {}
         self._steps: list[StepResult] = []
         self._step_results: list[ToolResult] = []
@@ -98,6 +100,7 @@ class ResponseBuilder:
         self.tool_calls: list[ToolCall] = []
         self.tool_results: list[ToolResult] = []
         self.citations: list[Citation] = []
+        self.media: list[Media] = []
         self.errors: list[ProviderError] = []
         self.usage: Usage | None = None
         self.finish_reason: FinishReason = "unknown"
@@ -147,6 +150,9 @@ class ResponseBuilder:
                 self._step_results.append(event)
         elif isinstance(event, Citation):
             self.citations.append(event)
+        elif isinstance(event, Media):
+            self.media.append(event)
+            self._order.append(event)
         elif isinstance(event, StepFinish):
             self._step_reason = event.reason
             self._step_usage = event.usage
@@ -170,6 +176,8 @@ class ResponseBuilder:
                     parts.append(TextPart(text, item.metadata))
                 else:
                     parts.append(ReasoningPart(text, item.signature, item.encrypted, item.metadata))
+            elif isinstance(item, Media):
+                parts.append(MediaPart(item.mime_type, item.data, provider_metadata=item.provider_metadata))
             elif isinstance(item, ToolCall):
                 parts.append(
                     ToolCallPart(
@@ -231,4 +239,5 @@ class ResponseBuilder:
             errors=tuple(self.errors),
             events=tuple(self.events),
             complete=self.finished,
+            media=tuple(self.media),
         )
