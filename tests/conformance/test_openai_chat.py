@@ -68,8 +68,8 @@ EXPECTED: dict[str, tuple[str | None, list[tuple[str, Any]], str, int | None, in
     "openrouter-streams-tool-call": ("", [("get_weather", {"city": "Paris"})], "tool-calls", 67, 5, 0),
     "togetherai-streams-text": ("Hello!", [], "stop", 45, 3, None),
     "togetherai-streams-tool-call": ("", [("get_weather", {"city": "Paris"})], "tool-calls", 194, 19, None),
-    "xai-grok-4-3-drives-a-tool-loop": ("", [("get_weather", {"city": "Paris"})], "tool-calls", 250, 11, 222),
-    "xai-streams-text": ("Hello!", [], "stop", 21, 2, 284),
+    "xai-grok-4-3-drives-a-tool-loop": ("", [("get_weather", {"city": "Paris"})], "tool-calls", 250, 233, 222),
+    "xai-streams-text": ("Hello!", [], "stop", 21, 286, 284),
     "xai-streams-tool-call": (" ", [("get_weather", {"city": "Paris"})], "tool-calls", None, None, None),
 }
 
@@ -253,3 +253,21 @@ async def test_a_refusal_finishes_as_content_filter_even_when_the_server_says_st
     response, _ = await replay_generate(cassette, request)
     assert response.text == "I can't help with that."
     assert response.finish_reason == "content-filter"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("flag", "output"),
+    [(None, 2 + 284), (False, 2 + 284), (True, 2)],  # xAI's total: 21 + 2 + 284 = 307
+)
+async def test_completion_has_reasoning_decides_inclusive_output(flag: bool | None, output: int) -> None:
+    """xAI leaves reasoning out of ``completion_tokens``: ``None`` reads that from the server's own
+    ``total_tokens``, ``False`` adds reasoning always, ``True`` (OpenAI's accounting) never."""
+    cassette = Cassette.load(CASSETTES / "opencode/openai-compatible-chat/xai-streams-text.yaml")
+    quirks = ChatQuirks(completion_has_reasoning=flag)
+    model = compatible.configure(base_url="https://api.x.ai/v1", api_key="k", quirks=quirks).model("m")
+    request = request_from_body(cassette.interactions[0].request.json(), model)
+    response, _ = await replay_generate(cassette, request)
+    assert response.usage is not None
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (21, output)
+    assert response.usage.reasoning_tokens == 284

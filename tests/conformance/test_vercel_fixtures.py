@@ -158,16 +158,6 @@ GAPS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
         (_R + "openai-shell-tool.1.chunks", _R + "openai-shell-tool.1.json"),
     ),
     (
-        "xAI usage: completion_tokens excludes reasoning; output_tokens must add reasoning_tokens",
-        ("usage",),
-        tuple(
-            f"{folder}/xai-{name}.{kind}"
-            for folder in ("xai", "openai-compatible/chat")
-            for name in ("text", "tool-call")
-            for kind in ("chunks", "json")
-        ),
-    ),
-    (
         "no xAI Responses route: xAI's server-side custom_tool_call items are not hosted calls",
         ("hosted",),
         ("xai/responses/xai-x-search-tool.chunks",),

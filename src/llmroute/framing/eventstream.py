@@ -115,7 +115,8 @@ def _parse_headers(block: bytes) -> dict[str, HeaderValue]:
             if i > end:
                 raise _fail(f"header {name!r} runs past the header block")
             headers[name] = value
-    except (IndexError, UnicodeDecodeError, ValueError, StructError) as exc:
+    # OverflowError: a timestamp outside datetime's range (years 1..9999).
+    except (IndexError, UnicodeDecodeError, ValueError, StructError, OverflowError) as exc:
         raise _fail(f"malformed headers ({type(exc).__name__})", block) from None
     return headers
 

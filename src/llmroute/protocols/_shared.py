@@ -8,8 +8,9 @@ from typing import Any, TypeVar, cast
 
 import msgspec
 
+from ..route.decoding import RAW_LIMIT, decode_json, json_too_deep
 from ..schema.content import MediaPart, TextPart
-from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
+from ..schema.errors import InvalidRequestError
 from ..schema.events import (
     LLMEvent,
     ReasoningDelta,
@@ -42,34 +43,23 @@ __all__ = [
 
 T = TypeVar("T")
 
-RAW_LIMIT = 2000  # bytes of an offending frame kept on InvalidProviderOutputError.raw
 _json_encoder = msgspec.json.Encoder()
 
 
-def decode_frame(decoder: msgspec.json.Decoder[T], data: bytes, what: str) -> T:
-    """Decode one frame payload; a malformed one is an ``InvalidProviderOutputError`` with the raw
-    frame. Invalid UTF-8 is decoded with replacement first, as WHATWG SSE decoding would."""
-    try:
-        return decoder.decode(data)
-    except msgspec.DecodeError as exc:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            fixed = data.decode("utf-8", "replace").encode()
-            try:
-                return decoder.decode(fixed)
-            except msgspec.DecodeError:
-                pass
-        raise InvalidProviderOutputError(
-            f"malformed {what}: {exc}", raw=data[:RAW_LIMIT].decode("utf-8", "replace")
-        ) from None
+def decode_frame(decoder: msgspec.json.Decoder[T], data: Any, what: str) -> T:
+    """Decode one frame payload (see ``route.decoding.decode_json``): invalid UTF-8 is replaced;
+    malformed JSON, wrong types or nesting too deep are an ``InvalidProviderOutputError``."""
+    return decode_json(decoder, data, what)
 
 
 def parse_tool_input(raw: str) -> Any:
-    """Streamed tool arguments -> a JSON value. Empty means ``{}``; text that is not JSON is kept as
-    the raw string so nothing is lost and the tool runtime can report it to the model."""
+    """Streamed tool arguments -> a JSON value. Empty means ``{}``; text that is not JSON (or nests
+    past ``MAX_JSON_DEPTH``: model output a prompt injection can shape) is kept as the raw string, so
+    nothing is lost and the tool runtime can report it to the model."""
     if not raw.strip():
         return {}
+    if json_too_deep(raw):
+        return raw
     try:
         return msgspec.json.decode(raw)
     except msgspec.DecodeError:

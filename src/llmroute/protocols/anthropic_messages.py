@@ -40,6 +40,7 @@ from ..framing.base import Framing
 from ..framing.sse import SSEEvent, SSEFraming
 from ..hosted import SearchResult, search_result
 from ..route.auth import Auth
+from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
@@ -643,7 +644,7 @@ _FINISH: dict[str, FinishReason] = {
 def step(state: AnthropicState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     try:
         event = _decode(frame.data)
-    except msgspec.DecodeError:  # the slow path reports the raw frame (and retries invalid UTF-8)
+    except DECODE_ERRORS:  # the slow path reports the raw frame (and retries invalid UTF-8)
         event = decode_frame(_decoder, frame.data, "anthropic-messages event")
     kind = event.type
     if kind == "content_block_delta":

@@ -13,6 +13,7 @@ from msgspec import UNSET, UnsetType
 
 from ..framing.eventstream import EventStreamFraming, EventStreamMessage
 from ..route.auth import Auth
+from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
@@ -602,7 +603,7 @@ def exception_error(frame: EventStreamMessage, provider: str = "bedrock") -> LLM
         try:
             body = _error_body_decoder.decode(frame.payload)
             text = body.message or body.Message
-        except msgspec.DecodeError:
+        except DECODE_ERRORS:
             text = frame.payload[:500].decode("utf-8", "replace")
     return stream_error({"type": kind, "message": f"{kind}: {text or 'no message'}"}, provider)
 

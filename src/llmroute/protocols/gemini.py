@@ -20,6 +20,7 @@ import msgspec
 from ..framing.sse import SSEEvent, SSEFraming
 from ..hosted import WEB_SEARCH, search_result
 from ..route.auth import Auth
+from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
@@ -831,7 +832,7 @@ def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     data = frame.data
     try:
         chunk = _decode(data)
-    except msgspec.DecodeError:  # blank frames are skipped; the slow path reports the raw frame
+    except DECODE_ERRORS:  # blank frames are skipped; the slow path reports the raw frame
         if not data.strip():
             return
         chunk = decode_frame(_decoder, data, "gemini chunk")

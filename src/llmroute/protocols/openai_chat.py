@@ -14,6 +14,7 @@ import msgspec
 from ..framing.sse import SSEEvent, SSEFraming
 from ..hosted import WEB_SEARCH, search_result
 from ..route.auth import Auth
+from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
@@ -68,7 +69,10 @@ class ChatQuirks(msgspec.Struct, frozen=True):
     usage trailer) are normal, not an error. ``hosted_tools``: lowers a ``HostedTool`` to this
     server's ``tools`` entry (OpenRouter ``openrouter:web_search``, GLM ``web_search``); without it
     hosted tools are refused. ``send_reasoning_details``: echo OpenRouter ``reasoning_details``
-    (signatures, encrypted reasoning) back on assistant messages.
+    (signatures, encrypted reasoning) back on assistant messages. ``completion_has_reasoning``: whether
+    ``completion_tokens`` already counts ``reasoning_tokens`` (OpenAI: yes; xAI: no, its
+    ``total_tokens`` is prompt + completion + reasoning); ``None`` decides per response from the
+    server's own ``total_tokens``. Either way ``Usage.output_tokens`` includes reasoning.
 
     Response-side extensions need no flag: fields only some servers send are parsed when present
     (``reasoning_details``, annotations, Groq ``executed_tools``, GLM's top-level ``web_search``).
@@ -83,6 +87,7 @@ class ChatQuirks(msgspec.Struct, frozen=True):
     empty_choices_ok: bool = True
     hosted_tools: HostedToolLowering | None = None
     send_reasoning_details: bool = False
+    completion_has_reasoning: bool | None = None
 
 
 # 1. request body Structs -------------------------------------------------------------------------
@@ -495,7 +500,7 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         return
     try:
         chunk = _decoder.decode(data)
-    except msgspec.DecodeError:
+    except DECODE_ERRORS:
         chunk = decode_frame(
             _decoder, data, "openai-chat chunk"
         )  # raises with the raw frame, or repairs UTF-8
@@ -561,9 +566,9 @@ def _on_chunk(state: ChatState, chunk: _Chunk, data: bytes, out: list[LLMEvent])
             f"{state.name}: chunk without choices", raw=data[:RAW_LIMIT].decode("utf-8", "replace")
         )
     if chunk.usage is not None:
-        state.usage = _usage(chunk.usage)
+        state.usage = _usage(chunk.usage, state.quirks)
     elif chunk.x_groq is not None and isinstance(chunk.x_groq.get("usage"), dict):
-        state.usage = _usage(chunk.x_groq["usage"])
+        state.usage = _usage(chunk.x_groq["usage"], state.quirks)
 
 
 def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
@@ -830,19 +835,34 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _usage(raw: dict[str, Any]) -> Usage:
+def _output_tokens(
+    prompt: int | None, completion: int | None, reasoning: int | None, total: Any, quirks: ChatQuirks
+) -> int | None:
+    """Inclusive output: reasoning added when the server counts it apart from ``completion_tokens``."""
+    if completion is None or not reasoning:
+        return completion
+    apart = quirks.completion_has_reasoning is False
+    if quirks.completion_has_reasoning is None and isinstance(total, int) and prompt is not None:
+        apart = prompt + completion + reasoning == total != prompt + completion
+    return completion + reasoning if apart else completion
+
+
+def _usage(raw: dict[str, Any], quirks: ChatQuirks) -> Usage:
     details = _obj(raw.get("prompt_tokens_details"))
     cached = _int(details.get("cached_tokens"))
     if cached is None:
         cached = _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
     # OpenRouter: ``server_tool_use`` (plugin) or ``server_tool_use_details`` (server tool); ``cost`` stays in raw.
     server = _obj(raw.get("server_tool_use") or raw.get("server_tool_use_details"))
+    prompt = _int(raw.get("prompt_tokens"))
+    reasoning = _int(_obj(raw.get("completion_tokens_details")).get("reasoning_tokens"))
+    completion = _int(raw.get("completion_tokens"))
     return Usage.from_cached(
-        input_tokens=_int(raw.get("prompt_tokens")),
-        output_tokens=_int(raw.get("completion_tokens")),
+        input_tokens=prompt,
+        output_tokens=_output_tokens(prompt, completion, reasoning, raw.get("total_tokens"), quirks),
         cache_read=cached,
         cache_write=_int(details.get("cache_write_tokens")),
-        reasoning=_int(_obj(raw.get("completion_tokens_details")).get("reasoning_tokens")),
+        reasoning=reasoning,
         web_search_requests=_int(server.get("web_search_requests")),
         raw=raw,
     )

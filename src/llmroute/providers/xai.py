@@ -1,6 +1,6 @@
 """xAI (Grok) over Chat Completions: ``xai.configure().chat("grok-4")``; the key defaults to ``XAI_API_KEY``.
 
-Grok reasoning models stream their thinking as ``reasoning_content`` (reasoning blocks). Live Search
+Grok reasoning models stream their thinking as ``reasoning_content`` (reasoning blocks); its ``completion_tokens`` leave reasoning out, so output usage adds it. Live Search
 (``search_parameters``) has been retired upstream (HTTP 410), so hosted tools are refused here.
 The facade is the ``xai`` OpenAI-compatible family row (also ``compatible.configure("xai")``).
 """
@@ -21,7 +21,8 @@ FAMILY = Family(
     "xai",
     "https://api.x.ai/v1",
     ("XAI_API_KEY",),
-    ChatQuirks(reasoning_fields=("reasoning_content", "reasoning")),
+    # xAI counts reasoning apart: prompt + completion + reasoning = total
+    ChatQuirks(reasoning_fields=("reasoning_content", "reasoning"), completion_has_reasoning=False),
 )
 DEFAULT_BASE_URL = FAMILY.base_url
 QUIRKS = FAMILY.quirks

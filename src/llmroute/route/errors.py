@@ -26,6 +26,7 @@ from ..schema.errors import (
     QuotaExceededError,
     RateLimitError,
 )
+from .decoding import DECODE_ERRORS, json_too_deep
 from .redact import redact_text, redact_url
 
 __all__ = [
@@ -193,9 +194,11 @@ class _Parsed:
 
 def _parse_body(body: bytes) -> _Parsed:
     parsed = _Parsed()
+    if json_too_deep(body):
+        return parsed
     try:
         data: Any = msgspec.json.decode(body)
-    except msgspec.DecodeError:
+    except DECODE_ERRORS:
         return parsed
     if isinstance(data, list) and data:
         data = cast("list[Any]", data)[0]  # Gemini sometimes wraps the error in a list

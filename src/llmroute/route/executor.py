@@ -38,6 +38,7 @@ from ..schema.errors import (
 )
 from ..schema.events import LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
+from .decoding import output_error
 from .errors import error_from_response, http_context
 from .prepare import is_streaming, model_of, prepare
 from .prepared import PreparedRequest
@@ -218,8 +219,14 @@ async def run_step(
                             raise ResponseTooLargeError(
                                 f"response body exceeded max_response_bytes={limit}", limit=limit
                             )
-                    for frame in feed(chunk):
-                        step(state, frame, out)
+                    frame: Any = None
+                    try:
+                        for frame in feed(chunk):
+                            step(state, frame, out)
+                    except LLMError:
+                        raise
+                    except Exception as exc:  # a shape the parser did not foresee: typed, never raw
+                        raise output_error(exc, protocol.name, frame) from None
                     if len(out) > pending:
                         delivered = True
                         pending = 0
@@ -232,11 +239,16 @@ async def run_step(
                         at, which = total_at, "total"
                     else:
                         which = "idle"
-                if not state.done:
-                    for frame in decoder.close():
-                        step(state, frame, out)
-                protocol.on_halt(state, out)
-                out.append(StepFinish(index, state.reason, state.usage, state.metadata))
+                try:
+                    if not state.done:
+                        for frame in decoder.close():
+                            step(state, frame, out)
+                    protocol.on_halt(state, out)
+                    out.append(StepFinish(index, state.reason, state.usage, state.metadata))
+                except LLMError:
+                    raise
+                except Exception as exc:
+                    raise output_error(exc, protocol.name) from None
                 delivered = True
                 yield out
                 return

@@ -60,6 +60,7 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
         raw: dict[str, Any] | None = None,
     ) -> Usage:
         """Build from an input count that excludes cached tokens (Anthropic / Bedrock accounting)."""
+        _counters(uncached_input, output_tokens, cache_read, cache_write, reasoning, web_search_requests)
         parts = [t for t in (uncached_input, cache_read, cache_write) if t is not None]
         return cls(
             input_tokens=sum(parts) if parts else None,
@@ -85,6 +86,7 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
         raw: dict[str, Any] | None = None,
     ) -> Usage:
         """Build from an inclusive input total and its cached parts (OpenAI-style accounting)."""
+        _counters(input_tokens, output_tokens, cache_read, cache_write, reasoning, web_search_requests)
         non_cached = None
         if input_tokens is not None:
             non_cached = input_tokens - (cache_read or 0) - (cache_write or 0)
@@ -98,3 +100,11 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
             web_search_requests=web_search_requests,
             provider_metadata=raw,
         )
+
+
+def _counters(*values: object) -> None:
+    """Provider counters are integers; a string or object in their place is malformed output (the
+    executor reports the ``TypeError`` as ``InvalidProviderOutputError``), never a silent value."""
+    for value in values:
+        if value is not None and (type(value) is not int):
+            raise TypeError(f"usage counter is {type(value).__name__}, not int")

@@ -3,5 +3,6 @@ the user has credentials for, the citation contract, output hygiene and the serv
 tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``)."""
 
 from .answer import CitedSpan, GroundedAnswer, Source
+from .sanitize import StreamSanitizer, sanitize
 
-__all__ = ["CitedSpan", "GroundedAnswer", "Source"]
+__all__ = ["CitedSpan", "GroundedAnswer", "Source", "StreamSanitizer", "sanitize"]

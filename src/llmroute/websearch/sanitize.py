@@ -1,0 +1,127 @@
+"""Terminal-control hygiene for text a provider wrote (answers, titles, URLs, error bodies).
+
+``sanitize(text)`` removes what a terminal would act on instead of print: ECMA-48 escape sequences
+(CSI ``ESC [`` … final byte; the OSC, DCS, SOS, PM and APC strings ``ESC ] P X ^ _`` … ended by BEL
+or ST, or running unterminated to the end; nF escapes ``ESC (`` …; every other two-character escape),
+their 8-bit C1 forms (U+0080 to U+009F), C0 controls except TAB, LF and CR, DEL, and the Unicode bidi
+embedding/override/isolate controls (U+202A to U+202E, U+2066 to U+2069) that reorder what is displayed.
+Printable text, non-ASCII included, is untouched; so are the bidi *marks* (U+200E, U+200F, U+061C),
+which real right-to-left text needs.
+
+``StreamSanitizer`` does the same on a stream of chunks. It is a state machine over characters, so the
+output does not depend on where the chunks were split, and it keeps a state, not the text: an
+unterminated OSC swallowing a 50 MB body costs no memory.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["StreamSanitizer", "sanitize"]
+
+_ESC: Final = "\x1b"
+_BEL: Final = "\x07"
+_ST8: Final = "\x9c"  # 8-bit String Terminator
+_CSI8: Final = "\x9b"
+_STRING_OPENERS: Final = frozenset("]PX^_")  # OSC, DCS, SOS, PM, APC after ESC
+_STRING_OPENERS8: Final = frozenset("\x9d\x90\x98\x9e\x9f")  # the same as 8-bit C1
+
+# Everything that is not plain text: C0 except TAB/LF/CR, DEL, C1, bidi embeddings/overrides/isolates.
+_SPECIAL: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CSI_BODY: Final = re.compile("[\x20-\x3f]*")  # parameter and intermediate bytes
+_NF_BODY: Final = re.compile("[\x20-\x2f]*")  # intermediate bytes
+_STRING_END: Final = re.compile("[\x07\x1b\x9c]")  # BEL, ESC (maybe ST), 8-bit ST
+
+# States of the machine.
+_GROUND: Final = 0
+_ESCAPE: Final = 1  # after ESC
+_CSI: Final = 2  # inside a control sequence
+_NF: Final = 3  # inside an nF escape (ESC + intermediates)
+_STRING: Final = 4  # inside an OSC/DCS/SOS/PM/APC string
+_STRING_ESC: Final = 5  # ESC inside a string: ST if a backslash follows
+
+
+def _is_final(ch: str) -> bool:
+    return "\x40" <= ch <= "\x7e"
+
+
+class StreamSanitizer:
+    """Feed chunks, get sanitised text; ``close()`` ends the stream (a sequence still open at the
+    end is dropped). For any split of a text, the joined outputs equal ``sanitize(text)``."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self) -> None:
+        self._state = _GROUND
+
+    def feed(self, chunk: str) -> str:
+        out: list[str] = []
+        state = self._state
+        i, n = 0, len(chunk)
+        while i < n:
+            if state == _GROUND:
+                m = _SPECIAL.search(chunk, i)
+                if m is None:
+                    out.append(chunk[i:])
+                    break
+                j = m.start()
+                if j > i:
+                    out.append(chunk[i:j])
+                ch = chunk[j]
+                i = j + 1
+                if ch == _ESC:
+                    state = _ESCAPE
+                elif ch == _CSI8:
+                    state = _CSI
+                elif ch in _STRING_OPENERS8:
+                    state = _STRING
+                # any other control is dropped
+            elif state == _ESCAPE:
+                ch = chunk[i]
+                if ch == "[":
+                    state, i = _CSI, i + 1
+                elif ch in _STRING_OPENERS:
+                    state, i = _STRING, i + 1
+                elif "\x20" <= ch <= "\x2f":
+                    state, i = _NF, i + 1
+                elif "\x30" <= ch <= "\x7e":  # Fp, Fe, Fs: a complete two-character escape
+                    state, i = _GROUND, i + 1
+                else:  # not an escape after all: drop the ESC, read ch as text
+                    state = _GROUND
+            elif state in (_CSI, _NF):
+                body = (_CSI_BODY if state == _CSI else _NF_BODY).match(chunk, i)
+                i = body.end() if body else i  # the patterns match the empty string: never None
+                if i < n:
+                    ch = chunk[i]
+                    if _is_final(ch) or (state == _NF and "\x30" <= ch <= "\x3f"):
+                        i += 1
+                    # a malformed sequence ends before ch, which is read again as text
+                    state = _GROUND
+            elif state == _STRING:
+                m = _STRING_END.search(chunk, i)
+                if m is None:
+                    break  # all of it is string content
+                i = m.end()
+                state = _STRING_ESC if m.group() == _ESC else _GROUND
+            else:  # _STRING_ESC
+                if chunk[i] == "\\":
+                    state, i = _GROUND, i + 1
+                else:  # the string ends here and the ESC starts a new escape
+                    state = _ESCAPE
+        self._state = state
+        return "".join(out)
+
+    def close(self) -> str:
+        """End of stream: whatever sequence is still open is dropped. Returns ``""`` (symmetry with
+        ``feed``: callers may append it)."""
+        self._state = _GROUND
+        return ""
+
+
+def sanitize(text: str) -> str:
+    """``text`` without terminal control sequences, C0/C1 controls (TAB, LF, CR kept) and bidi
+    overrides. Returns ``text`` itself when there is nothing to remove."""
+    if _SPECIAL.search(text) is None:
+        return text
+    return StreamSanitizer().feed(text)
