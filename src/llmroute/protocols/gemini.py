@@ -358,6 +358,7 @@ class _StreamedCall:
 class GeminiState(StreamState):
     __slots__ = (
         "block_reason",
+        "call_ids",
         "counter",
         "file_search_id",
         "finish_message",
@@ -381,6 +382,7 @@ class GeminiState(StreamState):
         self.open: _TextBuf | None = None  # the open text/reasoning block
         self.counter = 0  # block ids
         self.local_calls = 0
+        self.call_ids: set[str] = set()  # ids the provider gave its function calls
         self.hosted = 0
         self.finish_reason: str | None = None
         self.finish_message: str | None = None
@@ -958,6 +960,9 @@ def _close(state: GeminiState, out: list[LLMEvent]) -> None:
 
 def _call_id(state: GeminiState, given: str | None) -> str:
     if given:
+        if given in state.call_ids:  # a second call under one id: the caller could answer only one
+            raise InvalidProviderOutputError(f"gemini: function call id {given!r} repeated")
+        state.call_ids.add(given)
         return given
     n = state.local_calls
     # Gemini 2.x sends no call ids: derive stable ones (identical under any re-chunking).
