@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import llmroute
-from llmroute.providers import anthropic, google, openai
+from llmroute.providers import anthropic, bedrock, google, openai, openrouter
 from llmroute.schema.mime import sniff, sniff_base64
 from llmroute.testing import (
     Cassette,
@@ -247,3 +247,95 @@ async def test_responses_history_resends_the_image_generation_item_not_the_media
     sent = [i for i in body["input"] if i.get("type") == "image_generation_call"]
     assert [i["id"] for i in sent] == [item["id"]]
     assert not any(i.get("type") in ("input_image", "output_image") for i in body["input"])
+
+
+# -- Chat: OpenRouter / gateway image output ---------------------------------------------------------
+
+OPENROUTER = openrouter.configure("test-key").chat("google/gemini-2.5-flash-image")
+OPENROUTER_URL = "https://openrouter.ai/api/v1/chat/completions"
+
+
+def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "gen-1",
+        "model": "google/gemini-2.5-flash-image",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _image(url: str) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "chunking", [Chunking.whole(), Chunking.random(5, 256), Chunking.bytewise()], ids=str
+)
+async def test_chat_images_become_media(chunking: Chunking) -> None:
+    chunks = [
+        _chat_chunk({"role": "assistant", "content": "Here it is."}),
+        _chat_chunk({"images": [_image(f"data:image/png;base64,{PNG}")]}),
+        _chat_chunk({"images": [_image(f"data:;base64,{PNG}"), _image("https://example.com/cat.png")]}),
+        _chat_chunk({}, finish="stop"),
+    ]
+    options = {"openrouter": {"modalities": ["image", "text"]}}
+    request = llmroute.request(model=OPENROUTER, prompt="Draw a cat.", provider_options=options)
+    response, transport = await replay_generate(sse_cassette(OPENROUTER_URL, chunks), request, chunking)
+    assert json.loads(transport.requests[0].content)["modalities"] == ["image", "text"]
+    # the second one names no type: read from the bytes; a plain URL is not produced media
+    assert [(m.id, m.mime_type, m.data) for m in response.media] == [
+        ("image-0", "image/png", PNG),
+        ("image-1", "image/png", PNG),
+    ]
+    assert [type(p).__name__ for p in response.message.content] == ["TextPart", "MediaPart", "MediaPart"]
+    assert response.text == "Here it is." and response.finish_reason == "stop"
+    assert event_order_problems(response.events) == []
+
+
+@pytest.mark.anyio
+async def test_chat_non_streamed_message_images_become_media() -> None:
+    completion = {
+        "id": "gen-1",
+        "model": "google/gemini-2.5-flash-image",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": "",
+                    "images": [_image(f"data:image/png;base64,{PNG}")],
+                },
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1290, "total_tokens": 1295},
+    }
+    cassette = Cassette(
+        [
+            Interaction(
+                RecordedRequest("POST", OPENROUTER_URL, {}, b""),
+                RecordedResponse(
+                    200, {"content-type": ["application/json"]}, json.dumps(completion).encode()
+                ),
+            )
+        ]
+    )
+    generation = llmroute.GenerationOptions(stream=False)
+    response, _ = await replay_generate(
+        cassette, llmroute.request(model=OPENROUTER, prompt="x", generation=generation)
+    )
+    assert [(m.mime_type, m.data) for m in response.media] == [("image/png", PNG)]
+
+
+@pytest.mark.anyio
+async def test_bedrock_converse_leaves_out_images_another_model_produced() -> None:
+    response = await _gemini(IMAGE_STREAM)
+    model = bedrock.configure(region="us-east-1", api_key="test-bedrock-key").converse("amazon.nova-pro-v1:0")
+    follow_up = llmroute.request(
+        model=model, messages=[llmroute.user("Draw."), *response.messages], prompt="Nice?"
+    )
+    body = json.loads((await llmroute.Client().prepare(follow_up)).body)
+    assistant = body["messages"][1]
+    assert assistant["role"] == "assistant"
+    assert not any("image" in block for block in assistant["content"])
+    assert [b["text"] for b in assistant["content"] if "text" in b] == ["Here is your image:", "Enjoy."]

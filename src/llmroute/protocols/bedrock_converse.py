@@ -453,6 +453,8 @@ def _lower_messages(messages: tuple[Message, ...]) -> list[_Message]:
                 raise InvalidRequestError(
                     f"bedrock-converse: a {message.role} message cannot hold a {type(part).__name__}"
                 )
+            if role == "assistant" and isinstance(part, MediaPart):
+                continue  # media another provider's model produced: Converse assistant turns hold none
             block = _lower_part(part, index)
             if block is not None:
                 blocks.append(block)

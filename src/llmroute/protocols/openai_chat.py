@@ -20,7 +20,8 @@ from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
-from ..schema.events import Citation, FinishReason, LLMEvent, TextDelta, ToolCall, ToolResult
+from ..schema.events import Citation, FinishReason, LLMEvent, Media, TextDelta, ToolCall, ToolResult
+from ..schema.mime import sniff_base64
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
@@ -203,6 +204,17 @@ class _ExecutedTool(msgspec.Struct):
     search_results: dict[str, Any] | None = None
 
 
+class _ImageUrl(msgspec.Struct):
+    url: str = ""
+
+
+class _ImageOut(msgspec.Struct):
+    """An image the model produced (OpenRouter, Vercel AI Gateway: ``modalities: ["image"]``)."""
+
+    type: str = ""
+    image_url: _ImageUrl | None = None
+
+
 class _Delta(msgspec.Struct):
     content: str | None = None
     reasoning_content: str | None = None
@@ -212,6 +224,7 @@ class _Delta(msgspec.Struct):
     annotations: list[_Annotation] | None = None
     reasoning_details: list[Any] | None = None  # OpenRouter; kept as sent so it can round-trip
     executed_tools: list[_ExecutedTool] | None = None  # Groq compound
+    images: list[_ImageOut] | None = None
 
 
 class _Choice(msgspec.Struct):
@@ -257,6 +270,7 @@ class ChatState(StreamState):
         "cited",
         "executed",
         "finish_reason",
+        "images",
         "name",
         "pending_citations",
         "quirks",
@@ -289,6 +303,7 @@ class ChatState(StreamState):
         self.web_seen: set[str] = set()  # GLM: search hits already surfaced
         self.cited: list[tuple[str | None, str | None]] = []  # (url, title) of url_citation annotations
         self.searched = False  # a web_search call was reported (else annotations imply one)
+        self.images = 0  # images produced so far (their media ids)
 
 
 # 4. build_body ----------------------------------------------------------------------------------
@@ -594,6 +609,25 @@ def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
             _on_tool_delta(state, tool_delta, out)
     if delta.annotations:
         _on_annotations(state, delta.annotations, out)
+    if delta.images:
+        _on_images(state, delta.images, out)
+
+
+_DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w-]+=[^;,]*)*;base64,", re.ASCII)
+
+
+def _on_images(state: ChatState, images: list[_ImageOut], out: list[LLMEvent]) -> None:
+    """Each generated image (a ``data:`` URL, whole in one delta) becomes media; a plain URL is
+    not media the model produced in the response, so it is not reported as such."""
+    for image in images:
+        url = image.image_url.url if image.image_url is not None else ""
+        match = _DATA_URL.match(url)
+        if match is None:
+            continue
+        data = url[match.end() :]
+        mime = match.group(1) or sniff_base64(data) or "application/octet-stream"
+        out.append(Media(f"image-{state.images}", mime, data))
+        state.images += 1
 
 
 def _on_text(state: ChatState, text: str, out: list[LLMEvent]) -> None:
