@@ -339,3 +339,44 @@ async def test_bedrock_converse_leaves_out_images_another_model_produced() -> No
     assert assistant["role"] == "assistant"
     assert not any("image" in block for block in assistant["content"])
     assert [b["text"] for b in assistant["content"] if "text" in b] == ["Here is your image:", "Enjoy."]
+
+
+# -- the tool loop ---------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_tool_loop_carries_a_generated_image_into_the_next_step() -> None:
+    """Step 1 draws and calls a tool; step 2 answers. The image (and its signature) is in the
+    second request's model turn, and ``response.media`` covers both steps."""
+
+    @llmroute.tool
+    def caption(style: str) -> str:
+        """Caption the image."""
+        return f"a {style} cat"
+
+    first = [
+        _chunk(
+            {"inlineData": {"mimeType": "image/png", "data": PNG}, "thoughtSignature": "sig-image"},
+            {"functionCall": {"name": "caption", "args": {"style": "blue"}, "id": "c1"}},
+            finish="STOP",
+        )
+    ]
+    second = [_chunk({"text": "Done: a blue cat."}, finish="STOP")]
+    cassette = Cassette(
+        [
+            *sse_cassette(GEMINI_URL, first, done=False).interactions,
+            *sse_cassette(GEMINI_URL, second, done=False).interactions,
+        ]
+    )
+    request = llmroute.request(model=GEMINI, prompt="Draw and caption a cat.")
+    response, transport = await replay_generate(
+        cassette, request, tools=[caption], stop_when=llmroute.step_count_is(3)
+    )
+    assert len(transport.requests) == 2
+    model_turn = json.loads(transport.requests[1].content)["contents"][1]
+    assert model_turn["role"] == "model"
+    assert model_turn["parts"][0] == {
+        "inlineData": {"mimeType": "image/png", "data": PNG},
+        "thoughtSignature": "sig-image",
+    }
+    assert [m.data for m in response.media] == [PNG] and response.text == "Done: a blue cat."
