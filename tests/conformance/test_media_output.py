@@ -380,3 +380,94 @@ async def test_the_tool_loop_carries_a_generated_image_into_the_next_step() -> N
         "thoughtSignature": "sig-image",
     }
     assert [m.data for m in response.media] == [PNG] and response.text == "Done: a blue cat."
+
+
+# -- Chat: spoken output (OpenAI audio models) -----------------------------------------------------
+
+AUDIO_MODEL = openai.configure(api_key="sk-test").chat("gpt-4o-audio-preview")
+CHAT_URL = "https://api.openai.com/v1/chat/completions"
+
+
+def _wav(frames: bytes) -> bytes:
+    import io
+    import wave
+
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(24000)
+        out.writeframes(frames)
+    return buffer.getvalue()
+
+
+PCM = bytes(range(256)) * 8  # 2 KiB of 16-bit samples
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "chunking", [Chunking.whole(), Chunking.random(9, 128), Chunking.bytewise()], ids=str
+)
+async def test_chat_streamed_audio_pieces_become_one_clip_and_the_transcript_text(chunking: Chunking) -> None:
+    pieces = [PCM[:700], PCM[700:701], PCM[701:]]  # each piece is base64-encoded on its own
+    chunks = [
+        _chat_chunk({"role": "assistant", "audio": {"id": "audio_1", "transcript": "Hello"}}),
+        *(_chat_chunk({"audio": {"data": base64.b64encode(p).decode()}}) for p in pieces),
+        _chat_chunk({"audio": {"transcript": " there.", "expires_at": 1750000000}}),
+        _chat_chunk({}, finish="stop"),
+    ]
+    options = {"openai": {"modalities": ["text", "audio"], "audio": {"voice": "alloy", "format": "pcm16"}}}
+    request = llmroute.request(model=AUDIO_MODEL, prompt="Say hello.", provider_options=options)
+    response, transport = await replay_generate(sse_cassette(CHAT_URL, chunks), request, chunking)
+    sent = json.loads(transport.requests[0].content)
+    assert sent["modalities"] == ["text", "audio"] and sent["audio"]["format"] == "pcm16"
+    (clip,) = response.media
+    assert (clip.id, clip.mime_type, clip.to_bytes()) == ("audio_1", "audio/pcm", PCM)
+    assert clip.provider_metadata == {"openai": {"audio": {"id": "audio_1", "expires_at": 1750000000}}}
+    assert response.text == "Hello there." and response.finish_reason == "stop"
+    assert [type(p).__name__ for p in response.message.content] == ["TextPart", "MediaPart"]
+    assert event_order_problems(response.events) == []
+
+
+@pytest.mark.anyio
+async def test_chat_non_streamed_audio_is_sniffed_from_its_bytes() -> None:
+    wav = _wav(PCM)
+    audio = {"id": "audio_2", "data": base64.b64encode(wav).decode(), "transcript": "Hi.", "expires_at": 1}
+    completion = {
+        "id": "chatcmpl-1",
+        "model": "gpt-4o-audio-preview",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "audio": audio},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    cassette = Cassette(
+        [
+            Interaction(
+                RecordedRequest("POST", CHAT_URL, {}, b""),
+                RecordedResponse(
+                    200, {"content-type": ["application/json"]}, json.dumps(completion).encode()
+                ),
+            )
+        ]
+    )
+    generation = llmroute.GenerationOptions(stream=False)
+    response, _ = await replay_generate(
+        cassette, llmroute.request(model=AUDIO_MODEL, prompt="x", generation=generation)
+    )
+    (clip,) = response.media
+    assert (clip.mime_type, clip.to_bytes(), response.text) == ("audio/wav", wav, "Hi.")
+
+
+@pytest.mark.anyio
+async def test_chat_audio_piece_that_is_not_base64_is_invalid_output() -> None:
+    chunks = [_chat_chunk({"audio": {"data": "not*base64"}}), _chat_chunk({}, finish="stop")]
+    with pytest.raises(llmroute.InvalidProviderOutputError, match="audio data is not base64"):
+        await replay_generate(
+            sse_cassette(CHAT_URL, chunks),
+            llmroute.request(model=AUDIO_MODEL, prompt="x"),
+            retry=llmroute.RetryPolicy.none(),
+        )
