@@ -155,6 +155,15 @@ async def test_gemini_non_streamed_image_output_is_the_same_media() -> None:
 
 
 @pytest.mark.anyio
+async def test_gemini_speech_keeps_the_type_gemini_names() -> None:
+    """TTS models answer with raw PCM whose parameters only the named type carries."""
+    mime = "audio/L16;codec=pcm;rate=24000"
+    pcm = base64.b64encode(bytes(range(256)) * 4).decode()
+    response = await _gemini([_chunk({"inlineData": {"mimeType": mime, "data": pcm}}, finish="STOP")])
+    assert [(m.mime_type, m.data) for m in response.media] == [(mime, pcm)]
+
+
+@pytest.mark.anyio
 async def test_anthropic_leaves_out_images_another_model_produced() -> None:
     response = await _gemini(IMAGE_STREAM)
     model = anthropic.configure(api_key="sk-ant-test").messages("claude-sonnet-4-5")
