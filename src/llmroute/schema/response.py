@@ -55,8 +55,8 @@ class LLMResponse(msgspec.Struct, frozen=True):
     text_blocks: dict[str, str]
     errors: tuple[ProviderError, ...]
     events: tuple[LLMEvent, ...]
-    complete: bool = True
     media: tuple[Media, ...] = ()  # images / audio the model produced, in order
+    complete: bool = True
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -238,6 +238,6 @@ class ResponseBuilder:
             text_blocks=self._current_text_blocks(),
             errors=tuple(self.errors),
             events=tuple(self.events),
-            complete=self.finished,
             media=tuple(self.media),
+            complete=self.finished,
         )
