@@ -10,8 +10,11 @@ async with llmroute.Client() as client:
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .build import assistant, image, request, system, tool_message, user
+from .build import approval, assistant, image, request, system, tool_message, user
 from .schema import (
+    ApprovalRequest,
+    ApprovalRequestPart,
+    ApprovalResponsePart,
     AssistantPart,
     AuthenticationError,
     CachePolicy,
@@ -93,6 +96,7 @@ _LAZY = {
     "has_tool_call": "tools",
     "step_count_is": "tools",
     "tool": "tools",
+    "client_tools": "",
     "hosted": "",
     "testing": "",
 }
@@ -112,6 +116,9 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ApprovalRequest",
+    "ApprovalRequestPart",
+    "ApprovalResponsePart",
     "AssistantPart",
     "AuthenticationError",
     "CachePolicy",
@@ -182,6 +189,7 @@ __all__ = [
     "TransportError",
     "Usage",
     "__version__",
+    "approval",
     "assistant",
     "has_tool_call",
     "image",

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .schema.content import MediaPart, Message, Part, TextPart, ToolResultPart
+from .schema.content import ApprovalResponsePart, MediaPart, Message, Part, TextPart, ToolResultPart
 from .schema.errors import InvalidRequestError
+from .schema.events import ApprovalRequest
 from .schema.options import CachePolicy, GenerationOptions, HttpOverlay
 from .schema.request import LLMRequest
 from .schema.tools import HostedTool, ToolChoice, ToolDefinition, ToolSpec
 
-__all__ = ["assistant", "image", "request", "system", "tool_message", "user"]
+__all__ = ["approval", "assistant", "image", "request", "system", "tool_message", "user"]
 
 PartLike = str | Part
 
@@ -38,6 +39,13 @@ def system(*content: str) -> Message:
 
 def tool_message(*results: ToolResultPart) -> Message:
     return Message("tool", results)
+
+
+def approval(request: ApprovalRequest | str, approve: bool, reason: str | None = None) -> Message:
+    """The user message answering an approval request (``LLMResponse.approval_requests``): send it
+    after the response's messages."""
+    request_id = request if isinstance(request, str) else request.id
+    return Message("user", (ApprovalResponsePart(request_id, approve, reason),))
 
 
 def image(data: bytes | str, mime_type: str = "image/png") -> MediaPart:

@@ -25,13 +25,14 @@ __all__ = [
     "SearchSource",
     "search_result",
     "code_execution",
-    "computer_use",
     "file_search",
     "image_generation",
     "mcp",
+    "shell",
     "url_context",
     "web_fetch",
     "web_search",
+    "x_search",
 ]
 
 
@@ -127,5 +128,14 @@ def mcp(*, server_label: str, server_url: str, **provider_specific: Any) -> Host
     return _tool("mcp", {"server_label": server_label, "server_url": server_url, **provider_specific})
 
 
-def computer_use(**provider_specific: Any) -> HostedTool:
-    return _tool("computer_use", provider_specific)
+def shell(*, container_id: str | None = None, **environment: Any) -> HostedTool:
+    """Shell commands run in the provider's container (OpenAI ``shell`` with a container
+    environment: ``container_id`` reuses one, else one is made for the request, ``environment``
+    keys such as ``file_ids`` or ``skills`` going with it). The caller-run shell is
+    ``client_tools.shell()``."""
+    return _tool("shell", {"container_id": container_id, **environment})
+
+
+def x_search(**provider_specific: Any) -> HostedTool:
+    """xAI's search over X posts (Responses API): ``allowed_x_handles``, ``from_date``, ..."""
+    return _tool("x_search", provider_specific)

@@ -64,9 +64,7 @@ MODELS: dict[str, Callable[[str], llmroute.Model]] = {
     "compatible-anthropic": compatible.configure(base_url="https://api.anthropic.com/v1", api_key="k").model,
     "openai-responses": openai.configure(api_key="sk-test").responses,
     "copilot-responses": openai.configure(base_url="https://api.githubcopilot.com", api_key="k").responses,
-    # No xAI Responses route yet (issue 13): the OpenAI Responses route pointed at xAI. When
-    # ``xai.configure().responses`` lands, use it here.
-    "xai-responses": openai.configure(base_url="https://api.x.ai/v1", api_key="test-key").responses,
+    "xai-responses": xai.configure(api_key="test-key").responses,
 }
 
 
@@ -102,72 +100,7 @@ def _fixtures() -> list[Fixture]:
 FIXTURES = _fixtures()
 
 # Each gap: (why, the aspects it breaks ("*": all, the replay raises), the fixtures showing it).
-_R = "openai/responses/"
-GAPS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    (
-        "rotating item ids: text blocks keyed by item_id, so the done message repeats the text",
-        ("text",),
-        (_R + "github-copilot-id-rotation.1.chunks",),
-    ),
-    (
-        "apply_patch_call is not a client tool call",
-        ("tool-calls", "finish"),
-        (
-            _R + "openai-apply-patch-tool-delete.1.chunks",
-            _R + "openai-apply-patch-tool.1.chunks",
-            _R + "openai-apply-patch-tool.1.json",
-        ),
-    ),
-    (
-        "Responses tool_search_call with object arguments: untyped AttributeError (msgspec.Raw.decode)",
-        ("*",),
-        tuple(
-            _R + f"openai-{name}.1.{kind}"
-            for name in ("client-tool-search", "tool-search")
-            for kind in ("chunks", "json")
-        ),
-    ),
-    (
-        "custom (freeform) tool calls are dropped",
-        ("tool-calls", "finish"),
-        (_R + "openai-custom-tool.1.chunks", _R + "openai-custom-tool.1.json"),
-    ),
-    (
-        "client-executed vs hosted: local_shell_call is reported provider-executed",
-        ("tool-calls", "hosted", "finish"),
-        (_R + "openai-local-shell-tool.1.chunks", _R + "openai-local-shell-tool.1.json"),
-    ),
-    (
-        "MCP approval requests have no event",
-        ("approvals",),
-        tuple(_R + f"openai-mcp-tool-approval.{n}.{kind}" for n in (1, 3) for kind in ("chunks", "json")),
-    ),
-    (
-        "Responses unknown event (shell_call_output_content.delta with an object delta) fails the stream",
-        ("*",),
-        (_R + "openai-shell-container.1.chunks", _R + "openai-shell-skills.1.chunks"),
-    ),
-    (
-        "a shell_call the server ran (its shell_call_output in the same response) is not a hosted call",
-        ("hosted",),
-        (_R + "openai-shell-container.1.json", _R + "openai-shell-skills.1.json"),
-    ),
-    (
-        "shell_call is not a client tool call",
-        ("tool-calls", "finish"),
-        (_R + "openai-shell-tool.1.chunks", _R + "openai-shell-tool.1.json"),
-    ),
-    (
-        "no xAI Responses route: xAI's server-side custom_tool_call items are not hosted calls",
-        ("hosted",),
-        ("xai/responses/xai-x-search-tool.chunks",),
-    ),
-    (
-        "no xAI Responses route: x_search_call is unknown (a web_search is synthesised from its citations)",
-        ("hosted",),
-        ("xai/responses/xai-x-search-tool.1.json",),
-    ),
-)
+GAPS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
 # fixture -> {aspect: why}, each a strict xfail: fixing the behaviour fails the test until removed
 KNOWN: dict[str, dict[str, str]] = {}
 for _why, _aspects, _names in GAPS:

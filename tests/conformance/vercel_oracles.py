@@ -326,8 +326,8 @@ def responses(events: list[Any], *, server_custom_tools: bool = False) -> Expect
         exp.finish = "content-filter"
     else:
         exp.finish = "tool-calls" if exp.calls else "stop"
-    if exp.approvals:
-        exp.finish = None  # an approval request's finish reason is not settled (issue 13)
+    if exp.approvals and exp.finish == "stop":
+        exp.finish = "tool-calls"  # the caller must answer before the call runs
     usage = terminal.get("usage")
     if usage:
         inputs, output = usage.get("input_tokens"), usage.get("output_tokens")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
 import llmroute
@@ -192,16 +193,31 @@ async def test_reset_mid_stream_is_typed_and_not_retried(server: FaultServer) ->
     assert sleeps == [] and len(server.received) == 1 and err.attempts == 1
 
 
-async def test_reset_before_any_byte_is_retried(
+async def test_reset_after_the_request_was_read_is_not_resent(server: FaultServer) -> None:
+    # The server read the whole request, then reset: it may already be generating (and billing).
+    server.add(Reply(before=[Reset()]), ok("never"))
+    with anyio.fail_after(BOUND):
+        async with client_for(server) as (client, sleeps):
+            with pytest.raises(llmroute.TransportError) as caught:
+                await client.generate(chat_request(server))
+    assert caught.value.attempts == 1 and sleeps == []
+    assert len(server.received) == 1
+
+
+async def test_reset_before_any_byte_is_retried_with_an_idempotency_key(
     server: FaultServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     server.add(Reply(before=[Reset()]), ok("fine"))
     caplog.set_level(logging.INFO, logger="llmroute")
+    request = msgspec.structs.replace(
+        chat_request(server), http=llmroute.HttpOverlay(headers={"Idempotency-Key": "req-123"})
+    )
     with anyio.fail_after(BOUND):
         async with client_for(server) as (client, sleeps):
-            response = await client.generate(chat_request(server))
+            response = await client.generate(request)
     assert response.text == "fine"
     assert len(server.received) == 2 and sleeps == [0.5]
+    assert [r.headers["idempotency-key"] for r in server.received] == ["req-123", "req-123"]
     retries = [r for r in caplog.records if r.name == "llmroute" and r.levelno == logging.INFO]
     assert len(retries) == 1 and "attempt 1 failed" in retries[0].getMessage()
 

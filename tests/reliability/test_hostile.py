@@ -7,8 +7,11 @@ Each case starts from a real recording (``tests/routes.py``) and breaks one thin
 
 from __future__ import annotations
 
+import base64
 import json
+import logging
 import struct
+import time
 import zlib
 from typing import Any
 
@@ -20,7 +23,7 @@ from llmroute import RetryPolicy
 from llmroute.framing.eventstream import EventStreamDecoder, encode_message
 
 from ..routes import EVENTSTREAM, PROTOCOLS, WireCase, frames
-from .server import DONE, FaultServer, Reply, chat_chunk
+from .server import DONE, FaultServer, Reply, Reset, chat_chunk
 
 pytestmark = pytest.mark.anyio
 
@@ -119,6 +122,18 @@ async def test_deeply_nested_tool_arguments_stay_raw_text(server: FaultServer) -
     tool = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": args}}
     response = await run(server, case, [chat_chunk(tool=tool), chat_chunk(finish="tool_calls"), DONE])
     assert [(c.name, c.input) for c in response.tool_calls] == [("f", args)]
+
+
+async def test_deeply_nested_tool_arguments_sent_as_an_object_are_typed(server: FaultServer) -> None:
+    # Gemini sends arguments as an object: 600 levels still decode, but never reach a tool.
+    case = PROTOCOLS["gemini"]
+    args: Any = {}
+    for _ in range(600):
+        args = {"a": args}
+    call = {"functionCall": {"name": "get_weather", "args": args}}
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [call]}, "finishReason": "STOP"}]}
+    with pytest.raises(llmroute.InvalidProviderOutputError, match="nested deeper than 256"):
+        await run(server, case, [b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"])
 
 
 async def test_deeply_nested_error_body_is_typed(server: FaultServer) -> None:
@@ -232,3 +247,366 @@ async def test_eventstream_timestamp_out_of_range_is_typed(server: FaultServer) 
     with pytest.raises(llmroute.InvalidProviderOutputError) as caught:
         await run(server, case, parts)
     assert "malformed headers (OverflowError)" in str(caught.value)
+
+
+# huge single events ------------------------------------------------------------------------------
+
+
+def test_sse_decoder_is_linear_in_event_size() -> None:
+    """8 MiB in 1,448-byte reads (one TCP segment each): quadratic buffering took ~19 s of CPU; a
+    linear decoder takes well under a second even on a busy machine."""
+    from llmroute.framing.sse import SSEDecoder
+
+    body = b'data: {"inlineData":"' + b"A" * (8 * 1024 * 1024) + b'"}\n\n'
+    decoder = SSEDecoder(max_event_bytes=16 * 1024 * 1024)
+    events = []
+    started = time.process_time()
+    for i in range(0, len(body), 1448):
+        events.extend(decoder.feed(body[i : i + 1448]))
+    assert time.process_time() - started < 3.0
+    assert [len(e.data) for e in events] == [len(body) - 8]
+
+
+async def test_huge_gemini_image_event_through_the_socket(server: FaultServer) -> None:
+    case = PROTOCOLS["gemini"]
+    image = base64.b64encode(b"\x89PNG" + b"\0" * (3 * 1024 * 1024)).decode()
+    chunk = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"inlineData": {"mimeType": "image/png", "data": image}}],
+                }
+            }
+        ]
+    }
+    body = b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n" + case.body()
+    parts = [body[i : i + 16384] for i in range(0, len(body), 16384)]
+    response = await run(server, case, parts)
+    assert response.tool_calls and response.complete
+
+
+# silent corruption -------------------------------------------------------------------------------
+
+
+async def test_reused_tool_call_index_with_a_new_id_is_a_new_call(server: FaultServer) -> None:
+    # Some OpenAI-compatible servers send every call at index 0; the id tells them apart.
+    def call(id: str | None, name: str | None, args: str) -> bytes:
+        tool: dict[str, Any] = {"index": 0, "type": "function", "function": {"arguments": args}}
+        if id is not None:
+            tool["id"] = id
+            tool["function"]["name"] = name
+        return chat_chunk(tool=tool)
+
+    parts = [
+        call("call_a", "weather", '{"city":'),
+        call(None, None, '"Paris"}'),
+        call("call_b", "email", '{"to":"x@y.z"}'),
+        chat_chunk(finish="tool_calls"),
+        DONE,
+    ]
+    response = await run(server, PROTOCOLS["openai-chat"], parts)
+    assert [(c.id, c.name, c.input) for c in response.tool_calls] == [
+        ("call_a", "weather", {"city": "Paris"}),
+        ("call_b", "email", {"to": "x@y.z"}),
+    ]
+
+
+@pytest.mark.parametrize("together", [True, False], ids=["same-read", "later-read"])
+async def test_anthropic_events_after_message_stop_are_ignored(server: FaultServer, together: bool) -> None:
+    case = PROTOCOLS["anthropic"]
+    body = case.body()
+    late = _sse(
+        "content_block_start",
+        {"type": "content_block_start", "index": 9, "content_block": {"type": "text", "text": "late"}},
+    ) + _sse("content_block_stop", {"type": "content_block_stop", "index": 9})
+    parts = [body + late] if together else [body, late]
+    response = await run(server, case, parts)
+    assert "late" not in response.text
+    assert [c.input for c in response.tool_calls] == [{"city": "Paris"}]
+
+
+async def test_anthropic_replayed_block_start_is_typed(server: FaultServer) -> None:
+    case = PROTOCOLS["anthropic"]
+    body = case.body()
+    start = body.index(b"event: content_block_start")
+    end = body.index(b"\n\n", start) + 2
+    with pytest.raises(llmroute.InvalidProviderOutputError, match="used index"):
+        await run(server, case, body[:end] + body[start:end] + body[end:])
+
+
+def _duplicate_item_done(body: bytes) -> bytes:
+    start = body.index(b"event: response.output_item.done")
+    end = body.index(b"\n\n", start) + 2
+    return body[:end] + body[start:end] + body[end:]
+
+
+async def test_responses_duplicated_output_item_done_is_one_call(server: FaultServer) -> None:
+    case = PROTOCOLS["openai-responses"]
+    response = await run(server, case, _duplicate_item_done(case.body()))
+    assert [c.input for c in response.tool_calls] == [{"city": "Paris"}]
+
+
+async def test_the_tool_loop_never_runs_a_repeated_call_twice(server: FaultServer) -> None:
+    case = PROTOCOLS["openai-responses"]
+    runs: list[str] = []
+
+    @llmroute.tool
+    def get_weather(city: str) -> str:
+        """Weather for a city."""
+        runs.append(city)
+        return "sunny"
+
+    server.add(Reply(headers=case.headers, parts=[_duplicate_item_done(case.body())]))
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(retry=RetryPolicy.none()) as client:
+            response = await client.generate(case.request(origin(server)), tools=[get_weather])
+    assert runs == ["Paris"]
+    assert [r.result for r in response.tool_results] == ["sunny"]
+
+
+# retries -----------------------------------------------------------------------------------------
+
+
+def test_retry_delay_never_overflows() -> None:
+    policy = RetryPolicy(max_retries=5000, jitter=0.25)
+    delays = [policy.delay(n) for n in (1, 1000, 1025, 5000)]
+    assert all(0.0 <= d <= policy.max_backoff for d in delays)
+
+
+def test_retry_after_gets_jitter_above_the_hint() -> None:
+    policy = RetryPolicy()  # jitter 0.25
+    delays = [policy.delay(1, retry_after=1.0) for _ in range(100)]
+    assert all(1.0 <= d <= 1.25 for d in delays)
+    assert len(set(delays)) > 50  # 100 callers told "1 s" do not all wake together
+    assert policy.delay(1, retry_after=1000.0) == policy.max_retry_after
+
+
+async def test_429_retry_after_is_spread_through_the_client(server: FaultServer) -> None:
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    for _ in range(20):
+        server.add(
+            Reply(429, {"content-type": "application/json", "retry-after": "1"}, [b"{}"], chunked=False)
+        )
+        server.add(Reply(parts=[chat_chunk("ok"), chat_chunk(finish="stop"), DONE]))
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(sleep=sleep) as client:
+            for _ in range(20):
+                assert (await client.generate(PROTOCOLS["openai-chat"].request(origin(server)))).text == "ok"
+    assert len(sleeps) == 20 and all(1.0 <= s <= 1.25 for s in sleeps) and len(set(sleeps)) > 10
+
+
+# secrets -----------------------------------------------------------------------------------------
+
+OPAQUE = "9f2c4e6a8b0d1f3e5a7c9b1d3f5e7a9c"  # a 32-hex Azure-style key: no recognisable shape
+
+
+async def test_sigv4_signing_logs_are_dropped(server: FaultServer, caplog: pytest.LogCaptureFixture) -> None:
+    from llmroute.providers import bedrock
+
+    token = "IQoJb3JpZ2luX2VjEXAMPLEsessiontoken0123456789"
+    provider = bedrock.configure(
+        region="us-east-1",
+        access_key_id="AKIDEXAMPLE",
+        secret_access_key="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        session_token=token,
+        base_url=origin(server),
+    )
+    request = llmroute.request(model=provider.converse("us.amazon.nova-micro-v1:0"), prompt="hi")
+    server.add(Reply(headers=EVENTSTREAM, parts=frames(PROTOCOLS["bedrock"].body())))
+    caplog.set_level(logging.DEBUG)
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(retry=RetryPolicy.none()) as client:
+            assert (await client.generate(request)).complete
+    signature = server.received[0].headers["authorization"].rsplit("Signature=", 1)[1]
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert server.received[0].headers["x-amz-security-token"] == token
+    assert token not in logged and signature not in logged
+    assert not [r for r in caplog.records if r.name == "botocore.auth"]
+
+
+async def test_log_redaction_by_value_covers_echoed_response_headers(
+    server: FaultServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    from llmroute.providers import compatible
+
+    model = compatible.configure(base_url=f"{origin(server)}/v1", api_key=OPAQUE).model("m")
+    headers = {"content-type": "text/event-stream", "x-debug-echo": f"caller={OPAQUE}"}
+    server.add(Reply(headers=headers, parts=[chat_chunk("ok"), chat_chunk(finish="stop"), DONE]))
+    caplog.set_level(logging.DEBUG)
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(retry=RetryPolicy.none()) as client:
+            assert (await client.generate(llmroute.request(model=model, prompt="hi"))).text == "ok"
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "x-debug-echo" in logged  # httpcore did log the response headers ...
+    assert OPAQUE not in logged  # ... with the key redacted by its value
+
+
+@pytest.mark.parametrize("where", ["header", "query"])
+def test_cassette_guard_refuses_a_key_echoed_by_value(tmp_path: Any, where: str) -> None:
+    from llmroute.testing import Cassette, CassetteSecretError, Interaction, RecordedRequest, RecordedResponse
+
+    if where == "header":  # Azure: api-key header, 32 hex, echoed in a 401 body
+        url, headers = "https://x.openai.azure.com/openai/v1/chat/completions", {"api-key": [OPAQUE]}
+    else:  # Gemini: ?key= in the URL, echoed in a 400 body
+        url, headers = f"https://generativelanguage.googleapis.com/v1beta/models/m:generate?key={OPAQUE}", {}
+    body = json.dumps({"error": {"message": f"Access denied due to invalid key {OPAQUE}"}}).encode()
+    cassette = Cassette(
+        [Interaction(RecordedRequest("POST", url, headers, b"{}"), RecordedResponse(401, {}, body))]
+    )
+    path = tmp_path / "echo.yaml"
+    with pytest.raises(CassetteSecretError) as refused:
+        cassette.save(path)
+    assert not path.exists()
+    assert OPAQUE not in str(refused.value)
+
+
+async def test_transport_errors_keep_no_httpx_context(server: FaultServer) -> None:
+    import traceback
+
+    server.add(Reply(before=[Reset()]))
+    request = PROTOCOLS["openai-responses"].request(origin(server))
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(retry=RetryPolicy.none()) as client:
+            with pytest.raises(llmroute.TransportError) as caught:
+                await client.generate(request)
+    err = caught.value
+    assert err.__context__ is None and err.__cause__ is None
+    text = "".join(traceback.format_exception(err))
+    assert "sk-test-0123456789abcdef" not in text
+    assert "During handling of the above exception" not in text  # no chained httpx error
+
+
+# WebSocket -----------------------------------------------------------------------------------------
+
+
+class RawSocketServer:
+    """Answers each connection's upgrade request with ``reply(key)`` bytes, then holds the socket
+    open until the client leaves: a server that breaks the WebSocket protocol on purpose."""
+
+    def __init__(self, reply: Any) -> None:
+        import socket
+        import threading
+
+        self.reply = reply
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            conn, _ = self.sock.accept()
+            with conn:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += conn.recv(4096)
+                key = next(
+                    line.split(b":", 1)[1].strip()
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"sec-websocket-key:")
+                )
+                reply = self.reply(key)
+                for n, part in enumerate(reply if isinstance(reply, list) else [reply]):
+                    if n:
+                        time.sleep(0.2)  # a later read, not the handshake's
+                    conn.sendall(part)
+                conn.settimeout(10)
+                while conn.recv(4096):
+                    pass
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def model(self, api_key: str = "sk-test-0123456789abcdef") -> llmroute.Model:
+        from llmroute.providers import openai
+
+        facade = openai.configure(api_key=api_key, base_url=f"http://127.0.0.1:{self.port}/v1")
+        return facade.responses("gpt-5.5", transport="websocket")
+
+
+def _accept(key: bytes) -> bytes:
+    import hashlib
+
+    digest = hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest()
+    return (
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Accept: " + base64.b64encode(digest) + b"\r\n\r\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(lambda key: _accept(key) + b"\x83\x00", id="reserved-opcode-after-handshake"),
+        pytest.param(lambda key: b"garbage\r\n\r\n", id="garbage-handshake"),
+        pytest.param(lambda key: b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", id="no-upgrade"),
+    ],
+)
+async def test_websocket_protocol_violations_are_typed_at_once(reply: Any) -> None:
+    pytest.importorskip("websockets")
+    server = RawSocketServer(reply)
+    try:
+        with anyio.fail_after(BOUND):
+            async with llmroute.Client(
+                retry=RetryPolicy.none(), timeouts=llmroute.Timeouts(first_byte=3.0, idle=1.0)
+            ) as client:
+                started = anyio.current_time()
+                with pytest.raises(llmroute.LLMError) as caught:
+                    await client.generate(llmroute.request(model=server.model(), prompt="hi"))
+                elapsed = anyio.current_time() - started
+    finally:
+        server.close()
+    assert isinstance(caught.value, llmroute.TransportError | llmroute.InvalidProviderOutputError)
+    assert "sk-test-0123456789abcdef" not in str(caught.value)
+    assert elapsed < 2.0  # at once, not at the first-byte deadline
+
+
+async def test_the_tool_loop_never_runs_a_duplicated_call_id_twice(server: FaultServer) -> None:
+    # Two functionCall parts with the same id in one Gemini response: the response is refused typed
+    # (test_protocol_violations.test_gemini_repeated_call_id_is_typed), so the tool never runs twice.
+    case = PROTOCOLS["gemini"]
+    call = {"functionCall": {"id": "fc_1", "name": "get_weather", "args": {"city": "Paris"}}}
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [call, call]}, "finishReason": "STOP"}]}
+    runs: list[str] = []
+
+    @llmroute.tool
+    def get_weather(city: str) -> str:
+        """Weather for a city."""
+        runs.append(city)
+        return "sunny"
+
+    server.add(Reply(headers=case.headers, parts=[b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"]))
+    with anyio.fail_after(BOUND):
+        async with llmroute.Client(retry=RetryPolicy.none()) as client:
+            with pytest.raises(llmroute.InvalidProviderOutputError, match="function call id 'fc_1' repeated"):
+                await client.generate(case.request(origin(server)), tools=[get_weather])
+    assert runs == []
+
+
+async def test_websocket_frame_logs_are_redacted_by_value(caplog: pytest.LogCaptureFixture) -> None:
+    pytest.importorskip("websockets")
+    # the key first: websockets logs a frame's first ~75 characters
+    message = json.dumps(
+        {"message": f"{OPAQUE} is not a valid key", "type": "error", "code": "invalid_api_key"}
+    ).encode()
+    server = RawSocketServer(
+        lambda key: [_accept(key), bytes([0x81, 126]) + struct.pack(">H", len(message)) + message]
+    )
+    caplog.set_level(logging.DEBUG)
+    try:
+        with anyio.fail_after(BOUND):
+            async with llmroute.Client(retry=RetryPolicy.none()) as client:
+                with pytest.raises(llmroute.LLMError) as caught:
+                    await client.generate(llmroute.request(model=server.model(OPAQUE), prompt="hi"))
+    finally:
+        server.close()
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert any(r.name == "websockets.client" for r in caplog.records)  # frames were logged ...
+    assert OPAQUE not in logged and OPAQUE not in str(caught.value)  # ... without the key

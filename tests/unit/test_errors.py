@@ -609,7 +609,7 @@ def test_quota_wording_vs_rate_window() -> None:
     ("exc", "cls", "deadline"),
     [
         (httpx.ConnectTimeout("timed out"), llmroute.TimeoutError, "connect"),
-        (httpx.PoolTimeout("pool"), llmroute.TimeoutError, "connect"),
+        (httpx.PoolTimeout("pool"), llmroute.TimeoutError, "pool"),
         (httpx.ReadTimeout("timed out"), llmroute.TimeoutError, "first_byte"),
         (httpx.ConnectError("All connection attempts failed"), llmroute.TransportError, None),
         (httpx.RemoteProtocolError("peer closed connection"), llmroute.TransportError, None),

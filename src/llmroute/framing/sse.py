@@ -7,6 +7,8 @@ a str round-trip; UTF-8 sequences split across reads are never cut because event
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 from ..schema.errors import InvalidProviderOutputError
@@ -15,6 +17,7 @@ __all__ = ["DEFAULT_MAX_EVENT_BYTES", "SSEDecoder", "SSEEvent", "SSEFraming"]
 
 DEFAULT_MAX_EVENT_BYTES = 32 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
+_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 class SSEEvent(msgspec.Struct, frozen=True, gc=False):
@@ -28,10 +31,26 @@ class SSEDecoder:
     """``feed(bytes) -> list[SSEEvent]``. An unterminated event at end of input is discarded (spec);
     ``partial`` tells whether one was pending, for truncation diagnostics."""
 
-    __slots__ = ("_buf", "_data", "_event", "_last_id", "_max", "_names", "_retry", "_start", "_trailing_cr")
+    __slots__ = (
+        "_buf",
+        "_data",
+        "_event",
+        "_last_id",
+        "_max",
+        "_more",
+        "_names",
+        "_retry",
+        "_size",
+        "_start",
+        "_trailing_cr",
+    )
 
     def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
-        self._buf = b""
+        self._buf: bytes = b""
+        # Reads that completed no event wait here unjoined, so one huge event arriving in small reads
+        # costs one join when it ends, not a copy of everything so far per read (quadratic).
+        self._more: list[bytes] = []
+        self._size = 0  # bytes in _buf and _more
         self._trailing_cr = False
         self._start = True
         self._max = max_event_bytes
@@ -43,7 +62,7 @@ class SSEDecoder:
 
     @property
     def partial(self) -> bool:
-        return bool(self._buf.strip(b"\n")) or bool(self._data)
+        return bool(self._buf.strip(b"\n")) or bool(self._more) or bool(self._data)
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         if self._start:
@@ -59,18 +78,36 @@ class SSEDecoder:
             if self._trailing_cr and chunk.startswith(b"\n"):
                 chunk = chunk[1:]  # second half of a CRLF whose CR ended the previous read
             self._trailing_cr = chunk.endswith(b"\r")
-            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        buf = self._buf + chunk if self._buf else chunk
-        cut = buf.rfind(b"\n\n")
-        if cut < 0:
-            if len(buf) > self._max:
-                self._buf = b""
-                raise InvalidProviderOutputError(
-                    f"SSE event exceeds the {self._max}-byte limit", raw=_excerpt(buf)
-                )
-            self._buf = buf
+            if _LONE_CR.search(chunk) is None:
+                chunk = chunk.translate(None, b"\r")  # CRLF only (Gemini): drop the CRs in one pass
+            else:  # a lone CR ends a line too (and one ending this read may pair with the next LF)
+                chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if not chunk:
             return []
+        more = self._more
+        tail = more[-1] if more else self._buf
+        if b"\n\n" not in chunk and not (tail.endswith(b"\n") and chunk.startswith(b"\n")):
+            # No event ends in this read: keep it for later (O(len(chunk)), whatever is pending).
+            self._size += len(chunk)
+            if self._size > self._max:
+                head = self._buf or (more[0] if more else chunk)
+                self._buf, self._more, self._size = b"", [], 0
+                raise InvalidProviderOutputError(
+                    f"SSE event exceeds the {self._max}-byte limit", raw=_excerpt(head)
+                )
+            if tail:
+                more.append(chunk)
+            else:
+                self._buf = chunk
+            return []
+        if more:
+            buf = b"".join((self._buf, *more, chunk))
+            self._more = []
+        else:
+            buf = self._buf + chunk if self._buf else chunk
+        cut = buf.rfind(b"\n\n")  # found in the last read's bytes: a backward scan of those only
         self._buf = buf[cut + 2 :]
+        self._size = len(self._buf)
         region = buf[:cut]
         if not self._event and self._last_id is None:
             fast = self._fast(region)
@@ -109,28 +146,30 @@ class SSEDecoder:
                 return [SSEEvent(d) for d in region[6:].split(b"\n\ndata: ")]
             return None
         if region.startswith(b"event: "):
-            # Every event ``event:`` + ``data:`` (Anthropic, OpenAI Responses): 3n-2 newlines in all,
-            # and each of the n blocks holds the one between its two lines.
-            blocks = region.split(b"\n\n")
-            if region.count(b"\n") != 3 * len(blocks) - 2:
-                return None
+            # Every event ``event:`` + ``data:`` (Anthropic, OpenAI Responses): the lines go name,
+            # data, blank, name, data, blank, ... name, data. One split, no per-event partition.
+            lines = region.split(b"\n")
+            n = len(lines) // 3 + 1
+            if len(lines) % 3 != 2 or any(lines[2::3]) or region.count(b"\ndata: ") != n:
+                return None  # (with every name line an ``event:`` one, the n ``data:`` are the data lines)
             names = self._names
             out: list[SSEEvent] = []
-            for block in blocks:
-                head, sep, data = block.partition(b"\ndata: ")
-                if not sep or not head.startswith(b"event: "):
-                    return None
-                name = names.get(head)
+            for head, data in zip(lines[0::3], lines[1::3], strict=True):
+                name = names.get(head)  # only ``event: `` lines are ever cached
                 if name is None:
+                    if not head.startswith(b"event: "):
+                        return None
                     name = head[7:].decode("utf-8", "replace") or "message"
                     if len(names) < 256:
                         names[head] = name
-                out.append(SSEEvent(data, name))
+                out.append(SSEEvent(data[6:], name))
             return out
         return None
 
     def close(self) -> list[SSEEvent]:
         self._buf = b""
+        self._more = []
+        self._size = 0
         self._data = []
         self._event = ""
         return []

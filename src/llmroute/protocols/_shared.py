@@ -8,9 +8,9 @@ from typing import Any, TypeVar, cast
 
 import msgspec
 
-from ..route.decoding import RAW_LIMIT, decode_json, json_too_deep
+from ..route.decoding import MAX_JSON_DEPTH, RAW_LIMIT, decode_json, json_too_deep, value_too_deep
 from ..schema.content import MediaPart, TextPart
-from ..schema.errors import InvalidRequestError
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
     LLMEvent,
     ReasoningDelta,
@@ -36,6 +36,7 @@ __all__ = [
     "decode_frame",
     "json_arguments",
     "ns",
+    "only_fields",
     "parse_tool_input",
     "result_text",
     "with_options",
@@ -50,6 +51,21 @@ def decode_frame(decoder: msgspec.json.Decoder[T], data: Any, what: str) -> T:
     """Decode one frame payload (see ``route.decoding.decode_json``): invalid UTF-8 is replaced;
     malformed JSON, wrong types or nesting too deep are an ``InvalidProviderOutputError``."""
     return decode_json(decoder, data, what)
+
+
+def only_fields(
+    struct: type[msgspec.Struct], keep: dict[str, Any], skip: Sequence[str] = ()
+) -> type[msgspec.Struct]:
+    """A decoding type for the one common shape of ``struct`` (a hot path): the ``keep`` fields
+    with the types given, the ``skip`` fields not decoded, and every other field absent or null,
+    else decoding fails and the caller takes its general path. Built from ``struct``'s own fields,
+    so a field added there later is covered at once."""
+    fields: list[Any] = [
+        (name, keep[name]) if name in keep else (name, None, None)
+        for name in struct.__struct_fields__
+        if name not in skip
+    ]
+    return msgspec.defstruct(f"{struct.__name__}Only", fields)
 
 
 def parse_tool_input(raw: str) -> Any:
@@ -166,6 +182,10 @@ class ToolInput:
         out.append(ToolInputEnd(self.id, self.name))
         if input is None:
             input = parse_tool_input(raw if raw is not None else "".join(self.chunks))
+        elif value_too_deep(input):  # decoded whole by the provider's frame: bounded like text
+            raise InvalidProviderOutputError(
+                f"tool call {self.name!r}: arguments nested deeper than {MAX_JSON_DEPTH} levels"
+            )
         call = ToolCall(self.id, self.name, input, self.provider_executed, self.metadata)
         out.append(call)
         return call

@@ -660,11 +660,11 @@ def step(state: AnthropicState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     kind = event.type
     if kind == "content_block_delta":
         delta = event.delta
-        if delta is not None and delta.type == "text_delta" and delta.text is not None:
+        if delta is not None and delta.type == "text_delta" and (text := delta.text) is not None:
             block = state.open.get(event.index)
             if block is not None and block.kind == _TEXT:  # hot path
-                out.append(TextDelta(block.id, delta.text))
-                block.length += len(delta.text)
+                out.append(TextDelta(block.id, text))
+                block.length += len(text)
                 return
         _on_delta(state, event, out)
         return

@@ -438,7 +438,9 @@ def _lower_part(part: Part, index: int) -> _Block | None:
                 part.id, part.name, part.input, "server_tool_use" if part.provider_executed else None
             )
         )
-    return _tool_result(part)
+    if isinstance(part, ToolResultPart):
+        return _tool_result(part)
+    raise InvalidRequestError(f"bedrock-converse: {type(part).__name__} is not supported on this protocol")
 
 
 def _lower_messages(messages: tuple[Message, ...]) -> list[_Message]:

@@ -35,6 +35,7 @@ from ._shared import (
     data_url,
     decode_frame,
     json_arguments,
+    only_fields,
     parse_tool_input,
     result_text,
     with_options,
@@ -271,6 +272,18 @@ class _Completion(_Chunk):
 
 
 _decoder = msgspec.json.Decoder(_Chunk)
+# Nearly every chunk of a text stream: one choice whose delta holds only ``content`` (a string).
+_text_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
+    only_fields(
+        _Chunk,
+        {
+            "choices": tuple[
+                only_fields(_Choice, {"delta": only_fields(_Delta, {"content": str})}, ("index",))
+            ]
+        },
+        ("id", "model"),
+    )
+)
 _completion_decoder = msgspec.json.Decoder(_Completion)
 
 
@@ -530,6 +543,20 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         return
     if state.done:
         return
+    blocks = state.blocks
+    block = blocks.text
+    if block is not None and blocks.reasoning is None:
+        # Hot path: while a text block is open, nearly every chunk only adds text to it. Any other
+        # shape (more fields, another choice, bad bytes) fails this decode and takes the full path.
+        try:
+            content = _text_decoder.decode(data).choices[0].delta.content
+        except DECODE_ERRORS:
+            pass
+        else:
+            if content:
+                out.append(TextDelta(block, content))
+                state.text_len += len(content)
+            return
     try:
         chunk = _decoder.decode(data)
     except DECODE_ERRORS:
@@ -580,14 +607,7 @@ def _on_chunk(state: ChatState, chunk: _Chunk, data: bytes, out: list[LLMEvent])
         choice = choices[0]
         delta = choice.delta
         if delta is not None:
-            content = delta.content
-            blocks = state.blocks
-            if content and blocks.text is not None and blocks.reasoning is None and delta == _Delta(content):
-                # Hot path: a delta that carries only more text for the open block (one C-level compare).
-                out.append(TextDelta(blocks.text, content))
-                state.text_len += len(content)
-            else:
-                _on_delta(state, delta, out)
+            _on_delta(state, delta, out)
         if choice.annotations:
             _on_annotations(state, choice.annotations, out)
         if choice.finish_reason:
@@ -777,6 +797,11 @@ def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> 
         tool = state.tool_by_id[delta.id]  # some servers repeat the id in every fragment
     elif state.quirks.tool_call_key == "index" and delta.index is not None:
         tool = state.tools.get(delta.index)
+        if tool is not None and delta.id is not None and delta.id != tool.id:
+            # Some compatible servers reuse index 0 for every call: a new id is a new call. The
+            # earlier one keeps its place (re-keyed by its id) and still finishes.
+            state.tools[tool.id] = state.tools.pop(delta.index)
+            tool = None
     elif delta.id is None and state.tools:
         tool = next(reversed(state.tools.values()))  # no index, no id: continues the last call
     if tool is None:

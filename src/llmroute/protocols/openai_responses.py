@@ -15,6 +15,15 @@ index>``, reasoning blocks ``<item id>:<summary index>``; ``url_citation`` annot
 ``citation`` events with Python ``str`` spans into their text block (validated, see
 ``_citation_span``), each emitted once.
 
+Output items that call a tool: ``function_call``, ``custom_tool_call`` and the built-ins the client
+runs (``CLIENT_ITEMS``: ``local_shell_call``, ``computer_call``, ``shell_call``, ``apply_patch_call``,
+client ``tool_search_call``) are ``tool-call`` events for the caller (``provider_metadata["openai"]
+["item_type"]`` says which, so history and results lower back as the same items); ``HOSTED_ITEMS``,
+a ``shell_call`` run in the server's container and a server ``tool_search_call`` are hosted calls
+whose results are the item itself or its ``*_output`` item. ``mcp_approval_request`` is an
+``approval-request`` event. Unknown event types are skipped (also when their fields have shapes of
+their own); items that carry no call are kept raw in the step metadata (``other_items``).
+
 Non-streamed (``stream=False``, HTTP only: the WebSocket mode always streams), the Response
 object is replayed through the stream handlers: each output item as added + done (reasoning
 summaries and ``reasoning_text`` as their blocks' text), then the terminal status.
@@ -23,19 +32,39 @@ summaries and ``reasoning_text`` as their blocks' text), then the terminal statu
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 import msgspec
 
 from ..framing.sse import SSEEvent, SSEFraming
 from ..hosted import SearchResult, search_result
 from ..route.auth import Auth
+from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
-from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..schema.content import (
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+    MediaPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
-from ..schema.events import Citation, FinishReason, LLMEvent, Media, ReasoningDelta, TextDelta, ToolResult
+from ..schema.events import (
+    ApprovalRequest,
+    Citation,
+    FinishReason,
+    LLMEvent,
+    Media,
+    ReasoningDelta,
+    TextDelta,
+    ToolResult,
+)
 from ..schema.mime import sniff_base64
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
@@ -49,6 +78,7 @@ from ._shared import (
     json_arguments,
     ns,
     parse_tool_input,
+    result_text,
     with_options,
 )
 from ._websearch import hit_pairs, search_from_citations
@@ -56,10 +86,14 @@ from .errors import stream_error
 
 __all__ = [
     "HOSTED_ITEMS",
+    "CLIENT_ITEMS",
     "PROTOCOL",
     "ResponsesBody",
+    "ResponsesQuirks",
+    "TOOL_KINDS",
     "ResponsesState",
     "build_body",
+    "make_protocol",
     "on_halt",
     "route",
     "step",
@@ -68,6 +102,20 @@ __all__ = [
 ]
 
 NAME = "openai-responses"
+
+
+class ResponsesQuirks(msgspec.Struct, frozen=True):
+    """Declared differences between Responses servers. ``hosted_custom_tools``: ``custom_tool_call``
+    (and ``x_search_call``) items are the server's own tools, already run (xAI's x_search and
+    friends), not freeform tools handed to the client (OpenAI). ``hosted_kinds``: the server's own
+    hosted tool kinds beyond OpenAI's (xAI ``x_search``)."""
+
+    hosted_custom_tools: bool = False
+    hosted_kinds: tuple[str, ...] = ()  # more hosted tool kinds, sent as ``{"type": kind, **options}``
+
+
+_NO_QUIRKS = ResponsesQuirks()
+
 
 # 1. request body Structs -------------------------------------------------------------------------
 
@@ -162,6 +210,7 @@ class _Event(msgspec.Struct, gc=False):
 
     type: str = ""
     item_id: str | None = None
+    output_index: int = -1
     content_index: int = 0
     summary_index: int = 0
     delta: str | None = None
@@ -172,6 +221,10 @@ class _Event(msgspec.Struct, gc=False):
     code: str | None = None
     message: str | None = None
     status: int | None = None
+
+
+class _EventType(msgspec.Struct, gc=False):
+    type: str = ""
 
 
 class _Annotation(msgspec.Struct, gc=False):
@@ -213,7 +266,11 @@ class _Item(msgspec.Struct, gc=False):
     encrypted_content: str | None = None
     call_id: str | None = None
     name: str | None = None
-    arguments: str | None = None
+    arguments: str | dict[str, Any] | None = None  # an object on tool_search_call
+    input: str | None = None  # custom_tool_call
+    environment: dict[str, Any] | None = None  # shell_call: set when it ran in the server's container
+    execution: str | None = None  # tool_search_call: "client" or "server"
+    server_label: str | None = None  # mcp_approval_request
 
 
 class _Details(msgspec.Struct, gc=False):
@@ -237,6 +294,7 @@ class _WholeResponse(msgspec.Struct, gc=False):
 
 
 _event_decoder = msgspec.json.Decoder(_Event)
+_type_decoder = msgspec.json.Decoder(_EventType)
 _whole_decoder = msgspec.json.Decoder(_WholeResponse)
 _item_decoder = msgspec.json.Decoder(_Item)
 _annotation_decoder = msgspec.json.Decoder(_Annotation)
@@ -250,11 +308,15 @@ _raw_decoder = msgspec.json.Decoder(dict[str, Any])
 
 class ResponsesState(StreamState):
     __slots__ = (
+        "awaiting",
         "blocks",
+        "called",
         "cited",
         "cited_urls",
-        "function_calls",
+        "client_calls",
+        "item_ids",
         "phases",
+        "quirks",
         "reasoning_index",
         "reasoning_item",
         "refused",
@@ -267,7 +329,7 @@ class ResponsesState(StreamState):
         "tools",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, quirks: ResponsesQuirks = _NO_QUIRKS) -> None:
         super().__init__()
         self.blocks = Blocks()
         # (item id, content index) of the open text block and (item id, summary index) of the open
@@ -281,8 +343,15 @@ class ResponsesState(StreamState):
         self.reasoning_item: str | None = None
         self.reasoning_index = -1
         self.tools: dict[str, ToolInput] = {}  # item id -> streamed call
+        # output index -> the id its item was added with: some servers give every event a new
+        # item id, so parts are matched by position
+        self.item_ids: dict[int, str] = {}
         self.cited: set[tuple[str, str, str | None, int | None, int | None]] = set()
-        self.function_calls = 0
+        self.client_calls = 0
+        self.called: set[str] = set()  # item ids of the calls already completed
+        # hosted calls whose result is a later output item: call id -> (item id, tool name)
+        self.awaiting: dict[str | None, tuple[str, str]] = {}
+        self.quirks = quirks
         self.searches = 0
         self.searched = False  # a web_search_call was reported (else url_citation annotations imply one)
         self.cited_urls: list[tuple[str | None, str | None]] = []
@@ -326,17 +395,26 @@ def _tool_output(part: ToolResultPart) -> str | list[_UserContent]:
 
 def _lower_messages(request: LLMRequest, keep_unencrypted_reasoning: bool) -> list[_InputItem]:
     items: list[_InputItem] = []
+    # call id -> the output item type of a client built-in call, so its result answers in kind
+    answers = {
+        p.id: _CLIENT_OUTPUT[kind]
+        for m in request.messages
+        if m.role == "assistant"
+        for p in m.content
+        if isinstance(p, ToolCallPart)
+        and (kind := ns(p.provider_metadata, _OPENAI).get("item_type")) in _CLIENT_OUTPUT
+    }
     for message in request.messages:
         if message.role == "system":
             items.append(_MessageItem(role="system", content=_text(message.content)))
         elif message.role == "assistant":
             _lower_assistant(message, items, keep_unencrypted_reasoning)
         else:
-            _lower_user(message, items)
+            _lower_user(message, items, answers)
     return items
 
 
-def _lower_user(message: Message, items: list[_InputItem]) -> None:
+def _lower_user(message: Message, items: list[_InputItem], answers: dict[str, str]) -> None:
     """User and tool messages: content parts become one user message; tool results become
     ``function_call_output`` items, in order."""
     content: list[_UserContent] = []
@@ -345,14 +423,95 @@ def _lower_user(message: Message, items: list[_InputItem]) -> None:
             if content:
                 items.append(_MessageItem(role="user", content=content))
                 content = []
-            if not part.provider_executed:
+            if part.id in answers:
+                items.append(_builtin_output(answers[part.id], part))
+            elif not part.provider_executed:
                 items.append(_FunctionCallOutputItem(call_id=part.id, output=_tool_output(part)))
         elif isinstance(part, TextPart | MediaPart):
             content.append(_user_content(part))
+        elif isinstance(part, ApprovalResponsePart):
+            if content:
+                items.append(_MessageItem(role="user", content=content))
+                content = []
+            answer: dict[str, Any] = {
+                "type": "mcp_approval_response",
+                "approval_request_id": part.request_id,
+                "approve": part.approve,
+            }
+            if part.reason is not None:
+                answer["reason"] = part.reason
+            items.append(answer)
         else:
             raise InvalidRequestError(f"{NAME}: a {message.role} message cannot hold a {type(part).__name__}")
     if content:
         items.append(_MessageItem(role="user", content=content))
+
+
+# client built-in call item type -> the item type that answers it
+_CLIENT_OUTPUT = {
+    "custom_tool_call": "custom_tool_call_output",
+    "local_shell_call": "local_shell_call_output",
+    "computer_call": "computer_call_output",
+    "shell_call": "shell_call_output",
+    "apply_patch_call": "apply_patch_call_output",
+    "tool_search_call": "tool_search_output",
+}
+
+
+def _builtin_output(kind: str, part: ToolResultPart) -> dict[str, Any]:
+    """The caller's result for a built-in call, in the shape its output item takes: text where
+    the API takes text; a value already in the API's shape (a list, an object) passes as is."""
+    result = part.result
+    item: dict[str, Any] = {"type": kind, "call_id": part.id}
+    if kind == "shell_call_output":
+        item["output"] = (
+            result
+            if isinstance(result, list)
+            else [
+                {
+                    "stdout": result_text(result),
+                    "stderr": "",
+                    "outcome": {"type": "exit", "exit_code": 1 if part.is_error else 0},
+                }
+            ]
+        )
+    elif kind == "computer_call_output":
+        media = content_parts(result)
+        screenshot = next((p for p in media or () if isinstance(p, MediaPart)), None)
+        item["output"] = (
+            {"type": "computer_screenshot", "image_url": data_url(screenshot)}
+            if screenshot is not None
+            else result
+        )
+    elif kind == "apply_patch_call_output":
+        item["status"] = "failed" if part.is_error else "completed"
+        if result not in (None, ""):
+            item["output"] = result_text(result)
+    elif kind == "tool_search_output":
+        item.update(execution="client", status="completed", tools=result if isinstance(result, list) else [])
+    else:  # custom_tool_call_output, local_shell_call_output: text
+        item["output"] = result_text(result)
+    return item
+
+
+def _builtin_call(part: ToolCallPart, kind: str) -> dict[str, Any]:
+    """A client built-in call from the history, as the item the API produced."""
+    meta = ns(part.provider_metadata, _OPENAI)
+    item: dict[str, Any] = {"type": kind, "call_id": part.id}
+    if kind == "custom_tool_call":
+        item.update(
+            name=part.name, input=part.input if isinstance(part.input, str) else json_arguments(part.input)
+        )
+        return item
+    if meta.get("item_id"):
+        item["id"] = meta["item_id"]
+    item[CLIENT_ITEMS[kind][1]] = part.input
+    item["status"] = "completed"
+    if kind == "tool_search_call":
+        item["execution"] = "client"
+    elif kind == "computer_call":
+        item["pending_safety_checks"] = []
+    return item
 
 
 def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted_reasoning: bool) -> None:
@@ -395,25 +554,64 @@ def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted
         last_reasoning = None
         if isinstance(part, ToolCallPart):
             if not part.provider_executed:
-                items.append(
-                    _FunctionCallItem(call_id=part.id, name=part.name, arguments=json_arguments(part.input))
-                )
+                kind = ns(part.provider_metadata, _OPENAI).get("item_type")
+                if kind in _CLIENT_OUTPUT:
+                    items.append(_builtin_call(part, kind))
+                else:
+                    items.append(
+                        _FunctionCallItem(
+                            call_id=part.id, name=part.name, arguments=json_arguments(part.input)
+                        )
+                    )
                 continue
             item = _hosted_item(part)
             if item is not None:
                 hosted[part.id] = item
                 items.append(item)
-        elif isinstance(part, ToolResultPart) and part.provider_executed:  # pyright: ignore[reportUnnecessaryIsInstance]
+        elif isinstance(part, ApprovalRequestPart):
+            items.append(
+                {
+                    "type": "mcp_approval_request",
+                    "id": part.id,
+                    "server_label": ns(part.provider_metadata, _OPENAI).get("server_label"),
+                    "name": part.name,
+                    "arguments": json_arguments(part.input),
+                }
+            )
+        elif isinstance(part, ToolResultPart) and part.provider_executed:
             item = hosted.get(part.id)
-            if item is not None:
+            if item is not None and item["type"] in _SERVER_RUN:  # the result is an item of its own
+                items.append(_server_run_output(item, part))
+            elif item is not None:
                 _hosted_result(item, part)
     if not keep_unencrypted_reasoning:
         # Without ``store``, a reasoning item the server cannot decrypt is a dangling reference.
         items[:] = [i for i in items if not (isinstance(i, _ReasoningItem) and i.encrypted_content is None)]
 
 
+# server-run built-ins: the call and its output are separate items, matched by ``call_id``
+_SERVER_RUN = ("shell_call", "tool_search_call")
+
+
+def _server_run_output(call: dict[str, Any], part: ToolResultPart) -> dict[str, Any]:
+    """The output item of a server-run shell or tool search, rebuilt from its result (the item's
+    own fields) and the ids the parser kept."""
+    meta = ns(part.provider_metadata, _OPENAI)
+    value: Any = part.result
+    result = cast("dict[str, Any]", value) if isinstance(value, dict) else {}
+    return {"type": meta.get("item_type"), "id": meta.get("item_id"), "call_id": call["call_id"], **result}
+
+
 def _hosted_item(part: ToolCallPart) -> dict[str, Any] | None:
-    item_type = ns(part.provider_metadata, _OPENAI).get("item_type")
+    meta = ns(part.provider_metadata, _OPENAI)
+    item_type = meta.get("item_type")
+    if item_type in _SERVER_RUN:
+        item: dict[str, Any] = {"type": item_type, "id": part.id, "call_id": meta.get("call_id")}
+        item[CLIENT_ITEMS[item_type][1]] = part.input
+        item["status"] = "completed"
+        if item_type == "tool_search_call":
+            item["execution"] = "server"
+        return item
     spec = HOSTED_ITEMS.get(item_type) if isinstance(item_type, str) else None
     if spec is None:
         return None
@@ -462,30 +660,65 @@ def _web_search_tool(options: dict[str, Any]) -> dict[str, Any]:
     return tool
 
 
-def _hosted_tool(tool: HostedTool) -> dict[str, Any]:
+def _hosted_tool(tool: HostedTool, quirks: ResponsesQuirks) -> dict[str, Any]:
     kind, opts = tool.kind, tool.options
+    if kind in quirks.hosted_kinds:
+        return {"type": kind, **opts}
     if kind == "web_search":
         return _web_search_tool(opts)
     if kind == "code_execution":
         return {"type": "code_interpreter", "container": {"type": "auto"}, **opts}
-    if kind == "computer_use":
-        return {"type": "computer_use_preview", **opts}
-    if kind in ("file_search", "image_generation", "mcp", "local_shell"):
+    if kind == "shell":  # run in OpenAI's container; the caller-run shell is a client tool
+        env = dict(opts)
+        container = env.pop("container_id", None)
+        if container is not None:
+            return {
+                "type": "shell",
+                "environment": {"type": "container_reference", "container_id": container},
+            }
+        return {"type": "shell", "environment": {"type": "container_auto", **env}}
+    if kind in ("file_search", "image_generation", "mcp"):
         return {"type": kind, **opts}
     raise InvalidRequestError(f"{NAME}: hosted tool {kind!r} is not available on the Responses API")
 
 
-_HOSTED_TYPE = {"code_execution": "code_interpreter", "computer_use": "computer_use_preview"}
+_HOSTED_TYPE = {"code_execution": "code_interpreter"}
+# ``ToolDefinition.kind`` of a client built-in -> its wire tool type
+_BUILTIN_TYPE = {
+    "custom": "custom",
+    "shell": "shell",
+    "local_shell": "local_shell",
+    "apply_patch": "apply_patch",
+    "computer_use": "computer_use_preview",
+    "tool_search": "tool_search",
+}
+TOOL_KINDS = frozenset({"function", *_BUILTIN_TYPE})
 
 
-def _tools(request: LLMRequest) -> list[_FunctionTool | dict[str, Any]] | None:
+def _tools(request: LLMRequest, quirks: ResponsesQuirks) -> list[_FunctionTool | dict[str, Any]] | None:
     tools: list[_FunctionTool | dict[str, Any]] = []
     for tool in request.tools:
         if isinstance(tool, HostedTool):
-            tools.append(_hosted_tool(tool))
-        else:
+            tools.append(_hosted_tool(tool, quirks))
+        elif tool.kind == "function":
             tools.append(_function_tool(tool))
+        else:
+            tools.append(_builtin_tool(tool))
     return tools or None
+
+
+def _builtin_tool(tool: ToolDefinition) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": _BUILTIN_TYPE[tool.kind]}
+    if tool.kind == "custom":
+        out["name"] = tool.name
+        if tool.description:
+            out["description"] = tool.description
+    elif tool.kind == "tool_search":
+        out["execution"] = "client"
+        if tool.description:
+            out["description"] = tool.description
+    out.update(tool.options or {})
+    return out
 
 
 def _function_tool(tool: ToolDefinition) -> _FunctionTool:
@@ -503,6 +736,9 @@ def _tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
     for tool in request.tools:
         if isinstance(tool, HostedTool) and tool.kind == choice.name:
             return {"type": _HOSTED_TYPE.get(tool.kind, tool.kind)}
+        if isinstance(tool, ToolDefinition) and tool.name == choice.name and tool.kind != "function":
+            wire = _BUILTIN_TYPE[tool.kind]
+            return {"type": wire, "name": tool.name} if tool.kind == "custom" else {"type": wire}
     return {"type": "function", "name": choice.name}
 
 
@@ -520,7 +756,9 @@ def _auto_include(request: LLMRequest, include: list[str], store: Any, reasoning
     include.extend(w for w in wanted if w not in include)
 
 
-def build_body(request: LLMRequest, model: Model) -> ResponsesBody | dict[str, Any]:
+def build_body(
+    request: LLMRequest, model: Model, quirks: ResponsesQuirks = _NO_QUIRKS
+) -> ResponsesBody | dict[str, Any]:
     g = request.generation
     assert g is not None  # resolved by prepare()
     opts = dict(request.options_for(model.provider))
@@ -553,7 +791,7 @@ def build_body(request: LLMRequest, model: Model) -> ResponsesBody | dict[str, A
         model=model.id,
         instructions="\n\n".join(p.text for p in request.system) if request.system else None,
         input=_lower_messages(request, keep_unencrypted_reasoning=store is not False),
-        tools=_tools(request),
+        tools=_tools(request, quirks),
         tool_choice=_tool_choice(request),
         store=store,
         include=include or None,
@@ -579,15 +817,61 @@ HOSTED_ITEMS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "image_generation_call": ("image_generation", (), ("status", "result", "revised_prompt")),
     "mcp_call": ("mcp", ("server_label", "name", "arguments"), ("status", "output", "error")),
     "mcp_list_tools": ("mcp_list_tools", ("server_label",), ("tools", "error")),
-    "computer_call": ("computer_use", ("call_id", "action", "pending_safety_checks"), ("status",)),
-    "local_shell_call": ("local_shell", ("call_id", "action"), ("status",)),
 }
+# Client-executed output item type -> (tool name, ``None``: the item's own; the field holding the input).
+CLIENT_ITEMS: dict[str, tuple[str | None, str]] = {
+    "function_call": (None, "arguments"),
+    "custom_tool_call": (None, "input"),
+    "local_shell_call": ("local_shell", "action"),
+    "computer_call": ("computer_use", "action"),
+    "shell_call": ("shell", "action"),
+    "apply_patch_call": ("apply_patch", "operation"),
+    "tool_search_call": ("tool_search", "arguments"),
+}
+# on servers whose custom tools are their own (``ResponsesQuirks.hosted_custom_tools``): hosted calls
+_SERVER_CUSTOM = ("custom_tool_call", "x_search_call")
+# the output items of hosted calls outside ``HOSTED_ITEMS``, matched to their call by ``call_id``
+_OUTPUT_ITEMS = frozenset(("shell_call_output", "tool_search_output"))
+# item types with a handler: a bad shape there is an error, elsewhere the item is kept raw
+_KNOWN_ITEMS = frozenset(
+    {
+        "message",
+        "reasoning",
+        "mcp_approval_request",
+        *HOSTED_ITEMS,
+        *CLIENT_ITEMS,
+        *_OUTPUT_ITEMS,
+        *_SERVER_CUSTOM,
+    }
+)
+
+
+def _decode_event(data: bytes) -> _Event | None:
+    """One event; ``None`` for an event type this parser does not know whose fields have shapes
+    of their own (skipped, as unknown types are). A known type with a bad shape is a typed error."""
+    try:
+        return _event_decoder.decode(data)
+    except msgspec.ValidationError:
+        kind = decode_frame(_type_decoder, data, "openai-responses event").type
+        if kind in _HANDLERS or kind in _STREAMED:
+            decode_frame(_event_decoder, data, "openai-responses event")  # raises, typed, with the frame
+        return None
+    except DECODE_ERRORS:  # the slow path reports the raw frame (and retries invalid UTF-8)
+        return decode_frame(_event_decoder, data, "openai-responses event")
+
+
+# handled outside ``_HANDLERS``: the text hot path and the part that opens a text block
+_STREAMED = frozenset(("response.output_text.delta", "response.refusal.delta", "response.content_part.added"))
 
 
 def step(state: ResponsesState, frame: SSEEvent, out: list[LLMEvent]) -> None:
-    ev = decode_frame(_event_decoder, frame.data, "openai-responses event")
+    ev = _decode_event(frame.data)
+    if ev is None:
+        return
     kind = ev.type
     if kind != "response.output_text.delta":  # the hot path skips this block
+        if ev.output_index >= 0 and ev.item_id is not None:
+            ev.item_id = state.item_ids.get(ev.output_index, ev.item_id)
         if kind != "response.refusal.delta":
             handler = _HANDLERS.get(kind)
             if handler is not None:
@@ -599,7 +883,9 @@ def step(state: ResponsesState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     delta = ev.delta
     if delta:
         if state.text_index != ev.content_index or state.text_item != ev.item_id:
-            _open_text(state, ev.item_id, ev.content_index, out)
+            item_id = state.item_ids.get(ev.output_index, ev.item_id)
+            if state.text_index != ev.content_index or state.text_item != item_id:
+                _open_text(state, item_id, ev.content_index, out)
         out.append(TextDelta(state.blocks.text, delta))  # type: ignore[arg-type]
         state.text_chunks.append(delta)
 
@@ -612,8 +898,8 @@ def whole(state: ResponsesState, body: bytes, out: list[LLMEvent]) -> None:
     for raw in items:
         ev = _Event("response.output_item.added", item=raw)
         _on_item_added(state, ev, out)
-        item = decode_frame(_item_decoder, raw, "openai-responses item")
-        if item.type == "reasoning":
+        item = _decode_item(raw)
+        if item is not None and item.type == "reasoning":
             parts = [(i, s.text) for i, s in enumerate(item.summary or ())]
             parts += [(i, c.text) for i, c in enumerate(item.content or ()) if c.type == "reasoning_text"]
             for index, text in parts:
@@ -674,30 +960,75 @@ def _on_created(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
         state.metadata = {"id": response.id, "model": response.model}
 
 
+def _decode_item(raw: msgspec.Raw) -> _Item | None:
+    """One output item; ``None`` for a type this parser does not know whose fields have shapes of
+    their own. A known type with a bad shape is a typed error."""
+    try:
+        return _item_decoder.decode(raw)
+    except msgspec.ValidationError:
+        kind = decode_frame(_type_decoder, raw, "openai-responses item").type
+        if kind in _KNOWN_ITEMS:
+            decode_frame(_item_decoder, raw, "openai-responses item")  # raises, typed, with the item
+        return None
+    except DECODE_ERRORS:
+        return decode_frame(_item_decoder, raw, "openai-responses item")
+
+
 def _on_item_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
-    item = decode_frame(_item_decoder, ev.item, "openai-responses item")
+    item = _decode_item(ev.item)
+    if item is None:
+        return
+    if ev.output_index >= 0:
+        state.item_ids[ev.output_index] = item.id
     kind = item.type
     if kind == "message":
         if item.phase:
             state.phases[item.id] = item.phase
-    elif kind == "function_call":
+    else:
+        role = _role(state, item)
+        if role is None or (kind not in _STREAMED_INPUT and kind not in HOSTED_ITEMS):
+            # no call, or one whose input (and final call id) only the done item carries
+            return
         _close_text(state, out)
         _end_reasoning(state, out)
-        state.tools[item.id] = ToolInput(
-            item.call_id or item.id, item.name or "", out, metadata={_OPENAI: {"item_id": item.id}}
-        )
-        if item.arguments:
-            state.tools[item.id].delta(item.arguments, out)
-    elif kind in HOSTED_ITEMS:
-        _close_text(state, out)
-        _end_reasoning(state, out)
-        state.tools[item.id] = _hosted_input(item.id, kind, out)
+        tool = state.tools[item.id] = _tool_input(item, role, out)
+        if isinstance(item.arguments, str) and item.arguments:
+            tool.delta(item.arguments, out)
 
 
-def _hosted_input(item_id: str, kind: str, out: list[LLMEvent]) -> ToolInput:
-    return ToolInput(
-        item_id, HOSTED_ITEMS[kind][0], out, provider_executed=True, metadata={_OPENAI: {"item_type": kind}}
+def _role(state: ResponsesState, item: _Item) -> str | None:
+    """Who runs an output item's call: ``"client"`` (handed to the caller), ``"hosted"`` (the server
+    ran it), ``None`` for items that carry no call."""
+    kind = item.type
+    if kind in HOSTED_ITEMS:
+        return "hosted"
+    if kind == "shell_call" and str((item.environment or {}).get("type", "")).startswith("container"):
+        return "hosted"  # ran in the server's container; its shell_call_output follows
+    if kind == "tool_search_call" and item.execution != "client":
+        return "hosted"
+    if kind in _SERVER_CUSTOM and state.quirks.hosted_custom_tools:
+        return "hosted"
+    return "client" if kind in CLIENT_ITEMS else None
+
+
+_STREAMED_INPUT = ("function_call", "custom_tool_call")  # their input streams as deltas
+
+
+def _tool_name(item: _Item) -> str:
+    spec = HOSTED_ITEMS.get(item.type) or CLIENT_ITEMS.get(item.type)
+    return (spec[0] if spec else None) or item.name or ""
+
+
+def _tool_input(item: _Item, role: str, out: list[LLMEvent]) -> ToolInput:
+    if role == "hosted":
+        meta: dict[str, Any] = {"item_type": item.type}
+        if item.call_id is not None:
+            meta["call_id"] = item.call_id  # the output item answers it by this id
+        return ToolInput(item.id, _tool_name(item), out, provider_executed=True, metadata={_OPENAI: meta})
+    meta = (
+        {"item_id": item.id} if item.type == "function_call" else {"item_id": item.id, "item_type": item.type}
     )
+    return ToolInput(item.call_id or item.id, _tool_name(item), out, metadata={_OPENAI: meta})
 
 
 _TEXT_PARTS = ("output_text", "refusal")
@@ -747,7 +1078,11 @@ def _on_arguments_delta(state: ResponsesState, ev: _Event, out: list[LLMEvent]) 
 
 
 def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
-    item = decode_frame(_item_decoder, ev.item, "openai-responses item")
+    item = _decode_item(ev.item)
+    if item is None:
+        _keep_other(state, ev.item)
+        return
+    item.id = state.item_ids.get(ev.output_index, item.id)
     kind = item.type
     if kind == "message":
         _on_message_done(state, item, out)
@@ -756,16 +1091,78 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
         if state.reasoning_item != item.id:
             _open_reasoning(state, item.id, 0, out)  # no summary: the block still carries the item
         _end_reasoning(state, out, item)
-    elif kind == "function_call":
-        tool = state.tools.pop(item.id, None)
-        if tool is None:
-            tool = ToolInput(
-                item.call_id or item.id, item.name or "", out, metadata={_OPENAI: {"item_id": item.id}}
-            )
-        tool.finish(out, raw=item.arguments)
-        state.function_calls += 1
     elif kind in HOSTED_ITEMS:
         _on_hosted_done(state, kind, item.id, ev.item, out)
+    elif kind in _OUTPUT_ITEMS:
+        _on_output_done(state, item, ev.item, out)
+    elif kind == "mcp_approval_request":
+        _close_text(state, out)
+        _end_reasoning(state, out)
+        arguments = parse_tool_input(item.arguments) if isinstance(item.arguments, str) else item.arguments
+        meta = {"item_type": kind, "server_label": item.server_label}
+        out.append(ApprovalRequest(item.id, item.name or "", arguments, {_OPENAI: meta}))
+        state.client_calls += 1  # the caller has to answer before the call runs: a tool-calls finish
+    else:
+        role = _role(state, item)
+        if role is not None:
+            _on_call_done(state, item, role, ev.item, out)
+        else:  # compaction, program, a type this parser does not know: kept raw, never fatal
+            _keep_other(state, ev.item)
+
+
+def _keep_other(state: ResponsesState, raw: msgspec.Raw) -> None:
+    if state.metadata is None:
+        state.metadata = {}
+    state.metadata.setdefault("other_items", []).append(
+        decode_frame(_raw_decoder, raw, "openai-responses item")
+    )
+
+
+def _first_done(state: ResponsesState, item_id: str) -> bool:
+    """A call item completes once: a repeated ``done`` (a proxy replaying events) is dropped, since
+    yielding it again would run a tool twice."""
+    if item_id in state.called:
+        return False
+    state.called.add(item_id)
+    return True
+
+
+def _on_call_done(
+    state: ResponsesState, item: _Item, role: str, raw: msgspec.Raw, out: list[LLMEvent]
+) -> None:
+    """A client call (function, custom, or a built-in the client runs), or a hosted call outside
+    ``HOSTED_ITEMS`` (server shell, server tool search, xAI's server-side tools)."""
+    if not _first_done(state, item.id):
+        return
+    tool = state.tools.pop(item.id, None) or _tool_input(item, role, out)
+    kind = item.type
+    if kind == "function_call":
+        tool.finish(out, raw=item.arguments if isinstance(item.arguments, str) else None)
+    elif kind == "custom_tool_call" and role == "client":
+        tool.finish(out, input=item.input or "")  # freeform text, never parsed
+    elif kind in _SERVER_CUSTOM:
+        tool.finish(out, raw=item.input if item.input is not None else json_arguments(item.arguments or {}))
+        state.searched = True  # xAI's x_search family: its citations need no synthesised web_search
+    else:
+        field = CLIENT_ITEMS[kind][1]
+        tool.finish(out, input=decode_frame(_raw_decoder, raw, "openai-responses item").get(field))
+    if role == "client":
+        state.client_calls += 1
+    elif kind not in _SERVER_CUSTOM:  # xAI sends no output item for its server-side tools
+        state.awaiting[item.call_id] = (item.id, tool.name)
+
+
+def _on_output_done(state: ResponsesState, item: _Item, raw: msgspec.Raw, out: list[LLMEvent]) -> None:
+    """The output item of a hosted call made earlier in this response: its result."""
+    call = state.awaiting.pop(item.call_id, None)
+    if call is None:
+        return  # the output of a client call sent back in the input
+    data = decode_frame(_raw_decoder, raw, "openai-responses item")
+    result = {k: v for k, v in data.items() if k not in ("type", "id", "call_id")}
+    meta = {"item_type": item.type, "item_id": item.id}
+    out.append(
+        ToolResult(call[0], call[1], result, item.status in ("failed", "incomplete"), True, {_OPENAI: meta})
+    )
 
 
 def _on_message_done(state: ResponsesState, item: _Item, out: list[LLMEvent]) -> None:
@@ -789,6 +1186,8 @@ def _on_message_done(state: ResponsesState, item: _Item, out: list[LLMEvent]) ->
 def _on_hosted_done(
     state: ResponsesState, kind: str, item_id: str, raw: msgspec.Raw, out: list[LLMEvent]
 ) -> None:
+    if not _first_done(state, item_id):
+        return
     data = decode_frame(_raw_decoder, raw, "openai-responses item")
     name, input_keys, result_keys = HOSTED_ITEMS[kind]
     call_input: dict[str, Any] = {k: data[k] for k in input_keys if data.get(k) is not None}
@@ -804,7 +1203,9 @@ def _on_hosted_done(
             state.searches += 1
     elif kind == "mcp_call" and isinstance(call_input.get("arguments"), str):
         call_input["arguments"] = parse_tool_input(call_input["arguments"])
-    tool = state.tools.pop(item_id, None) or _hosted_input(item_id, kind, out)
+    tool = state.tools.pop(item_id, None) or ToolInput(
+        item_id, HOSTED_ITEMS[kind][0], out, provider_executed=True, metadata={_OPENAI: {"item_type": kind}}
+    )
     tool.finish(out, input=call_input)
     is_error = data.get("status") in ("failed", "incomplete") or bool(data.get("error"))
     out.append(ToolResult(item_id, name, result, is_error, True, {_OPENAI: meta}))
@@ -949,7 +1350,7 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
     elif state.refused:
         state.reason = "content-filter"
     else:
-        state.reason = "tool-calls" if state.function_calls else "stop"
+        state.reason = "tool-calls" if state.client_calls else "stop"
     state.done = True
 
 
@@ -980,6 +1381,7 @@ _HANDLERS: dict[str, Callable[[ResponsesState, _Event, list[LLMEvent]], None]] =
     "response.reasoning_summary_text.delta": _on_summary_delta,
     "response.reasoning_text.delta": _on_reasoning_text_delta,
     "response.function_call_arguments.delta": _on_arguments_delta,
+    "response.custom_tool_call_input.delta": _on_arguments_delta,
     "response.output_text.annotation.added": _on_annotation,
     "response.completed": _on_terminal,
     "response.done": _on_terminal,
@@ -997,15 +1399,22 @@ def on_halt(state: ResponsesState, out: list[LLMEvent]) -> None:
 
 # 6. the Protocol value and its default route ---------------------------------------------------
 
-PROTOCOL = Protocol(
-    name=NAME,
-    build_body=build_body,
-    new_state=lambda _request: ResponsesState(),
-    step=step,
-    on_halt=on_halt,
-    native_output_schema=True,
-    whole=whole,
-)
+
+def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> Protocol:
+    declared = quirks or ResponsesQuirks()
+    return Protocol(
+        name=name,
+        build_body=build_body if quirks is None else partial(build_body, quirks=declared),
+        new_state=lambda _request: ResponsesState(declared),
+        step=step,
+        on_halt=on_halt,
+        native_output_schema=True,
+        whole=whole,
+        tool_kinds=TOOL_KINDS,
+    )
+
+
+PROTOCOL = make_protocol()
 
 
 _TRANSPORT_ONLY = ("stream", "background")
@@ -1019,10 +1428,12 @@ def websocket_message(body: bytes) -> bytes:
     return msgspec.json.encode({"type": "response.create", **data})
 
 
-def route(base_url: str, auth: Auth, *, name: str = NAME, **changes: Any) -> Route:
+def route(
+    base_url: str, auth: Auth, *, name: str = NAME, quirks: ResponsesQuirks | None = None, **changes: Any
+) -> Route:
     return Route(
         name=name,
-        protocol=PROTOCOL,
+        protocol=PROTOCOL if quirks is None else make_protocol(quirks),
         endpoint=Endpoint(base_url, "/responses"),
         auth=auth,
         framing=SSEFraming(),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx
 
+from ..schema.errors import InvalidRequestError
 from ..schema.events import Finish, LLMEvent, StepFinish
 from ..schema.request import LLMRequest
 from ..schema.response import LLMResponse
@@ -22,9 +23,13 @@ from .stream import EventStream
 if TYPE_CHECKING:
     from ..tools.structured import ObjectResponse
 
-__all__ = ["Client"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "Client"]
 
 _T = TypeVar("_T")
+
+# Like the vendor SDKs (openai allows 1,000): one Client can hold that many streams open at once.
+DEFAULT_MAX_CONNECTIONS = 1000
+_MAX_KEEPALIVE = 100  # idle connections kept for reuse; the rest close when their stream ends
 
 
 class Client:
@@ -39,18 +44,33 @@ class Client:
         max_error_bytes: int = 64 * 1024,
         sleep: Callable[[float], Awaitable[Any]] | None = None,
         max_response_bytes: int | None = None,
+        max_connections: int | None = None,
     ) -> None:
         """``timeouts`` and ``retry`` are the defaults for every call (each call may override them);
         ``max_error_bytes`` caps how much of an error body is read; ``sleep`` is the backoff sleep
         (inject a fake one in tests so retries do not wait). ``max_response_bytes`` caps a response
         body (``ResponseTooLargeError``, connection closed at once); ``None``: streams are unbounded
-        and non-streamed bodies are capped at ``DEFAULT_MAX_WHOLE_BODY_BYTES`` (64 MiB)."""
+        and non-streamed bodies are capped at ``DEFAULT_MAX_WHOLE_BODY_BYTES`` (64 MiB).
+
+        ``max_connections``: how many requests the client's own connection pool runs at once
+        (default ``DEFAULT_MAX_CONNECTIONS``, 1,000); more wait for a free connection, bounded by
+        the ``first_byte`` and ``total`` deadlines, never by ``connect``. With ``http=`` the given
+        client's own limits apply instead, so passing both is an error."""
+        if max_connections is not None:
+            if http is not None:
+                raise InvalidRequestError(
+                    "max_connections sizes the pool of the client llmroute creates; with http=, "
+                    "set limits on your httpx.AsyncClient instead"
+                )
+            if max_connections < 1:
+                raise InvalidRequestError(f"max_connections must be at least 1, got {max_connections}")
         install_log_redaction()
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
         self.max_error_bytes = max_error_bytes
         self.max_response_bytes = max_response_bytes
         self.sleep = sleep
+        self.max_connections = max_connections or DEFAULT_MAX_CONNECTIONS
         self._owns_http = http is None
         self._http = http
 
@@ -58,8 +78,9 @@ class Client:
     def http(self) -> httpx.AsyncClient:
         if self._http is None:
             # No client-wide timeout: every request carries its own (ExecutionContext.http_timeout).
+            n = self.max_connections
             self._http = httpx.AsyncClient(
-                limits=httpx.Limits(max_connections=100, max_keepalive_connections=20)
+                limits=httpx.Limits(max_connections=n, max_keepalive_connections=min(n, _MAX_KEEPALIVE))
             )
         return self._http
 
@@ -79,6 +100,7 @@ class Client:
             max_response_bytes=max_response_bytes
             if max_response_bytes is not None
             else self.max_response_bytes,
+            max_connections=self.max_connections if self._owns_http else None,
         )
 
     def __repr__(self) -> str:

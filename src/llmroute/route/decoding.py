@@ -26,13 +26,16 @@ __all__ = [
     "json_too_deep",
     "output_error",
     "snippet",
+    "value_too_deep",
 ]
 
 T = TypeVar("T")
 
 RAW_LIMIT = 2000  # bytes of an offending frame kept on InvalidProviderOutputError.raw
-# Deeper JSON is refused before decoding: msgspec (and every recursive walk after it) would hit
-# Python's recursion limit near 1,000 levels. No provider payload or sane tool input nests this deep.
+# Tool arguments, error bodies and frames that failed to decode are refused past this depth before
+# (re)decoding: msgspec, and every recursive walk after it, hits Python's recursion limit near 1,000
+# levels. Frames that decode are not scanned (it would cost every event). No provider payload or
+# sane tool input nests this deep.
 MAX_JSON_DEPTH = 256
 
 # What msgspec raises on hostile input: bad JSON or types, bad UTF-8 inside a string (not a
@@ -58,6 +61,19 @@ def json_too_deep(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
         else:
             depth -= 1
     return False
+
+
+def value_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """``json_too_deep`` for a decoded value (a tool input a provider sent as an object), through
+    its JSON encoding; too deep to encode at all counts as too deep."""
+    if not isinstance(value, dict | list):
+        return False
+    try:
+        return json_too_deep(msgspec.json.encode(value), limit)
+    except RecursionError:
+        return True
+    except TypeError:  # not JSON (a value the protocol built): not ours to judge here
+        return False
 
 
 def snippet(data: bytes | str, limit: int = RAW_LIMIT) -> str:

@@ -5,9 +5,9 @@ Yields batches of events. Reliability rules (see docs/reliability.md):
 - Retries happen only while no event has reached the caller: a retryable HTTP status, a connection
   failure before any body byte, or a 200 stream whose first event is an overloaded / rate-limit
   error. Each attempt re-prepares the request (fresh credentials and signatures).
-- Deadlines are anyio cancel scopes around each read (never held across a ``yield``), so they work
-  on asyncio and trio: ``first_byte`` until the first body byte, ``idle`` between chunks, ``total``
-  over the whole call including backoff.
+- Deadlines: a cancel scope around sending, then one ``Watchdog`` per stream for the reads (one
+  timer, re-armed lazily; never held across a ``yield``), on asyncio and trio: ``first_byte`` until
+  the first body byte, ``idle`` between chunks, ``total`` over the whole call including backoff.
 - The HTTP response is closed in a shielded ``finally``: breaking out, cancelling, ``aclose()`` or a
   deadline drops the connection at once.
 - ``stream=False`` (``GenerationOptions``) reads the whole body (``WholeBodyFraming``) and hands it
@@ -42,8 +42,9 @@ from .decoding import output_error
 from .errors import error_from_response, http_context
 from .prepare import is_streaming, model_of, prepare
 from .prepared import PreparedRequest
-from .redact import collect_secrets, redact_text, redact_url
-from .transport import HttpTransport, Transport, Wire, connection_not_used, transport_error
+from .redact import collect_secrets, redact_text, redact_url, secrets_in_scope
+from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, transport_error
+from .watchdog import DeadlineExceeded, Watchdog
 
 if TYPE_CHECKING:
     from .policy import RetryPolicy, Timeouts
@@ -54,6 +55,10 @@ log = logging.getLogger("llmroute")
 
 DEFAULT_TRANSPORT = HttpTransport()
 DEFAULT_MAX_WHOLE_BODY_BYTES = 64 * 1024 * 1024  # a non-streamed body is held whole before decoding
+# Keep-alive: what may follow the terminal event before the body ends. More, or slower, and the
+# connection is closed rather than returned to the pool.
+DRAIN_BYTES = 64 * 1024
+DRAIN_SECONDS = 1.0
 
 Sleep = Callable[[float], Awaitable[Any]]
 
@@ -62,7 +67,16 @@ class ExecutionContext:
     """What a call needs from the client: the HTTP client, policies, limits and the sleep used for
     retry backoff (injectable so tests do not wait)."""
 
-    __slots__ = ("http", "max_error_bytes", "max_response_bytes", "retry", "sleep", "timeouts", "transport")
+    __slots__ = (
+        "http",
+        "max_connections",
+        "max_error_bytes",
+        "max_response_bytes",
+        "retry",
+        "sleep",
+        "timeouts",
+        "transport",
+    )
 
     def __init__(
         self,
@@ -73,8 +87,10 @@ class ExecutionContext:
         transport: Transport = DEFAULT_TRANSPORT,
         sleep: Sleep | None = None,
         max_response_bytes: int | None = None,
+        max_connections: int | None = None,
     ) -> None:
         self.http = http
+        self.max_connections = max_connections  # the pool size, when the client built the pool
         self.timeouts = timeouts
         self.retry = retry
         self.max_error_bytes = max_error_bytes
@@ -84,27 +100,53 @@ class ExecutionContext:
 
     def http_timeout(self) -> httpx.Timeout:
         # Our cancel scopes enforce first_byte / idle / total precisely; httpx's read timeout is a
-        # backstop just beyond them, and its connect timeout is the ``connect`` deadline.
+        # backstop just beyond them, and its connect timeout is the ``connect`` deadline. A request
+        # queued for a free connection waits under ``pool`` (default: none of its own, so only
+        # first_byte / total bound it): with more streams than connections, a queue is normal.
         t = self.timeouts
         read = max(t.idle, t.first_byte) + 1.0
-        return httpx.Timeout(connect=t.connect, read=read, write=read, pool=t.connect)
+        return httpx.Timeout(connect=t.connect, read=read, write=read, pool=t.pool)
 
 
 class _Attempt:
     """One try: what was sent and how far it got."""
 
-    __slots__ = ("prepared", "read_body", "wire")
+    __slots__ = ("chunks", "prepared", "read_body", "watchdog", "wire")
 
     def __init__(self) -> None:
         self.prepared: PreparedRequest | None = None
         self.wire: Wire | None = None
+        self.watchdog: Watchdog | None = None
+        self.chunks: AsyncIterator[bytes] | None = None
         self.read_body = False  # a body byte arrived: transport failures are no longer retried
 
+    async def drain(self, seconds: float) -> None:
+        """After the terminal event: read the rest of the body (a ``[DONE]``, the chunked trailer),
+        at most ``DRAIN_BYTES`` within ``seconds``, so the connection goes back to the pool for
+        the next request instead of being closed. Past either bound the connection is dropped."""
+        chunks = self.chunks
+        if chunks is None or not isinstance(self.wire, HttpWire):  # a WebSocket is per call
+            return
+        got = 0
+        secrets = self.prepared.secrets if self.prepared is not None else ()
+        with anyio.move_on_after(seconds), contextlib.suppress(httpx.HTTPError), secrets_in_scope(secrets):
+            while got <= DRAIN_BYTES:
+                try:
+                    got += len(await chunks.__anext__())
+                except StopAsyncIteration:
+                    self.chunks = None  # ended: httpx has released the connection
+                    return
+
     async def close(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.stop()
+        chunks, self.chunks = self.chunks, None
         wire, self.wire = self.wire, None
         if wire is not None:
             with anyio.CancelScope(shield=True):  # close even when the caller was cancelled
                 try:
+                    if isinstance(chunks, AsyncGenerator):
+                        await chunks.aclose()  # else left to the GC: a ResourceWarning on trio
                     await wire.aclose()
                 except Exception:  # a broken socket may fail to close cleanly; it is gone either way
                     log.debug("llmroute: error while closing a response", exc_info=False)
@@ -126,13 +168,14 @@ async def _open(ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, d
     model = model_of(request)
     transport: Transport = model.route.transport or ctx.transport
     log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
-    wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: see run_step
+    with secrets_in_scope(prepared.secrets):  # what the HTTP stack logs meanwhile is redacted
+        wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: run_step
     attempt.wire = wire
     if 200 <= wire.status < 300:
         return wire
     body = b""
     with anyio.CancelScope(deadline=min(deadline, anyio.current_time() + ctx.timeouts.idle)):
-        with contextlib.suppress(httpx.HTTPError):
+        with contextlib.suppress(httpx.HTTPError), secrets_in_scope(prepared.secrets):
             body = await wire.read_capped(ctx.max_error_bytes)
     await attempt.close()  # never drain a large error body: the connection is dropped instead
     raise error_from_response(
@@ -148,7 +191,9 @@ async def _open(ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, d
 
 def _should_retry(exc: BaseException, attempt: _Attempt, policy: RetryPolicy) -> bool:
     if isinstance(exc, httpx.HTTPError):
-        return policy.retry_connect and not attempt.read_body and connection_not_used(exc)
+        prepared = attempt.prepared
+        idempotent = prepared is not None and any(k.lower() == "idempotency-key" for k in prepared.headers)
+        return policy.retry_connect and not attempt.read_body and may_resend(exc, idempotent)
     if not isinstance(exc, LLMError) or not exc.retryable or isinstance(exc, TransportError):
         return False  # transport failures are decided on the raw httpx error above
     status = exc.http.status if exc.http is not None else None
@@ -183,6 +228,7 @@ async def run_step(
         attempt = _Attempt()
         delivered = False
         state: Any = None
+        failure: httpx.HTTPError | None = None
         try:
             try:
                 first_at = min(clock() + timeouts.first_byte, total_at)
@@ -198,19 +244,23 @@ async def run_step(
                 received = 0
                 out: list[LLMEvent] = [StepStart(index)]
                 pending = 1  # step-start waits for the first real event (so a first-event error can retry)
+                secrets = attempt.prepared.secrets if attempt.prepared is not None else ()
                 chunks: AsyncIterator[bytes] = wire.chunks().__aiter__()
+                attempt.chunks = chunks
                 read = chunks.__anext__
-                at = first_at
-                which = "total" if first_at >= total_at else "first_byte"
+                watchdog = attempt.watchdog = Watchdog(
+                    first_at, "total" if first_at >= total_at else "first_byte"
+                )
+                guarded, move, now = watchdog.read, watchdog.set, watchdog.now
                 while True:
-                    chunk = b""
-                    with anyio.CancelScope(deadline=at) as scope:
-                        try:
-                            chunk = await read()
-                        except StopAsyncIteration:
-                            break
-                    if scope.cancelled_caught:
-                        raise _deadline_error(which, _limit(timeouts, which), attempt.prepared)
+                    try:
+                        with secrets_in_scope(secrets):
+                            chunk = await guarded(read)
+                    except StopAsyncIteration:
+                        break
+                    except DeadlineExceeded:
+                        which = watchdog.which
+                        raise _deadline_error(which, _limit(timeouts, which), attempt.prepared) from None
                     attempt.read_body = True
                     if limit is not None:
                         received += len(chunk)
@@ -223,6 +273,8 @@ async def run_step(
                     try:
                         for frame in feed(chunk):
                             step(state, frame, out)
+                            if state.done:  # what follows the terminal event is ignored, whatever
+                                break  # the read boundaries (it used to depend on them)
                     except LLMError:
                         raise
                     except Exception as exc:  # a shape the parser did not foresee: typed, never raw
@@ -234,11 +286,11 @@ async def run_step(
                         out = []
                     if state.done:
                         break
-                    at = clock() + idle
+                    at = now() + idle
                     if at >= total_at:
-                        at, which = total_at, "total"
+                        move(total_at, "total")
                     else:
-                        which = "idle"
+                        move(at, "idle")
                 try:
                     if not state.done:
                         for frame in decoder.close():
@@ -251,17 +303,26 @@ async def run_step(
                     raise output_error(exc, protocol.name) from None
                 delivered = True
                 yield out
+                # Resumed: the consumer read to the end (a ``break`` closes the generator at the
+                # yield above and the connection with it). Keep the connection alive for reuse.
+                await attempt.drain(min(DRAIN_SECONDS, max(0.0, total_at - clock())))
                 return
             except httpx.HTTPError as exc:
-                if not delivered and tries <= policy.max_retries and _should_retry(exc, attempt, policy):
-                    error = transport_error(exc, attempt.prepared) if attempt.prepared else None
-                    await _backoff(ctx, tries, error, exc, total_at, route.name)
-                    continue
-                raise (
-                    transport_error(exc, attempt.prepared, "idle" if attempt.read_body else "first_byte")
-                    if attempt.prepared is not None
-                    else exc
-                ) from None
+                failure = exc
+            # Handled outside the ``except`` block: the typed error must not keep the httpx
+            # exception -- which holds the request, its Authorization header and raw URL -- as its
+            # ``__context__``.
+            prepared = attempt.prepared
+            if prepared is None:
+                raise failure
+            phase = "idle" if attempt.read_body else "first_byte"
+            error = transport_error(failure, prepared, phase, ctx.max_connections)
+            retry = not delivered and tries <= policy.max_retries and _should_retry(failure, attempt, policy)
+            del failure
+            if retry:
+                await _backoff(ctx, tries, error, total_at, route.name)
+                continue
+            raise error
         except LLMError as exc:
             if exc.provider is None:
                 exc.provider = model.provider
@@ -279,7 +340,7 @@ async def run_step(
                 exc.usage = state.usage  # folded into .partial by EventStream
             if not delivered and tries <= policy.max_retries and _should_retry(exc, attempt, policy):
                 await attempt.close()
-                await _backoff(ctx, tries, exc, exc, total_at, route.name)
+                await _backoff(ctx, tries, exc, total_at, route.name)
                 continue
             exc.attempts = tries
             raise
@@ -303,23 +364,14 @@ def _limit(timeouts: Timeouts, which: str) -> float | None:
     return {"first_byte": timeouts.first_byte, "idle": timeouts.idle, "total": timeouts.total}.get(which)
 
 
-async def _backoff(
-    ctx: ExecutionContext,
-    tries: int,
-    error: LLMError | None,
-    cause: BaseException,
-    total_at: float,
-    route: str,
-) -> None:
+async def _backoff(ctx: ExecutionContext, tries: int, error: LLMError, total_at: float, route: str) -> None:
     """Wait before the next attempt, or re-raise ``error`` when the total deadline leaves no room."""
-    retry_after = getattr(error, "retry_after", None) if error is not None else None
+    retry_after = getattr(error, "retry_after", None)
     delay = ctx.retry.delay(tries, retry_after)
-    what = str(error) if error is not None else type(cause).__name__
+    what = str(error)
     if anyio.current_time() + delay >= total_at:
-        if error is not None:
-            error.attempts = tries
-            raise error
-        raise cause
+        error.attempts = tries
+        raise error
     log.info(
         "llmroute: %s attempt %d failed (%s); retrying in %.2fs (%d retries left)",
         route,

@@ -6,6 +6,7 @@ and override them per call (``client.stream(request, timeouts=Timeouts(total=60)
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 
@@ -24,12 +25,15 @@ class Timeouts(msgspec.Struct, frozen=True, omit_defaults=True):
     ``connect``: opening the TCP/TLS connection. ``first_byte``: from sending the request to the
     first body byte (long, because reasoning models think before they speak). ``idle``: the longest
     gap between two body chunks once bytes flow. ``total``: the whole call, retries and backoff
-    included (``None``: unbounded)."""
+    included (``None``: unbounded). ``pool``: waiting for a free connection while all of the
+    client's ``max_connections`` are busy (``None``: as long as ``first_byte`` and ``total`` allow;
+    a queue of streams is normal load, not a failure to connect)."""
 
     connect: float = 10.0
     first_byte: float = 600.0
     idle: float = 120.0
     total: float | None = None
+    pool: float | None = None
 
     def replace(
         self,
@@ -38,6 +42,7 @@ class Timeouts(msgspec.Struct, frozen=True, omit_defaults=True):
         first_byte: float | None = None,
         idle: float | None = None,
         total: float | None = None,
+        pool: float | None = None,
     ) -> Timeouts:
         """A copy with the given deadlines changed (``None`` keeps the current value)."""
         return Timeouts(
@@ -45,6 +50,7 @@ class Timeouts(msgspec.Struct, frozen=True, omit_defaults=True):
             first_byte if first_byte is not None else self.first_byte,
             idle if idle is not None else self.idle,
             total if total is not None else self.total,
+            pool if pool is not None else self.pool,
         )
 
 
@@ -52,10 +58,12 @@ class RetryPolicy(msgspec.Struct, frozen=True, omit_defaults=True):
     """Retries happen only before any event reached the caller.
 
     Retried: an HTTP status in ``statuses`` (a 429 that means quota exhaustion is not), a connection
-    failure before any body byte was read (when ``retry_connect``), and a 200 stream whose first
-    event is an overloaded / rate-limit error. The wait is the provider's ``retry-after-ms`` /
-    ``Retry-After`` capped at ``max_retry_after``, else ``initial_backoff * multiplier**n`` capped at
-    ``max_backoff``, spread by +/- ``jitter`` (a fraction)."""
+    failure that provably never delivered the request (when ``retry_connect``; a reset after the
+    whole request was sent only when it carries an ``Idempotency-Key`` header, since the provider
+    may already be generating), and a 200 stream whose first event is an overloaded / rate-limit
+    error. The wait is the provider's ``retry-after-ms`` / ``Retry-After`` capped at
+    ``max_retry_after`` plus up to ``jitter`` of it, else ``initial_backoff * multiplier**n`` capped
+    at ``max_backoff``, spread by +/- ``jitter`` (a fraction)."""
 
     max_retries: int = 2
     initial_backoff: float = 0.5
@@ -74,10 +82,19 @@ class RetryPolicy(msgspec.Struct, frozen=True, omit_defaults=True):
     def delay(
         self, retry: int, retry_after: float | None = None, rand: Callable[[], float] = random.random
     ) -> float:
-        """Seconds to wait before retry number ``retry`` (1-based)."""
+        """Seconds to wait before retry number ``retry`` (1-based). A provider's hint is a floor:
+        jitter only adds to it (up to ``jitter`` of it), so many callers told "retry in 1 s" do
+        not all come back in the same millisecond."""
         if retry_after is not None:
-            return min(max(0.0, retry_after), self.max_retry_after)
-        base = min(self.max_backoff, self.initial_backoff * self.multiplier ** (retry - 1))
+            wait = min(max(0.0, retry_after), self.max_retry_after)
+            if self.jitter:
+                wait = min(wait * (1.0 + self.jitter * rand()), self.max_retry_after)
+            return wait
+        try:
+            growth = self.multiplier ** max(0, retry - 1)
+        except OverflowError:  # max_retries in the thousands: the cap applies long before
+            growth = math.inf
+        base = min(self.max_backoff, self.initial_backoff * growth)
         if self.jitter:
             base *= 1.0 + self.jitter * (2.0 * rand() - 1.0)
         return max(0.0, min(base, self.max_backoff))

@@ -10,6 +10,7 @@ from .._version import __version__
 from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import merge_generation
 from ..schema.request import LLMRequest
+from ..schema.tools import ToolDefinition
 from .model import Model, Route
 from .prepared import PreparedRequest
 
@@ -57,6 +58,16 @@ def _check_whole(route: Route) -> None:
         )
 
 
+def _check_tool_kinds(request: LLMRequest, route: Route) -> None:
+    kinds = route.protocol.tool_kinds
+    for tool in request.tools:
+        if isinstance(tool, ToolDefinition) and tool.kind not in kinds:
+            raise InvalidRequestError(
+                f"{route.protocol.name}: {tool.kind!r} tools ({tool.name!r}) are not available on this "
+                f"protocol (it takes {', '.join(sorted(kinds))})"
+            )
+
+
 def _overlay_body(body: Any, extra: dict[str, Any]) -> bytes:
     data: dict[str, Any] = msgspec.json.decode(_encoder.encode(body), type=dict[str, Any])
     clash = sorted(k for k in extra if k in data)
@@ -76,6 +87,7 @@ async def prepare(request: LLMRequest) -> PreparedRequest:
     stream = request.generation.stream is not False
     if not stream:
         _check_whole(route)
+    _check_tool_kinds(request, route)
     body = route.protocol.build_body(request, model)
     overlay = request.http
     body_bytes = _overlay_body(body, overlay.body) if overlay and overlay.body else _encoder.encode(body)

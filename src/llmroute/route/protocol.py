@@ -54,6 +54,8 @@ class Protocol(msgspec.Struct, frozen=True):
     accept: str = "text/event-stream"
     native_output_schema: bool = False  # lowers request.output_schema to a JSON-schema response mode
     whole: Step | None = None
+    # the ``ToolDefinition.kind`` values build_body lowers (client-executed built-ins beyond functions)
+    tool_kinds: frozenset[str] = frozenset({"function"})
 
     def wrapped(
         self,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Generator, Iterable, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = [
@@ -17,10 +19,12 @@ __all__ = [
     "collect_secrets",
     "install_log_redaction",
     "is_secret_name",
+    "quiet_signing",
     "redact_headers",
     "redact_log_text",
     "redact_text",
     "redact_url",
+    "secrets_in_scope",
 ]
 
 REDACTED = "[REDACTED]"
@@ -140,7 +144,43 @@ _LOG_TARGETS = (
     "httpcore.proxy",
     "websockets.client",
     "llmroute",
+    "botocore.auth",  # logs the canonical request (security token) and the signature at DEBUG
+    "botocore.credentials",
 )
+
+# The credentials of the request being sent, per task: the filter redacts them by value in what
+# the HTTP stack logs meanwhile (a key with no recognisable shape, echoed in a URL or a header).
+_ACTIVE_SECRETS: ContextVar[tuple[str, ...]] = ContextVar("llmroute_active_secrets", default=())
+# Set while llmroute signs with botocore: its signing logs are dropped, not just redacted.
+_SIGNING: ContextVar[bool] = ContextVar("llmroute_signing", default=False)
+
+
+class secrets_in_scope:  # a class, used like a function: ``with secrets_in_scope(secrets):``
+    """Within the block (and this task only), log records are also redacted by these values."""
+
+    __slots__ = ("_secrets", "_token")
+
+    def __init__(self, secrets: tuple[str, ...]) -> None:
+        self._secrets = secrets
+        self._token: Token[tuple[str, ...]] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _ACTIVE_SECRETS.set(self._secrets)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _ACTIVE_SECRETS.reset(self._token)
+            self._token = None
+
+
+@contextmanager
+def quiet_signing() -> Generator[None]:
+    """Drop botocore's signing log records (canonical request, string to sign, signature)."""
+    token = _SIGNING.set(True)
+    try:
+        yield
+    finally:
+        _SIGNING.reset(token)
 
 
 def redact_log_text(text: str) -> str:
@@ -155,11 +195,16 @@ class RedactingFilter(logging.Filter):
     """Rewrites a record whose formatted message holds a credential."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if _SIGNING.get() and record.name.startswith("botocore"):
+            return False
         try:
             message = record.getMessage()
         except Exception:  # a broken format string is the logging module's business
             return True
         clean = redact_log_text(message)
+        secrets = _ACTIVE_SECRETS.get()
+        if secrets:
+            clean = redact_text(clean, secrets)
         if clean != message:
             record.msg = clean
             record.args = None

@@ -18,7 +18,7 @@ import anyio.to_thread
 
 from ..schema.errors import AuthenticationError, NoRouteError
 from .prepared import PreparedRequest
-from .redact import Secret
+from .redact import Secret, quiet_signing
 
 __all__ = ["AwsCredentials", "SigV4Auth", "profile_region", "require_botocore"]
 
@@ -189,7 +189,8 @@ def sign(request: PreparedRequest, frozen_credentials: Any, service: str, region
     aws = awsrequest.AWSRequest(
         method=request.method, url=request.url, data=request.body, headers=request.headers
     )
-    auth.SigV4Auth(frozen_credentials, service, region).add_auth(aws)
+    with quiet_signing():
+        auth.SigV4Auth(frozen_credentials, service, region).add_auth(aws)
     wanted = ("Authorization", "X-Amz-Date", "X-Amz-Security-Token")
     return {name: str(aws.headers[name]) for name in wanted if name in aws.headers}
 

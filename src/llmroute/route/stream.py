@@ -26,8 +26,33 @@ class EventStream:
         self._i = 0
         self._builder: ResponseBuilder | None = None
 
-    def __aiter__(self) -> EventStream:
-        return self
+    def __aiter__(self) -> AsyncGenerator[LLMEvent, None]:
+        return self._events()
+
+    async def _events(self) -> AsyncGenerator[LLMEvent, None]:
+        # ``async for`` runs here: within a read's batch each event is one generator resume, not a
+        # coroutine per event as ``__anext__`` costs. The position lives on the stream, so a loop
+        # left with ``break`` continues where it stopped (another ``async for``, ``__anext__``,
+        # ``batches()`` or ``response()``).
+        while True:
+            batch, i = self._batch, self._i
+            n = len(batch)
+            while i < n:
+                event = batch[i]
+                i += 1
+                self._i = i
+                if self._builder is not None:
+                    self._builder.add(event)
+                yield event
+            try:
+                batch = await self._batches.__anext__()
+            except StopAsyncIteration:
+                return
+            except LLMError as exc:
+                if self._builder is not None and exc.partial is None:
+                    exc.partial = partial_response(self._builder, exc)
+                raise
+            self._batch, self._i = batch, 0
 
     async def __anext__(self) -> LLMEvent:
         i = self._i

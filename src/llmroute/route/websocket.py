@@ -124,6 +124,8 @@ class WebSocketWire:
         else:
             self._protocol.receive_data(data)
         self._pending.extend(self._protocol.events_received())
+        if not self._pending and self._protocol.parser_exc is not None:
+            _check_protocol(self._protocol, self._url)
         try:
             await self._flush()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
@@ -182,8 +184,10 @@ class WebSocketWire:
     async def _close_handshake(self, protocol: ClientProtocol | None) -> None:
         from websockets.protocol import State
 
-        if protocol is None or self._eof:
-            return
+        if protocol is None or self._eof or protocol.parser_exc is not None:
+            return  # nothing to close politely: gone, or failed by a protocol error
+        if protocol.state is State.CONNECTING:
+            return  # the handshake never completed (a garbage reply): there is no session to close
         try:
             if protocol.state is State.OPEN:
                 protocol.send_close(1000)
@@ -193,6 +197,19 @@ class WebSocketWire:
                 self._pending.clear()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             pass
+
+
+def _check_protocol(protocol: ClientProtocol, url: str) -> None:
+    """A frame the protocol could not accept (reserved opcode, bad masking, ...): the connection is
+    failing, so say so now rather than wait for a deadline or trip over its closing state."""
+    from websockets.protocol import State
+
+    failure = protocol.parser_exc
+    if failure is not None or protocol.state not in (State.OPEN, State.CONNECTING):
+        what = f" ({type(failure).__name__}: {failure})" if failure is not None else ""
+        raise TransportError(
+            f"WebSocket protocol error from {redact_url(url)}{what}", code="websocket_protocol"
+        )
 
 
 class WebSocketTransport:
@@ -274,11 +291,17 @@ class WebSocketTransport:
         try:
             with anyio.fail_after(timeouts.read if timeouts.read is not None else timeouts.connect):
                 await wire._flush()  # pyright: ignore[reportPrivateUsage]
-                while not wire._pending and not wire._eof:  # pyright: ignore[reportPrivateUsage]
+                # A reply that is not HTTP fails the parser (handshake_exc) without an event: stop
+                # at once instead of waiting out the deadline.
+                while not wire._pending and not wire._eof and protocol.handshake_exc is None:  # pyright: ignore[reportPrivateUsage]
                     await wire._receive()  # pyright: ignore[reportPrivateUsage]
             response = wire._pending.popleft() if wire._pending else None  # pyright: ignore[reportPrivateUsage]
             if not isinstance(response, Response):
-                raise TransportError(f"no WebSocket handshake response from {redact_url(prepared.url)}")
+                why = f" ({type(protocol.handshake_exc).__name__})" if protocol.handshake_exc else ""
+                raise TransportError(
+                    f"no valid WebSocket handshake response from {redact_url(prepared.url)}{why}",
+                    code="websocket_handshake",
+                )
             wire.headers = {k.lower(): v for k, v in response.headers.raw_items()}
             if protocol.handshake_exc is not None:
                 wire.status = response.status_code if response.status_code != 101 else 502
@@ -286,6 +309,7 @@ class WebSocketTransport:
                 wire._protocol = None  # pyright: ignore[reportPrivateUsage]
                 return wire
             wire.status = 200
+            _check_protocol(protocol, prepared.url)  # frames right after the 101 may have broken it
             protocol.send_text(self.to_message(prepared.body))
             await wire._flush()  # pyright: ignore[reportPrivateUsage]
         except BaseException:

@@ -1,6 +1,8 @@
 """The canonical data model. Imports nothing from the rest of the package."""
 
 from .content import (
+    ApprovalRequestPart,
+    ApprovalResponsePart,
     AssistantPart,
     MediaPart,
     Message,
@@ -29,6 +31,7 @@ from .errors import (
     TransportError,
 )
 from .events import (
+    ApprovalRequest,
     Citation,
     Finish,
     FinishReason,
@@ -77,6 +80,9 @@ from .usage import (
 )
 
 __all__ = [
+    "ApprovalRequest",
+    "ApprovalRequestPart",
+    "ApprovalResponsePart",
     "AssistantPart",
     "AuthenticationError",
     "CachePolicy",

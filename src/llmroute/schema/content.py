@@ -8,6 +8,8 @@ from typing import Any, Literal
 import msgspec
 
 __all__ = [
+    "ApprovalRequestPart",
+    "ApprovalResponsePart",
     "AssistantPart",
     "MediaPart",
     "Message",
@@ -75,8 +77,38 @@ class ToolResultPart(msgspec.Struct, frozen=True, tag="tool-result", tag_field="
     provider_metadata: dict[str, Any] | None = None
 
 
-Part = TextPart | MediaPart | ReasoningPart | ToolCallPart | ToolResultPart
-AssistantPart = TextPart | MediaPart | ReasoningPart | ToolCallPart | ToolResultPart
+class ApprovalRequestPart(
+    msgspec.Struct, frozen=True, tag="approval-request", tag_field="type", omit_defaults=True
+):
+    """An ``ApprovalRequest`` kept in the assistant message, so the history sent back carries it."""
+
+    id: str
+    name: str
+    input: Any
+    provider_metadata: dict[str, Any] | None = None
+
+
+class ApprovalResponsePart(
+    msgspec.Struct, frozen=True, tag="approval-response", tag_field="type", omit_defaults=True
+):
+    """The caller's answer to the approval request ``request_id`` (in a user message)."""
+
+    request_id: str
+    approve: bool
+    reason: str | None = None
+    provider_metadata: dict[str, Any] | None = None
+
+
+Part = (
+    TextPart
+    | MediaPart
+    | ReasoningPart
+    | ToolCallPart
+    | ToolResultPart
+    | ApprovalRequestPart
+    | ApprovalResponsePart
+)
+AssistantPart = TextPart | MediaPart | ReasoningPart | ToolCallPart | ToolResultPart | ApprovalRequestPart
 
 
 class Message(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -131,7 +131,8 @@ class TransportError(LLMError):
 
 
 class TimeoutError(TransportError):
-    """A deadline fired. ``deadline`` is ``"first_byte"``, ``"idle"`` or ``"total"``."""
+    """A deadline fired. ``deadline`` is ``"connect"``, ``"pool"`` (no free connection in the
+    client's pool), ``"first_byte"``, ``"idle"`` or ``"total"``."""
 
     def __init__(self, message: str, *, deadline: str, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)

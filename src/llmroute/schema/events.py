@@ -18,6 +18,7 @@ from .errors import InvalidProviderOutputError
 from .usage import Usage
 
 __all__ = [
+    "ApprovalRequest",
     "Citation",
     "Finish",
     "FinishReason",
@@ -157,6 +158,17 @@ class Citation(_Event, frozen=True, tag="citation"):
     provider_metadata: Meta = None
 
 
+class ApprovalRequest(_Event, frozen=True, tag="approval-request"):
+    """The provider asks the caller to approve a call before it runs it (OpenAI Responses MCP
+    ``mcp_approval_request``). Answer in the next request with ``llmroute.approval(request, ok)``
+    (an ``ApprovalResponsePart``); the request itself stays in the assistant message."""
+
+    id: str
+    name: str
+    input: Any
+    provider_metadata: Meta = None
+
+
 class Finish(_Event, frozen=True, tag="finish"):
     reason: FinishReason = "unknown"
     usage: Usage | None = None
@@ -206,6 +218,7 @@ LLMEvent = (
     | ToolError
     | Citation
     | Media
+    | ApprovalRequest
     | Finish
     | ProviderError
 )
@@ -228,6 +241,7 @@ def _expose_tags() -> None:
         ToolResult,
         ToolError,
         Citation,
+        ApprovalRequest,
         Finish,
         ProviderError,
     ):

@@ -6,8 +6,18 @@ from typing import Any
 
 import msgspec
 
-from .content import AssistantPart, MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from .content import (
+    ApprovalRequestPart,
+    AssistantPart,
+    MediaPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from .events import (
+    ApprovalRequest,
     Citation,
     Finish,
     FinishReason,
@@ -57,6 +67,7 @@ class LLMResponse(msgspec.Struct, frozen=True):
     events: tuple[LLMEvent, ...]
     media: tuple[Media, ...] = ()  # images / audio the model produced, in order
     complete: bool = True
+    approval_requests: tuple[ApprovalRequest, ...] = ()  # to answer with ``llmroute.approval``
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -92,7 +103,7 @@ class ResponseBuilder:
     def __init__(self, keep_events: bool = True) -> None:
         self._keep_events = keep_events
         self.events: list[LLMEvent] = []
-        self._order: list[_Block | ToolCall | ToolResult | Media] = []
+        self._order: list[_Block | ToolCall | ToolResult | Media | ApprovalRequest] = []
         self._blocks: dict[str, _Block] = {}
         self._steps: list[StepResult] = []
         self._step_results: list[ToolResult] = []
@@ -101,6 +112,7 @@ class ResponseBuilder:
         self.tool_results: list[ToolResult] = []
         self.citations: list[Citation] = []
         self.media: list[Media] = []
+        self.approval_requests: list[ApprovalRequest] = []
         self.errors: list[ProviderError] = []
         self.usage: Usage | None = None
         self.finish_reason: FinishReason = "unknown"
@@ -153,6 +165,9 @@ class ResponseBuilder:
         elif isinstance(event, Media):
             self.media.append(event)
             self._order.append(event)
+        elif isinstance(event, ApprovalRequest):
+            self.approval_requests.append(event)
+            self._order.append(event)
         elif isinstance(event, StepFinish):
             self._step_reason = event.reason
             self._step_usage = event.usage
@@ -184,6 +199,8 @@ class ResponseBuilder:
                         item.id, item.name, item.input, item.provider_executed, item.provider_metadata
                     )
                 )
+            elif isinstance(item, ApprovalRequest):
+                parts.append(ApprovalRequestPart(item.id, item.name, item.input, item.provider_metadata))
             else:
                 parts.append(
                     ToolResultPart(
@@ -240,4 +257,5 @@ class ResponseBuilder:
             events=tuple(self.events),
             media=tuple(self.media),
             complete=self.finished,
+            approval_requests=tuple(self.approval_requests),
         )

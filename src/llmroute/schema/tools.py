@@ -10,13 +10,20 @@ __all__ = ["HostedTool", "ToolChoice", "ToolDefinition", "ToolSpec"]
 
 
 class ToolDefinition(msgspec.Struct, frozen=True, omit_defaults=True):
-    """A caller-executed function tool: name, description and a JSON Schema for its input."""
+    """A caller-executed tool: name, description and a JSON Schema for its input.
+
+    ``kind`` ``"function"`` is an ordinary function tool. Other kinds are a provider's built-in tools
+    that the caller runs (``llmroute.client_tools``: ``custom``, ``shell``, ``apply_patch``, ...),
+    with their wire ``options``; only protocols that declare the kind (``Protocol.tool_kinds``)
+    accept them, and their calls come back as ordinary ``tool-call`` events named ``name``."""
 
     name: str
     description: str = ""
     input_schema: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "object", "properties": {}})
     strict: bool | None = None
     provider_metadata: dict[str, Any] | None = None
+    kind: str = "function"
+    options: dict[str, Any] | None = None
 
 
 class HostedTool(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from ..route.redact import REDACTED, SECRET_PATTERN, is_secret_name, redact_url
+from ..route.redact import REDACTED, SECRET_PATTERN, collect_secrets, is_secret_name, redact_url
 
 __all__ = [
     "Cassette",
@@ -169,7 +169,7 @@ class Cassette:
         text = yaml.dump(
             cassette.to_vcr_dict(), Dumper=dumper, allow_unicode=True, sort_keys=False, width=120
         )
-        problems = find_secrets(cassette, text)
+        problems = find_secrets(cassette, text, _request_secrets(self))
         if problems:
             raise CassetteSecretError(f"refusing to write {path}: " + "; ".join(problems))
         target = Path(path)
@@ -177,8 +177,12 @@ class Cassette:
         target.write_text(text, encoding="utf-8")
 
 
-def find_secrets(cassette: Cassette, serialized: str | None = None) -> list[str]:
-    """Where a credential may remain. Descriptions only: the secret itself is never echoed."""
+def find_secrets(
+    cassette: Cassette, serialized: str | None = None, known: Iterable[str] = ()
+) -> list[str]:
+    """Where a credential may remain. Descriptions only: the secret itself is never echoed.
+    ``known`` are the credential values the requests carried before scrubbing: any of them left
+    in ``serialized`` (e.g. echoed by an error body) is refused whatever its shape."""
     problems: list[str] = []
     for n, i in enumerate(cassette.interactions):
         for name, values in i.request.headers.items():
@@ -193,10 +197,26 @@ def find_secrets(cassette: Cassette, serialized: str | None = None) -> list[str]
             if is_secret_name(key) and value not in _REDACTABLE and value != "%5BREDACTED%5D":
                 problems.append(f"interaction {n}: query parameter {key!r} holds a credential")
     if serialized is not None:
+        for value in known:
+            at = serialized.find(value) if len(value) >= _MIN_KNOWN else -1
+            if at >= 0:
+                problems.append(f"a credential value the request carried appears at offset {at}")
         for match in SECRET_PATTERN.finditer(serialized):
             if not re.fullmatch(r"Bearer\s+\[?REDACTED\]?", match.group(0)):
                 problems.append(f"text shaped like a credential at offset {match.start()}")
     return problems
+
+
+_MIN_KNOWN = 8  # shorter values (test keys like "test") would match ordinary text
+
+
+def _request_secrets(cassette: Cassette) -> set[str]:
+    """Credential values in the (unscrubbed) requests: secret-named headers and query values."""
+    found: set[str] = set()
+    for i in cassette.interactions:
+        headers = {k: v for k, values in i.request.headers.items() for v in values}
+        found.update(collect_secrets(headers, i.request.url))
+    return found
 
 
 _REASONS = {

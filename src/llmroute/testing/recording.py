@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..route.redact import REDACTED, SECRET_QUERY_PARAMS, is_secret_name
+from ..route.redact import REDACTED, SECRET_QUERY_PARAMS, collect_secrets, is_secret_name
 from .cassette import Cassette, CassetteSecretError, find_secrets
 
 __all__ = ["RECORD_ENV", "recording_enabled", "use_cassette"]
@@ -42,7 +42,14 @@ def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def _scrub_request(request: Any) -> Any:
-    """Custom credential headers (``x-gateway-key``, ``x-...-token``) too, not only the known names."""
+    """Custom credential headers (``x-gateway-key``, ``x-...-token``) too, not only the known names.
+    The values are remembered first, so the guard can refuse a response that echoes one back (a
+    401 body quoting a 32-hex Azure key or a Gemini ``?key=``)."""
+    headers = {str(k): str(v) for k, v in request.headers.items()}
+    _Guard.seen.update(collect_secrets(headers, str(request.uri)))
+    request = _vcr("vcr.filters").replace_query_parameters(
+        request, [(q, REDACTED) for q in sorted(SECRET_QUERY_PARAMS)]
+    )
     for name in list(request.headers):
         if is_secret_name(str(name)):
             request.headers[name] = REDACTED
@@ -53,6 +60,7 @@ class _Guard:
     """Persister that scans before writing and remembers (instead of raising) a refusal."""
 
     problems: dict[str, list[str]] = {}
+    seen: set[str] = set()  # credential values the recorded requests carried
 
     @classmethod
     def load_cassette(cls, cassette_path: Any, serializer: Any) -> Any:
@@ -67,7 +75,7 @@ class _Guard:
         tmp.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(text, encoding="utf-8")
         try:
-            problems = find_secrets(Cassette.load(tmp), text)
+            problems = find_secrets(Cassette.load(tmp), text, cls.seen)
         finally:
             tmp.unlink(missing_ok=True)
         if problems:
@@ -88,7 +96,6 @@ def use_cassette(
     record = recording_enabled() if record is None else record
     recorder: Any = _vcr("vcr").VCR(
         record_mode="all" if record else "none",
-        filter_query_parameters=[(q, REDACTED) for q in sorted(SECRET_QUERY_PARAMS)],
         before_record_request=_scrub_request,
         before_record_response=_scrub_response,
         match_on=list(match_on),
@@ -98,6 +105,7 @@ def use_cassette(
     recorder.register_persister(_Guard)
     key = str(Path(path))
     _Guard.problems.pop(key, None)
+    _Guard.seen.clear()
     context: Any = recorder.use_cassette(key)
     with context as cassette:
         yield cassette

@@ -157,6 +157,7 @@ async def run_tools(
     limiter = anyio.CapacityLimiter(max_concurrency or DEFAULT_CONCURRENCY)
     total: Usage | None = None
     index = 0
+    executed: set[str] = set()  # call ids already run: a call the provider repeats never runs twice
     while True:
         builder = ResponseBuilder(keep_events=False)
         finish: StepFinish | None = None
@@ -173,8 +174,11 @@ async def run_tools(
         runnable: list[ToolCall] = []
         pending = False
         for call in calls:
+            if call.id in executed:
+                continue
             if tool_execution == "auto" and (call.name in registry or not _declared(request, call.name)):
                 runnable.append(call)  # unknown names are dispatched so the model hears about them
+                executed.add(call.id)
             else:
                 pending = True
         if runnable:

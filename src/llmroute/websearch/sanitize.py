@@ -29,6 +29,14 @@ _STRING_OPENERS8: Final = frozenset("\x9d\x90\x98\x9e\x9f")  # the same as 8-bit
 
 # Everything that is not plain text: C0 except TAB/LF/CR, DEL, C1, bidi embeddings/overrides/isolates.
 _SPECIAL: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# A whole sequence or a lone control that ends where it starts, matched in one step (the fast path);
+# anything else (a sequence cut by the chunk end or malformed) goes through the state machine.
+_WHOLE: Final = re.compile(
+    "(?:\x1b\\[|\x9b)[\x20-\x3f]*[\x40-\x7e]"  # CSI
+    "|(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x9c|\x1b\\\\)"  # strings
+    "|\x1b[\x20-\x2f]*[\x30-\x4f\x51-\x57\x59\x5a\x5c\x60-\x7e]"  # nF, Fp, Fe, Fs
+    "|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x8f\x91-\x97\x99\x9a\x9c\u202a-\u202e\u2066-\u2069]+"
+)
 _CSI_BODY: Final = re.compile("[\x20-\x3f]*")  # parameter and intermediate bytes
 _NF_BODY: Final = re.compile("[\x20-\x2f]*")  # intermediate bytes
 _STRING_END: Final = re.compile("[\x07\x1b\x9c]")  # BEL, ESC (maybe ST), 8-bit ST
@@ -68,6 +76,10 @@ class StreamSanitizer:
                 j = m.start()
                 if j > i:
                     out.append(chunk[i:j])
+                whole = _WHOLE.match(chunk, j)
+                if whole is not None:
+                    i = whole.end()
+                    continue
                 ch = chunk[j]
                 i = j + 1
                 if ch == _ESC:

@@ -45,7 +45,11 @@ CASES: list[tuple[str, str, str]] = [
     ("esc before a non-escape char", f"a{ESC}\nb{ESC}éc", "a\nbéc"),
     ("c0 controls", "a\x00b\x07c\x08d\x0be\x0cf\x0eg\x1fh\x7fi", "abcdefghi"),
     ("other c1 controls", "a\x80b\x85c\x8dd\x9ae", "abcde"),
-    ("bidi overrides and isolates", "a\u202eevil\u202cb\u2066c\u2069d\u202ae\u202bf\u202dg\u2067h\u2068i", "aevilbcdefghi"),
+    (
+        "bidi overrides and isolates",
+        "a\u202eevil\u202cb\u2066c\u2069d\u202ae\u202bf\u202dg\u2067h\u2068i",
+        "aevilbcdefghi",
+    ),
     ("bidi marks kept", "a\u200eb\u200fc\u061cd", "a\u200eb\u200fc\u061cd"),
 ]
 

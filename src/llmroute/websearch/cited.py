@@ -1,0 +1,171 @@
+"""Cited answers by construction: ``render_cited(answer)`` writes ``[Source](url)`` after each cited
+span and a final ``## Sources`` list, both from the grounding itself, so no URL in the result was
+typed by a model. The result always passes ``check_citations(result, allowed_urls=<the grounding's
+URLs>)``.
+
+How: the model's text is sanitised and neutralised first (``markdown.neutralize``: its own links,
+HTML and any ``## Sources`` line are escaped, so nothing it typed can pose as a citation or hide
+one); each citation is then placed where it renders as a link: after trailing whitespace is
+skipped back, never inside a code span, fence, backslash or backtick run (it moves to their end), and
+as its own paragraph after a fenced block. Sources whose URL could not be cited safely (not http(s),
+a placeholder host or token, or characters that would break the link) are dropped. An answer with
+text but nothing citable is ``UngroundedAnswerError``: no unsourced answer is ever rendered.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import msgspec
+
+from ..schema.errors import InvalidProviderOutputError
+from .answer import CitedSpan, GroundedAnswer, marker_groups, splice
+from .contract import NO_RESULTS, SOURCES_HEADING, check_citations, url_key, url_problem
+from .markdown import SOURCE_TEXT, Region, neutralize, scan
+from .sanitize import StreamSanitizer, sanitize
+
+__all__ = ["UngroundedAnswerError", "render_cited"]
+
+_UNSAFE_IN_URL: Final = frozenset("`<>\\\"'")
+_LABEL_SPECIAL: Final = frozenset("\\[]`<>")  # what could end or break a link label
+
+
+class UngroundedAnswerError(InvalidProviderOutputError):
+    """The provider answered but gave no grounding that can be cited. Code ``UNGROUNDED_ANSWER``."""
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        kwargs.setdefault("code", "UNGROUNDED_ANSWER")
+        super().__init__(message, **kwargs)
+
+
+def _citable(url: str | None) -> bool:
+    if not url or url_problem(url) is not None or sanitize(url) != url:
+        return False
+    if any(ch.isspace() or ch in _UNSAFE_IN_URL for ch in url):
+        return False
+    depth = 0
+    for ch in url:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _escape_title(title: str) -> str:
+    flat = " ".join(sanitize(title).split())
+    return "".join("\\" + ch if ch in _LABEL_SPECIAL else ch for ch in flat)
+
+
+def _title(title: str | None, url: str) -> str:
+    return _escape_title(title or "") or _escape_title(urlsplit(url).hostname or url)
+
+
+def _sanitized(text: str) -> tuple[str, list[int]]:
+    """``sanitize(text)`` and where each position ``0..len(text)`` lands in it."""
+    if sanitize(text) is text:
+        return text, list(range(len(text) + 1))
+    machine = StreamSanitizer()
+    out: list[str] = []
+    where: list[int] = []
+    size = 0
+    for ch in text:
+        where.append(size)
+        kept = machine.feed(ch)
+        out.append(kept)
+        size += len(kept)
+    where.append(size)
+    return "".join(out), where
+
+
+def render_cited(answer: GroundedAnswer) -> str:
+    """The answer as Markdown with ``[Source](url)`` citations and a final ``## Sources`` list.
+
+    Citations without a span, and an answer with sources but no citations, cite at the end of the
+    text (the answer as a whole). A blank answer is ``NO_RESULTS``. Raises ``UngroundedAnswerError``
+    when there is text but no citable source, ``ValueError`` when a span does not fit the text."""
+    answer.validate()
+    if not answer.text.strip():
+        return NO_RESULTS
+    # One URL per comparison key; a source index maps to the URL cited for it.
+    url_of: dict[int, str] = {}
+    by_key: dict[str, str] = {}
+    for n, source in enumerate(answer.sources):
+        if source.url is not None and _citable(source.url):
+            url_of[n] = by_key.setdefault(url_key(source.url), source.url)
+    if not url_of:
+        raise UngroundedAnswerError(
+            f"the answer has text but no citable source ({len(answer.sources)} sources from the provider)",
+            provider=answer.provider,
+        )
+    whole = len(answer.text)
+    citations = [
+        CitedSpan(c.start, c.end, kept) if c.end is not None and c.end > 0 else CitedSpan(whole, whole, kept)
+        for c in answer.citations
+        if (kept := tuple(i for i in c.sources if i in url_of))
+    ]
+    if not citations:
+        if answer.citations:  # the provider cited, but none of what it cited can be shown
+            raise UngroundedAnswerError("no cited source has a citable URL", provider=answer.provider)
+        citations = [CitedSpan(whole, whole, tuple(url_of))]
+    groups = marker_groups(msgspec.structs.replace(answer, citations=tuple(citations)))
+
+    clean, to_clean = _sanitized(answer.text)
+    text, to_text = neutralize(clean, SOURCES_HEADING)
+    parsed = scan(text)
+    if parsed.unclosed:
+        text += parsed.unclosed
+        parsed = scan(text)
+    regions = parsed.regions
+    starts = [r.start for r in regions]
+
+    placed: dict[int, list[str]] = {}
+    block_at: set[int] = set()
+    for pos, indices in groups:
+        p, block = _place(text, to_text[to_clean[pos]], regions, starts)
+        urls = placed.setdefault(p, [])
+        for i in indices:
+            if url_of[i] not in urls:
+                urls.append(url_of[i])
+        if block:
+            block_at.add(p)
+    inserts: list[tuple[int, str]] = []
+    for p in sorted(placed):
+        links = " ".join(f"[{SOURCE_TEXT}]({u})" for u in placed[p])
+        if p in block_at:
+            inserts.append((p, ("\n" if p and text[p - 1] not in "\r\n" else "") + links + "\n\n"))
+        else:
+            inserts.append((p, " " + links))
+    body = splice(text, inserts).rstrip()
+
+    cited = list(dict.fromkeys(u for p in sorted(placed) for u in placed[p]))
+    title_of = {url_of[n]: s.title for n, s in reversed(list(enumerate(answer.sources))) if n in url_of}
+    entries = "\n".join(f"- [{_title(title_of.get(u), u)}]({u})" for u in cited)
+    rendered = f"{body}\n\n{SOURCES_HEADING}\n\n{entries}\n"
+    report = check_citations(rendered, allowed_urls=[s.url for s in answer.sources if s.url])
+    if not report.ok:  # a construction bug, never an unsourced answer
+        raise UngroundedAnswerError(
+            f"cited rendering broke the citation contract: {report.violations[0].detail}"
+        )
+    return rendered
+
+
+def _place(text: str, p: int, regions: tuple[Region, ...], starts: list[int]) -> tuple[int, bool]:
+    """Where a citation meant for position ``p`` renders as a link, and whether it must be its own
+    paragraph (after a fenced block)."""
+    while p > 0 and text[p - 1].isspace():
+        p -= 1
+    while p > 0 and text[p - 1] == "\\":
+        p -= 1
+    while 0 < p < len(text) and text[p - 1] == "`" and text[p] == "`":
+        p += 1
+    if p == 0:
+        p = len(text.rstrip())
+    block = False
+    r = bisect_left(starts, p) - 1  # the last region starting before p (regions are disjoint)
+    if r >= 0:
+        region = regions[r]
+        if p < region.end or (region.block and p == region.end):
+            p, block = region.end, region.block
+    return p, block

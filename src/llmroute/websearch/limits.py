@@ -1,0 +1,125 @@
+"""Size and time limits of one grounded search, and the typed error when one is passed.
+
+The query and prompt limits are checked before any request is sent. The response cap and the wall
+clock are enforced by the core (``max_response_bytes`` closes the connection at once; a cancel scope
+bounds the whole search, provider fallback included); ``SearchLimits.exceeded`` turns the core's
+errors into the same ``LimitExceeded`` so a caller sees one error type with one of four codes.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Generator
+from contextlib import contextmanager
+from typing import Literal
+
+import anyio
+import msgspec
+
+from ..schema.errors import InvalidRequestError, LLMError, ResponseTooLargeError, TimeoutError
+
+__all__ = ["LimitCode", "LimitExceeded", "SearchLimits"]
+
+LimitCode = Literal["QUERY_TOO_LONG", "PROMPT_TOO_LARGE", "RESPONSE_TOO_LARGE", "SEARCH_TIMEOUT"]
+
+
+class LimitExceeded(LLMError):
+    """A search limit was passed. ``code`` is the ``LimitCode``; ``limit`` and ``actual`` are in
+    ``unit`` (``actual`` is ``None`` when it is unknown, e.g. a body cut off at the cap). Never
+    retried, and the message never quotes the query or the prompt."""
+
+    code: LimitCode  # pyright: ignore[reportIncompatibleVariableOverride]
+
+    def __init__(
+        self, code: LimitCode, *, limit: float, actual: float | None, unit: str, message: str
+    ) -> None:
+        super().__init__(message, code=code, retryable=False)
+        self.code = code
+        self.limit = limit
+        self.actual = actual
+        self.unit = unit
+
+
+def _utf16_units(text: str) -> int:
+    # Astral characters are two UTF-16 code units: JavaScript's ``length``, which the limit comes from.
+    return len(text) + sum(1 for ch in text if ch > "\uffff")
+
+
+class SearchLimits(msgspec.Struct, frozen=True, kw_only=True):
+    """``max_query_units``: query length in UTF-16 code units. ``max_prompt_bytes``: system and user
+    prompt together, UTF-8 bytes. ``max_response_bytes``: the provider's response body.
+    ``timeout``: seconds of wall clock for the whole search, retries and fallback included."""
+
+    max_query_units: int = 32_768
+    max_prompt_bytes: int = 98_304
+    max_response_bytes: int = 50 * 1024 * 1024
+    timeout: float = 600.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_query_units", "max_prompt_bytes", "max_response_bytes", "timeout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise InvalidRequestError(f"SearchLimits.{name} must be a positive number, got {value!r}")
+
+    def check_query(self, query: str) -> None:
+        """Raise ``LimitExceeded("QUERY_TOO_LONG")`` when the query is too long."""
+        units = _utf16_units(query)
+        if units > self.max_query_units:
+            raise LimitExceeded(
+                "QUERY_TOO_LONG",
+                limit=self.max_query_units,
+                actual=units,
+                unit="UTF-16 code units",
+                message=f"query is {units:,} UTF-16 code units; the limit is {self.max_query_units:,}",
+            )
+
+    def check_prompt(self, *parts: str) -> None:
+        """Raise ``LimitExceeded("PROMPT_TOO_LARGE")`` when the prompt parts (system, user) together
+        are too large."""
+        size = sum(len(p.encode("utf-8", "surrogatepass")) for p in parts)
+        if size > self.max_prompt_bytes:
+            raise LimitExceeded(
+                "PROMPT_TOO_LARGE",
+                limit=self.max_prompt_bytes,
+                actual=size,
+                unit="UTF-8 bytes",
+                message=f"search prompt is {size:,} UTF-8 bytes; the limit is {self.max_prompt_bytes:,}",
+            )
+
+    def exceeded(self, error: BaseException) -> LimitExceeded | None:
+        """The ``LimitExceeded`` a core error stands for (response cap: ``RESPONSE_TOO_LARGE``; a
+        total deadline or the wall clock: ``SEARCH_TIMEOUT``), else ``None``."""
+        if isinstance(error, LimitExceeded):
+            return error
+        if isinstance(error, ResponseTooLargeError):
+            return LimitExceeded(
+                "RESPONSE_TOO_LARGE",
+                limit=error.limit,
+                actual=None,
+                unit="bytes",
+                message=f"search response passed {error.limit:,} bytes; the connection was closed",
+            )
+        if (isinstance(error, TimeoutError) and error.deadline == "total") or type(
+            error
+        ) is builtins.TimeoutError:
+            return self._timed_out()
+        return None
+
+    @contextmanager
+    def wall_clock(self) -> Generator[None, None, None]:
+        """Bound the enclosed search by ``timeout`` seconds; on expiry it is cancelled and
+        ``LimitExceeded("SEARCH_TIMEOUT")`` is raised."""
+        try:
+            with anyio.fail_after(self.timeout):
+                yield
+        except builtins.TimeoutError as exc:
+            raise self._timed_out() from exc
+
+    def _timed_out(self) -> LimitExceeded:
+        return LimitExceeded(
+            "SEARCH_TIMEOUT",
+            limit=self.timeout,
+            actual=None,
+            unit="seconds",
+            message=f"search did not finish within {self.timeout:g} s",
+        )
