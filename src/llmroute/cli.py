@@ -88,10 +88,10 @@ async def _chat(args: argparse.Namespace, out: TextIO) -> int:
 # Subcommands living in other packages: each module defines ``add_parser(subparsers)``, which adds its
 # parser and calls ``set_defaults(run=handler)`` with ``handler(args, out) -> exit code``. Imported only
 # when the CLI starts, so ``import llmroute`` never pays for them.
-SUBCOMMANDS: tuple[str, ...] = ()
+SUBCOMMANDS: tuple[str, ...] = ("llmroute.websearch.cli", "llmroute.server.cli")
 
 # Modules whose ``async def demo(out)`` runs after the built-in demo scenes (e.g. grounded search).
-DEMO_EXTRAS: tuple[str, ...] = ()
+DEMO_EXTRAS: tuple[str, ...] = ("llmroute.websearch.cli",)
 
 
 def _non_negative_float(text: str) -> float:

@@ -100,19 +100,7 @@ def _fixtures() -> list[Fixture]:
 FIXTURES = _fixtures()
 
 # Each gap: (why, the aspects it breaks ("*": all, the replay raises), the fixtures showing it).
-_R = "openai/responses/"
-GAPS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    (
-        "Gemini streamed function-call arguments (partialArgs, willContinue) are not assembled",
-        ("tool-calls",),
-        (
-            "google/google-stream-no-args-tool-call.chunks",
-            "google/google-stream-tool-call-arguments.chunks",
-            "google/google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks",
-            "google/google-vertex-stream-tool-call-arguments-nested.1.chunks",
-        ),
-    ),
-)
+GAPS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
 # fixture -> {aspect: why}, each a strict xfail: fixing the behaviour fails the test until removed
 KNOWN: dict[str, dict[str, str]] = {}
 for _why, _aspects, _names in GAPS:

@@ -332,7 +332,7 @@ async def test_anthropic_replayed_block_start_is_typed(server: FaultServer) -> N
     body = case.body()
     start = body.index(b"event: content_block_start")
     end = body.index(b"\n\n", start) + 2
-    with pytest.raises(llmroute.InvalidProviderOutputError, match="open block"):
+    with pytest.raises(llmroute.InvalidProviderOutputError, match="used index"):
         await run(server, case, body[:end] + body[start:end] + body[end:])
 
 
@@ -571,8 +571,9 @@ async def test_websocket_protocol_violations_are_typed_at_once(reply: Any) -> No
     assert elapsed < 2.0  # at once, not at the first-byte deadline
 
 
-async def test_the_tool_loop_runs_a_duplicated_call_id_once(server: FaultServer) -> None:
-    # Two functionCall parts with the same id in one Gemini response: one execution, not two.
+async def test_the_tool_loop_never_runs_a_duplicated_call_id_twice(server: FaultServer) -> None:
+    # Two functionCall parts with the same id in one Gemini response: the response is refused typed
+    # (test_protocol_violations.test_gemini_repeated_call_id_is_typed), so the tool never runs twice.
     case = PROTOCOLS["gemini"]
     call = {"functionCall": {"id": "fc_1", "name": "get_weather", "args": {"city": "Paris"}}}
     chunk = {"candidates": [{"content": {"role": "model", "parts": [call, call]}, "finishReason": "STOP"}]}
@@ -587,11 +588,9 @@ async def test_the_tool_loop_runs_a_duplicated_call_id_once(server: FaultServer)
     server.add(Reply(headers=case.headers, parts=[b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"]))
     with anyio.fail_after(BOUND):
         async with llmroute.Client(retry=RetryPolicy.none()) as client:
-            response = await client.generate(
-                case.request(origin(server)), tools=[get_weather], stop_when=step_count_is(1)
-            )
-    assert runs == ["Paris"]
-    assert [r.id for r in response.tool_results] == ["fc_1"]
+            with pytest.raises(llmroute.InvalidProviderOutputError, match="function call id 'fc_1' repeated"):
+                await client.generate(case.request(origin(server)), tools=[get_weather])
+    assert runs == []
 
 
 async def test_websocket_frame_logs_are_redacted_by_value(caplog: pytest.LogCaptureFixture) -> None:

@@ -260,11 +260,22 @@ class _Open:
 
 
 class AnthropicState(StreamState):
-    __slots__ = ("open", "raw_usage", "server_inputs", "server_names", "started", "stop_reason")
+    __slots__ = (
+        "indices",
+        "open",
+        "raw_usage",
+        "server_inputs",
+        "server_names",
+        "started",
+        "stop_reason",
+        "tool_ids",
+    )
 
     def __init__(self) -> None:
         super().__init__()
         self.started = False  # a message_start arrived (a second one before message_stop is an error)
+        self.indices: set[int] = set()  # block indices used in this message (each opens once)
+        self.tool_ids: set[str] = set()  # tool-use ids seen (each is one call)
         self.open: dict[int, _Open] = {}
         self.raw_usage: dict[str, Any] = {}
         self.server_names: dict[str, str] = {}  # server tool id -> name, to name its result
@@ -399,6 +410,8 @@ def _assistant_block(part: Part) -> _Block | None:
         return _with_cache_hint(_ToolUse(id=part.id, name=part.name, input=_tool_input(part.input)), part)
     if isinstance(part, ToolResultPart) and part.provider_executed:
         return _with_cache_hint(_server_result(part, meta), part) if meta else None
+    if isinstance(part, MediaPart):
+        return None  # media another provider's model produced: Anthropic assistant turns hold none
     raise InvalidRequestError(f"anthropic-messages: an assistant message cannot hold a {type(part).__name__}")
 
 
@@ -697,8 +710,9 @@ def _on_block_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -
     if block is None:
         return
     index = event.index
-    if index in state.open:  # a replayed start would open the block (and its tool call) twice
-        raise InvalidProviderOutputError(f"anthropic-messages: content_block_start for open block {index}")
+    if index in state.indices:  # reopening would orphan or repeat a block the caller already saw
+        raise InvalidProviderOutputError(f"anthropic-messages: content_block_start for used index {index}")
+    state.indices.add(index)
     kind = block.type
     if kind == "text":
         opened = _Open(_TEXT, f"text-{index}")
@@ -716,6 +730,9 @@ def _on_block_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -
         opened.data = block.data
     elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
         opened = _Open(_TOOL, block.id or f"toolu_{index}")
+        if opened.id in state.tool_ids:
+            raise InvalidProviderOutputError(f"anthropic-messages: tool use id {opened.id!r} repeated")
+        state.tool_ids.add(opened.id)
         name = block.name or ""
         meta: dict[str, Any] | None = None
         if kind != "tool_use":

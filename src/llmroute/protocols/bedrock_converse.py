@@ -296,6 +296,7 @@ class ConverseState(StreamState):
     __slots__ = (
         "blocks",
         "client_tools",
+        "ended",
         "reasoning_index",
         "redacted",
         "results",
@@ -319,6 +320,7 @@ class ConverseState(StreamState):
         self.signature: str | None = None  # of the open reasoning block
         self.redacted: str | None = None
         self.stop_reason: str | None = None
+        self.ended: set[str] = set()  # text / reasoning block ids already closed (never reopened)
 
 
 # 4. build_body ----------------------------------------------------------------------------------
@@ -453,6 +455,8 @@ def _lower_messages(messages: tuple[Message, ...]) -> list[_Message]:
                 raise InvalidRequestError(
                     f"bedrock-converse: a {message.role} message cannot hold a {type(part).__name__}"
                 )
+            if role == "assistant" and isinstance(part, MediaPart):
+                continue  # media another provider's model produced: Converse assistant turns hold none
             block = _lower_part(part, index)
             if block is not None:
                 blocks.append(block)
@@ -614,6 +618,9 @@ def step(state: ConverseState, frame: EventStreamMessage, out: list[LLMEvent]) -
     if frame.message_type != "event":
         raise exception_error(frame)
     kind = frame.event_type
+    if state.stop_reason is not None and kind in _MESSAGE_EVENTS:
+        # the step is finished: content (or a second stop) now would follow its finish
+        raise InvalidProviderOutputError(f"bedrock-converse: {kind} after messageStop")
     if kind == "contentBlockDelta":
         _on_delta(state, decode_frame(_delta_decoder, frame.payload, "bedrock contentBlockDelta"), out)
     elif kind == "contentBlockStart":
@@ -631,6 +638,15 @@ def step(state: ConverseState, frame: EventStreamMessage, out: list[LLMEvent]) -
     elif kind == "metadata":
         _on_metadata(state, decode_frame(_metadata_decoder, frame.payload, "bedrock metadata"))
     # messageStart carries only the role; unknown event types are skipped.
+
+
+_MESSAGE_EVENTS = frozenset(
+    {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop"}
+)
+
+
+def _violation(what: str) -> InvalidProviderOutputError:
+    return InvalidProviderOutputError(f"bedrock-converse: {what}")
 
 
 def whole(state: ConverseState, body: bytes, out: list[LLMEvent]) -> None:
@@ -680,6 +696,9 @@ def _on_delta(state: ConverseState, event: _BlockDelta, out: list[LLMEvent]) -> 
                 out.append(TextDelta(state.blocks.text, text))  # pyright: ignore[reportArgumentType]
         else:
             _end_reasoning(state, out)
+            _end_text(state, out)
+            if f"text-{index}" in state.ended:
+                raise _violation(f"text for block {index}, which already ended")
             state.blocks.text_delta(text, out, f"text-{index}")
             state.text_index = index
     if delta.reasoningContent is not None:
@@ -710,6 +729,8 @@ def _on_reasoning(state: ConverseState, index: int, delta: _ReasoningDelta, out:
     else:
         _end_text(state, out)
         _end_reasoning(state, out)
+        if f"reasoning-{index}" in state.ended:
+            raise _violation(f"reasoning for block {index}, which already ended")
         state.blocks.reasoning_delta(delta.text or "", out, f"reasoning-{index}")
         state.reasoning_index = index
     if delta.signature:
@@ -719,6 +740,8 @@ def _on_reasoning(state: ConverseState, index: int, delta: _ReasoningDelta, out:
 
 
 def _end_text(state: ConverseState, out: list[LLMEvent]) -> None:
+    if state.blocks.text is not None:
+        state.ended.add(state.blocks.text)
     state.blocks.end_text(out)
     state.text_index = -1
 
@@ -726,6 +749,7 @@ def _end_text(state: ConverseState, out: list[LLMEvent]) -> None:
 def _end_reasoning(state: ConverseState, out: list[LLMEvent]) -> None:
     if state.blocks.reasoning is None:
         return
+    state.ended.add(state.blocks.reasoning)
     signature, redacted = state.signature, state.redacted
     metadata = {NAMESPACE: {"signature": signature}} if signature else None
     state.blocks.end_reasoning(out, signature, redacted, metadata)
@@ -752,8 +776,12 @@ def _on_start(state: ConverseState, event: _BlockStart, out: list[LLMEvent]) -> 
     if start is None:
         return
     index = event.contentBlockIndex
+    if index in state.tools or index in state.results:
+        raise _violation(f"contentBlockStart for block {index}, which already started")
     if start.toolUse is not None:
         use = start.toolUse
+        if use.toolUseId in state.tool_names:
+            raise _violation(f"toolUseId {use.toolUseId!r} repeated")
         _close_blocks(state, out)
         server = use.type == "server_tool_use"
         metadata = {NAMESPACE: {"type": use.type}} if use.type and use.type != "tool_use" else None

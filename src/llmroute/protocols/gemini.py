@@ -30,6 +30,7 @@ from ..schema.events import (
     Citation,
     FinishReason,
     LLMEvent,
+    Media,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
@@ -38,9 +39,11 @@ from ..schema.events import (
     TextStart,
     ToolResult,
 )
+from ..schema.mime import sniff_base64
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
+from ._partial_json import PathWriter, parse_path
 from ._shared import ToolInput, decode_frame, ns, result_text, with_options
 from .errors import stream_error
 
@@ -121,8 +124,9 @@ class _ToolOut(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel")
 
 
 class _FunctionCallingConfig(msgspec.Struct, omit_defaults=True, rename="camel"):
-    mode: str
+    mode: str | None = None
     allowed_function_names: list[str] | None = None
+    stream_function_call_arguments: bool | None = None
 
 
 class _ToolConfig(msgspec.Struct, rename="camel"):
@@ -160,10 +164,46 @@ class GeminiBody(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel
 # 2. stream event Structs ------------------------------------------------------------------------
 
 
-class _FunctionCall(msgspec.Struct):
+class _PartialArg(msgspec.Struct, rename="camel"):
+    """One ``partialArgs`` entry: a value (a protobuf ``Value``: one of the fields) at a JSON path."""
+
+    json_path: str
+    string_value: str | None = None
+    number_value: int | float | None = None
+    bool_value: bool | None = None
+    null_value: Any = msgspec.UNSET
+    struct_value: dict[str, Any] | None = None
+    list_value: list[Any] | None = None
+    will_continue: bool = False
+
+    def value(self) -> Any:
+        for given in (self.string_value, self.number_value, self.bool_value, self.struct_value):
+            if given is not None:
+                return given
+        if self.list_value is not None:
+            return self.list_value
+        if self.null_value is not msgspec.UNSET:
+            return None
+        raise InvalidProviderOutputError(f"gemini: partialArgs entry at {self.json_path!r} has no value")
+
+
+class _FunctionCall(msgspec.Struct, rename="camel"):
+    """A whole call, or with ``streamFunctionCallArguments`` a piece of one: ``name`` +
+    ``will_continue`` opens it, ``partial_args`` add to it, a piece without ``will_continue``
+    closes it."""
+
     name: str = ""
     args: dict[str, Any] | None = None
     id: str | None = None
+    partial_args: list[_PartialArg] | None = None
+    will_continue: bool = False
+
+
+class _InlineData(msgspec.Struct, rename="camel"):
+    """Media the model produced (image output): base64 ``data``, its type when Gemini names it."""
+
+    data: str = ""
+    mime_type: str | None = None
 
 
 class _Part(msgspec.Struct, rename="camel"):
@@ -171,6 +211,7 @@ class _Part(msgspec.Struct, rename="camel"):
     thought: bool = False
     thought_signature: str | None = None
     function_call: _FunctionCall | None = None
+    inline_data: _InlineData | None = None
     executable_code: dict[str, Any] | None = None
     code_execution_result: dict[str, Any] | None = None
 
@@ -304,9 +345,20 @@ class _MergedGrounding:
             self.retrieval = g.retrieval_metadata
 
 
+class _StreamedCall:
+    """A function call whose arguments arrive as ``partialArgs`` pieces."""
+
+    __slots__ = ("tool", "writer")
+
+    def __init__(self, tool: ToolInput) -> None:
+        self.tool = tool
+        self.writer = PathWriter()
+
+
 class GeminiState(StreamState):
     __slots__ = (
         "block_reason",
+        "call_ids",
         "counter",
         "file_search_id",
         "finish_message",
@@ -320,6 +372,7 @@ class GeminiState(StreamState):
         "raw_usage",
         "response_id",
         "started",
+        "streamed",
         "url_context",
     )
 
@@ -329,6 +382,7 @@ class GeminiState(StreamState):
         self.open: _TextBuf | None = None  # the open text/reasoning block
         self.counter = 0  # block ids
         self.local_calls = 0
+        self.call_ids: set[str] = set()  # ids the provider gave its function calls
         self.hosted = 0
         self.finish_reason: str | None = None
         self.finish_message: str | None = None
@@ -340,6 +394,7 @@ class GeminiState(StreamState):
         self.file_search_id: str | None = None
         self.pending_code_id: str | None = None  # the code call awaiting its codeExecutionResult
         self.started = False
+        self.streamed: _StreamedCall | None = None  # the call whose arguments are streaming
 
 
 # 4. build_body ----------------------------------------------------------------------------------
@@ -499,7 +554,9 @@ def _signature_of(metadata: dict[str, Any] | None) -> str | None:
 def _media_out(part: MediaPart) -> _PartOut:
     if part.is_url:
         return _PartOut(file_data=_FileData(part.mime_type, part.data))  # type: ignore[arg-type]
-    return _PartOut(inline_data=_Blob(part.mime_type, part.base64()))
+    # media the model produced carries its thought signature back (Gemini 3 image output)
+    sig = _signature_of(part.provider_metadata)
+    return _PartOut(inline_data=_Blob(part.mime_type, part.base64()), thought_signature=sig)
 
 
 def _user_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
@@ -638,16 +695,23 @@ def _declaration(tool: ToolDefinition) -> _FunctionDeclaration:
     )
 
 
-def _tool_config(request: LLMRequest) -> _ToolConfig | None:
+def _tool_config(request: LLMRequest, stream_arguments: bool | None) -> _ToolConfig | None:
+    """``tool_choice`` as a function-calling mode, plus ``streamFunctionCallArguments`` (Gemini 3:
+    arguments arrive as ``partialArgs`` pieces) when asked for."""
     choice = request.tool_choice
     if choice is None:
-        return None
-    if choice.mode == "tool":
+        config = _FunctionCallingConfig()
+    elif choice.mode == "tool":
         if choice.name is None:
             raise InvalidRequestError("gemini: a named tool choice needs a tool name")
-        return _ToolConfig(_FunctionCallingConfig("ANY", [choice.name]))
-    mode = {"auto": "AUTO", "none": "NONE", "required": "ANY"}[choice.mode]
-    return _ToolConfig(_FunctionCallingConfig(mode))
+        config = _FunctionCallingConfig("ANY", [choice.name])
+    else:
+        config = _FunctionCallingConfig({"auto": "AUTO", "none": "NONE", "required": "ANY"}[choice.mode])
+    if stream_arguments is not None:
+        if not isinstance(stream_arguments, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InvalidRequestError("gemini: stream_function_call_arguments must be a bool")
+        config.stream_function_call_arguments = stream_arguments
+    return _ToolConfig(config) if config != _FunctionCallingConfig() else None
 
 
 # Provider options (``provider_options={"google": {...}}`` or ``google.configure().gemini(id, **opts)``)
@@ -667,6 +731,7 @@ _BODY_KEYS = {
     "cachedContent": "cached_content",
     "labels": "labels",
 }
+_STREAM_ARGUMENTS_KEYS = ("stream_function_call_arguments", "streamFunctionCallArguments")
 _GENERATION_KEYS = {
     "response_modalities": "response_modalities",
     "responseModalities": "response_modalities",
@@ -693,6 +758,9 @@ def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]
     generation: dict[str, Any] = {}
     body_fields: dict[str, Any] = {}
     json_schema_mode = bool(options.pop("response_json_schema", False))
+    stream_arguments: bool | None = None
+    for key in _STREAM_ARGUMENTS_KEYS:
+        stream_arguments = options.pop(key, stream_arguments)
     raw_generation: dict[str, Any] = options.pop("generation_config", None) or {}
     for key in list(options):
         if key in _THINKING_KEYS:
@@ -725,7 +793,7 @@ def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]
         contents=contents,
         system_instruction=_SystemInstruction(system) if system else None,
         tools=_tools(request),
-        tool_config=_tool_config(request),
+        tool_config=_tool_config(request, stream_arguments),
         generation_config=config if config != _EMPTY_CONFIG else None,
         **body_fields,
     )
@@ -835,10 +903,18 @@ def _next_id(state: GeminiState, kind: str) -> str:
 def _on_part(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
     if part.function_call is not None:
         _on_function_call(state, part, out)
-    elif part.executable_code is not None:
+        return
+    if state.streamed is not None and (
+        part.text or part.executable_code or part.code_execution_result or part.inline_data
+    ):
+        _end_streamed_call(state, out)  # content after a call whose closing piece never came
+    if part.executable_code is not None:
         _on_code(state, part.executable_code, out)
     elif part.code_execution_result is not None:
         _on_code_result(state, part.code_execution_result, out)
+    elif part.inline_data is not None:
+        if not part.thought:  # interim "thought" images (Gemini 3 image models) are not the answer
+            _on_media(state, part, part.inline_data, out)
     else:
         _on_text(state, part, out)  # text, or an empty part carrying only a signature
 
@@ -884,6 +960,9 @@ def _close(state: GeminiState, out: list[LLMEvent]) -> None:
 
 def _call_id(state: GeminiState, given: str | None) -> str:
     if given:
+        if given in state.call_ids:  # a second call under one id: the caller could answer only one
+            raise InvalidProviderOutputError(f"gemini: function call id {given!r} repeated")
+        state.call_ids.add(given)
         return given
     n = state.local_calls
     # Gemini 2.x sends no call ids: derive stable ones (identical under any re-chunking).
@@ -891,15 +970,58 @@ def _call_id(state: GeminiState, given: str | None) -> str:
 
 
 def _on_function_call(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
-    _close(state, out)
     call = part.function_call
     assert call is not None
+    if call.name:
+        _close(state, out)
+        _end_streamed_call(state, out)
+        sig = part.thought_signature
+        meta = {NS: {"thoughtSignature": sig}} if sig is not None else None
+        tool = ToolInput(_call_id(state, call.id), call.name, out, metadata=meta)
+        state.local_calls += 1
+        state.parts.append(_TextBuf("other", tool.id, sig))
+        if not call.will_continue and call.partial_args is None:
+            tool.finish(out, input=call.args if call.args is not None else {})
+            return
+        state.streamed = _StreamedCall(tool)
+        for key, value in (call.args or {}).items():
+            tool.delta(state.streamed.writer.set((key,), value), out)
+    streamed = state.streamed
+    if streamed is None:
+        return  # a piece with no call open (``{}`` after a whole call) adds nothing
+    for entry in call.partial_args or ():
+        try:
+            text = streamed.writer.set(parse_path(entry.json_path), entry.value())
+        except ValueError as exc:
+            raise InvalidProviderOutputError(
+                f"gemini: partialArgs of {streamed.tool.name!r}: {exc}"
+            ) from None
+        streamed.tool.delta(text, out)
+    if not call.will_continue:
+        _end_streamed_call(state, out)
+
+
+def _end_streamed_call(state: GeminiState, out: list[LLMEvent]) -> None:
+    """Close the call whose arguments were streaming (its closing piece, another part, or the end)."""
+    streamed = state.streamed
+    if streamed is not None:
+        state.streamed = None
+        streamed.tool.delta(streamed.writer.finish(), out)
+        streamed.tool.finish(out, input=streamed.writer.value)
+
+
+def _on_media(state: GeminiState, part: _Part, blob: _InlineData, out: list[LLMEvent]) -> None:
+    """One whole image (or audio) part; its thought signature rides along so it round-trips."""
+    _close(state, out)
     sig = part.thought_signature
-    meta = {NS: {"thoughtSignature": sig}} if sig is not None else None
-    tool = ToolInput(_call_id(state, call.id), call.name, out, metadata=meta)
-    state.local_calls += 1
-    state.parts.append(_TextBuf("other", tool.id, sig))
-    tool.finish(out, input=call.args if call.args is not None else {})
+    media = Media(
+        _next_id(state, "media"),
+        blob.mime_type or sniff_base64(blob.data) or "application/octet-stream",
+        blob.data,
+        {NS: {"thoughtSignature": sig}} if sig is not None else None,
+    )
+    state.parts.append(_TextBuf("other", media.id, sig))
+    out.append(media)
 
 
 def _hosted_id(state: GeminiState, kind: str) -> str:
@@ -1113,6 +1235,7 @@ def on_halt(state: GeminiState, out: list[LLMEvent]) -> None:
     if not state.done and state.finish_reason is None and state.block_reason is None:
         raise InvalidProviderOutputError("gemini: stream ended before a finishReason")
     _close(state, out)
+    _end_streamed_call(state, out)
     if state.done:
         return
     _emit_grounding(state, out)

@@ -5,6 +5,8 @@ Non-streamed (``stream=False``: ``stream: false``, no ``stream_options``), the c
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable
 from typing import Any, Literal
@@ -20,7 +22,8 @@ from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
-from ..schema.events import Citation, FinishReason, LLMEvent, TextDelta, ToolCall, ToolResult
+from ..schema.events import Citation, FinishReason, LLMEvent, Media, TextDelta, ToolCall, ToolResult
+from ..schema.mime import sniff, sniff_base64
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
@@ -204,6 +207,27 @@ class _ExecutedTool(msgspec.Struct):
     search_results: dict[str, Any] | None = None
 
 
+class _ImageUrl(msgspec.Struct):
+    url: str = ""
+
+
+class _ImageOut(msgspec.Struct):
+    """An image the model produced (OpenRouter, Vercel AI Gateway: ``modalities: ["image"]``)."""
+
+    type: str = ""
+    image_url: _ImageUrl | None = None
+
+
+class _Audio(msgspec.Struct):
+    """Spoken output (``modalities: ["text", "audio"]``): base64 ``data`` (streamed in pieces, each
+    encoded on its own), the ``transcript`` of what is said, and an ``id`` later turns may cite."""
+
+    id: str | None = None
+    data: str | None = None
+    transcript: str | None = None
+    expires_at: int | None = None
+
+
 class _Delta(msgspec.Struct):
     content: str | None = None
     reasoning_content: str | None = None
@@ -213,6 +237,8 @@ class _Delta(msgspec.Struct):
     annotations: list[_Annotation] | None = None
     reasoning_details: list[Any] | None = None  # OpenRouter; kept as sent so it can round-trip
     executed_tools: list[_ExecutedTool] | None = None  # Groq compound
+    images: list[_ImageOut] | None = None
+    audio: _Audio | None = None
 
 
 class _Choice(msgspec.Struct):
@@ -266,10 +292,13 @@ _completion_decoder = msgspec.json.Decoder(_Completion)
 
 class ChatState(StreamState):
     __slots__ = (
+        "audio",
+        "audio_info",
         "blocks",
         "cited",
         "executed",
         "finish_reason",
+        "images",
         "name",
         "pending_citations",
         "quirks",
@@ -302,6 +331,9 @@ class ChatState(StreamState):
         self.web_seen: set[str] = set()  # GLM: search hits already surfaced
         self.cited: list[tuple[str | None, str | None]] = []  # (url, title) of url_citation annotations
         self.searched = False  # a web_search call was reported (else annotations imply one)
+        self.images = 0  # images produced so far (their media ids)
+        self.audio = bytearray()  # decoded audio pieces, reported whole as media at the finish
+        self.audio_info: dict[str, Any] = {}  # its id and expiry
 
 
 # 4. build_body ----------------------------------------------------------------------------------
@@ -614,6 +646,55 @@ def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
             _on_tool_delta(state, tool_delta, out)
     if delta.annotations:
         _on_annotations(state, delta.annotations, out)
+    if delta.images:
+        _on_images(state, delta.images, out)
+    if delta.audio is not None:
+        _on_audio(state, delta.audio, out)
+
+
+_DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w-]+=[^;,]*)*;base64,", re.ASCII)
+
+
+def _on_images(state: ChatState, images: list[_ImageOut], out: list[LLMEvent]) -> None:
+    """Each generated image (a ``data:`` URL, whole in one delta) becomes media; a plain URL is
+    not media the model produced in the response, so it is not reported as such."""
+    for image in images:
+        url = image.image_url.url if image.image_url is not None else ""
+        match = _DATA_URL.match(url)
+        if match is None:
+            continue
+        data = url[match.end() :]
+        mime = match.group(1) or sniff_base64(data) or "application/octet-stream"
+        out.append(Media(f"image-{state.images}", mime, data))
+        state.images += 1
+
+
+def _on_audio(state: ChatState, audio: _Audio, out: list[LLMEvent]) -> None:
+    """The transcript is the message's text; the audio pieces add up to one clip."""
+    if audio.transcript:
+        _on_text(state, audio.transcript, out)
+    if audio.data:
+        try:
+            state.audio += base64.b64decode(audio.data, validate=True)
+        except (binascii.Error, ValueError):
+            raise InvalidProviderOutputError(f"{state.name}: audio data is not base64") from None
+    for key, value in (("id", audio.id), ("expires_at", audio.expires_at)):
+        if value is not None:
+            state.audio_info[key] = value
+
+
+def _end_audio(state: ChatState, out: list[LLMEvent]) -> None:
+    """The whole clip as media: its type from its bytes (wav, mp3, flac, opus), else raw PCM
+    (``pcm16``, the format a streamed answer must use: 24 kHz, 16-bit little-endian, mono)."""
+    if not state.audio:
+        return
+    clip = bytes(state.audio)
+    state.audio = bytearray()
+    mime = sniff(clip) or "audio/pcm"
+    id = state.audio_info.get("id") or "audio-0"
+    out.append(
+        Media(id, mime, base64.b64encode(clip).decode("ascii"), {"openai": {"audio": state.audio_info}})
+    )
 
 
 def _on_text(state: ChatState, text: str, out: list[LLMEvent]) -> None:
@@ -840,6 +921,7 @@ def _block_at(state: ChatState, position: int | None) -> tuple[str, int]:
 
 def _finish(state: ChatState, out: list[LLMEvent]) -> None:
     _close_blocks(state, out)
+    _end_audio(state, out)
     for tool in state.tools.values():
         tool.finish(out)
     if state.pending_citations:

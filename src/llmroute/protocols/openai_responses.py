@@ -60,10 +60,12 @@ from ..schema.events import (
     Citation,
     FinishReason,
     LLMEvent,
+    Media,
     ReasoningDelta,
     TextDelta,
     ToolResult,
 )
+from ..schema.mime import sniff_base64
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
@@ -1207,6 +1209,21 @@ def _on_hosted_done(
     tool.finish(out, input=call_input)
     is_error = data.get("status") in ("failed", "incomplete") or bool(data.get("error"))
     out.append(ToolResult(item_id, name, result, is_error, True, {_OPENAI: meta}))
+    image = data.get("result") if kind == "image_generation_call" else None
+    if isinstance(image, str) and image:
+        out.append(_generated_image(item_id, image, data.get("output_format")))
+
+
+def _generated_image(item_id: str, image: str, output_format: Any) -> Media:
+    """An ``image_generation_call`` result as the media the model produced: the type its bytes
+    announce, else the one ``output_format`` names, else PNG (the tool's default format)."""
+    named = (
+        f"image/{'jpeg' if output_format == 'jpg' else output_format}"
+        if isinstance(output_format, str)
+        else None
+    )
+    mime = sniff_base64(image) or named or "image/png"
+    return Media(f"{item_id}:image", mime, image, {_OPENAI: {"item_id": item_id}})
 
 
 def _search_result(action: dict[str, Any]) -> SearchResult:

@@ -35,6 +35,7 @@ from .stream import EventStream
 if TYPE_CHECKING:
     from ..schema.response import StepResult
     from ..schema.tools import HostedTool, ToolDefinition
+    from ..tools.server import ServerTool
     from ..tools.structured import ObjectResponse, OutputType
     from ..tools.tool import Tool
 
@@ -180,7 +181,7 @@ class SyncClient:
         self,
         request: LLMRequest,
         *,
-        tools: Sequence[Tool | ToolDefinition | HostedTool] | None = None,
+        tools: Sequence[Tool | ToolDefinition | HostedTool | ServerTool] | None = None,
         stop_when: StopCondition | Sequence[StopCondition] | None = None,
         tool_execution: Literal["auto", "none"] = "auto",
         max_concurrency: int | None = None,
@@ -210,7 +211,7 @@ class SyncClient:
         self,
         request: LLMRequest,
         *,
-        tools: Sequence[Tool | ToolDefinition | HostedTool] | None = None,
+        tools: Sequence[Tool | ToolDefinition | HostedTool | ServerTool] | None = None,
         stop_when: StopCondition | Sequence[StopCondition] | None = None,
         tool_execution: Literal["auto", "none"] = "auto",
         max_concurrency: int | None = None,

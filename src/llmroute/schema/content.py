@@ -30,7 +30,8 @@ class TextPart(msgspec.Struct, frozen=True, tag="text", tag_field="type", omit_d
 
 
 class MediaPart(msgspec.Struct, frozen=True, tag="media", tag_field="type", omit_defaults=True):
-    """An image, document or audio input. ``data`` is raw bytes, a base64 string, or an http(s) URL."""
+    """An image, document or audio: an input, or in an assistant message media the model produced.
+    ``data`` is raw bytes, a base64 string, or an http(s) URL."""
 
     mime_type: str
     data: bytes | str
@@ -107,7 +108,7 @@ Part = (
     | ApprovalRequestPart
     | ApprovalResponsePart
 )
-AssistantPart = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | ApprovalRequestPart
+AssistantPart = TextPart | MediaPart | ReasoningPart | ToolCallPart | ToolResultPart | ApprovalRequestPart
 
 
 class Message(msgspec.Struct, frozen=True, omit_defaults=True):

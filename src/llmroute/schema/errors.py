@@ -12,6 +12,7 @@ from .usage import Usage
 __all__ = [
     "AuthenticationError",
     "ClientClosedError",
+    "ConfigError",
     "ContentPolicyError",
     "ContextOverflowError",
     "HttpContext",
@@ -92,6 +93,11 @@ class InvalidRequestError(LLMError):
     def __init__(self, message: str, *, param: str | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.param = param
+
+
+class ConfigError(InvalidRequestError):
+    """A configuration (server tool engines, gateway config file) is wrong; the message names the
+    bad path (``$.webSearch.engines[1].providerKey``)."""
 
 
 class ContextOverflowError(InvalidRequestError):

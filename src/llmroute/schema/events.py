@@ -8,10 +8,13 @@ them; streamed tool input ends with exactly one parsed ``tool-call``; hosted too
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from .errors import InvalidProviderOutputError
 from .usage import Usage
 
 __all__ = [
@@ -20,6 +23,7 @@ __all__ = [
     "Finish",
     "FinishReason",
     "LLMEvent",
+    "Media",
     "ProviderError",
     "ReasoningDelta",
     "ReasoningEnd",
@@ -204,6 +208,25 @@ class ProviderError(_Event, frozen=True, tag="provider-error"):
     provider_metadata: Meta = None
 
 
+class Media(_Event, frozen=True, tag="media"):
+    """A whole image or audio clip the model produced (Gemini inline data, a Responses
+    ``image_generation_call`` result): base64 ``data`` and its ``mime_type`` (read from the bytes
+    when the provider names none). It lands in the assistant message as a ``MediaPart``."""
+
+    type: ClassVar[Literal["media"]] = "media"
+    id: str
+    mime_type: str
+    data: str
+    provider_metadata: Meta = None
+
+    def to_bytes(self) -> bytes:
+        """The decoded payload; text that is not base64 is an ``InvalidProviderOutputError``."""
+        try:
+            return base64.b64decode(self.data, validate=True)
+        except (binascii.Error, ValueError):
+            raise InvalidProviderOutputError(f"media {self.id!r}: data is not base64") from None
+
+
 LLMEvent = (
     StepStart
     | StepFinish
@@ -220,6 +243,7 @@ LLMEvent = (
     | ToolResult
     | ToolError
     | Citation
+    | Media
     | ApprovalRequest
     | Finish
     | ProviderError

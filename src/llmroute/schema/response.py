@@ -9,6 +9,7 @@ import msgspec
 from .content import (
     ApprovalRequestPart,
     AssistantPart,
+    MediaPart,
     Message,
     ReasoningPart,
     TextPart,
@@ -21,6 +22,7 @@ from .events import (
     Finish,
     FinishReason,
     LLMEvent,
+    Media,
     ProviderError,
     ReasoningDelta,
     ReasoningEnd,
@@ -50,7 +52,7 @@ class StepResult(msgspec.Struct, frozen=True):
 
 class LLMResponse(msgspec.Struct, frozen=True):
     """What ``Client.generate`` returns. ``text``/``reasoning`` are the final step's; ``tool_calls``,
-    ``citations`` and ``usage`` cover every step."""
+    ``citations``, ``media`` and ``usage`` cover every step."""
 
     text: str
     reasoning: str
@@ -64,6 +66,7 @@ class LLMResponse(msgspec.Struct, frozen=True):
     text_blocks: dict[str, str]
     errors: tuple[ProviderError, ...]
     events: tuple[LLMEvent, ...]
+    media: tuple[Media, ...] = ()  # images / audio the model produced, in order
     complete: bool = True
     tool_errors: tuple[ToolError, ...] = ()
     """Failed local tool calls of every step; ``.exception`` holds what a handler raised."""
@@ -103,7 +106,7 @@ class ResponseBuilder:
     def __init__(self, keep_events: bool = True) -> None:
         self._keep_events = keep_events
         self.events: list[LLMEvent] = []
-        self._order: list[_Block | ToolCall | ToolResult | ApprovalRequest] = []
+        self._order: list[_Block | ToolCall | ToolResult | Media | ApprovalRequest] = []
         self._blocks: dict[str, _Block] = {}
         self._steps: list[StepResult] = []
         self._step_results: list[ToolResult] = []
@@ -111,6 +114,7 @@ class ResponseBuilder:
         self.tool_calls: list[ToolCall] = []
         self.tool_results: list[ToolResult] = []
         self.citations: list[Citation] = []
+        self.media: list[Media] = []
         self.approval_requests: list[ApprovalRequest] = []
         self.errors: list[ProviderError] = []
         self.tool_errors: list[ToolError] = []
@@ -162,6 +166,9 @@ class ResponseBuilder:
                 self._step_results.append(event)
         elif isinstance(event, Citation):
             self.citations.append(event)
+        elif isinstance(event, Media):
+            self.media.append(event)
+            self._order.append(event)
         elif isinstance(event, ApprovalRequest):
             self.approval_requests.append(event)
             self._order.append(event)
@@ -190,6 +197,8 @@ class ResponseBuilder:
                     parts.append(TextPart(text, item.metadata))
                 else:
                     parts.append(ReasoningPart(text, item.signature, item.encrypted, item.metadata))
+            elif isinstance(item, Media):
+                parts.append(MediaPart(item.mime_type, item.data, provider_metadata=item.provider_metadata))
             elif isinstance(item, ToolCall):
                 parts.append(
                     ToolCallPart(
@@ -252,6 +261,7 @@ class ResponseBuilder:
             text_blocks=self._current_text_blocks(),
             errors=tuple(self.errors),
             events=tuple(self.events),
+            media=tuple(self.media),
             complete=self.finished,
             tool_errors=tuple(self.tool_errors),
             approval_requests=tuple(self.approval_requests),

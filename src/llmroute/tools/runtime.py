@@ -16,6 +16,8 @@ is the sum of the steps'.
   ``__cause__``).
 - Provider-executed calls (hosted web search, code execution, ...) are never dispatched; they and
   their results stay in the assistant message carried into the next request.
+- Server tools (``tools.server.ServerTool``, e.g. the server-side ``web_search``) open a session
+  per chain that prepares each step's request and executes its own calls (see ``tools.server``).
 - Calls to schema-only tools (a ``ToolDefinition``, or a ``Tool`` without handler) and every call
   under ``tool_execution="none"`` are left to the caller: the loop stops after that step.
 - The next request is the previous one plus the step's assistant message (text, reasoning with
@@ -25,8 +27,9 @@ is the sum of the steps'.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
+from functools import partial
 from typing import Any, Literal
 
 import anyio
@@ -40,10 +43,19 @@ from ..schema.request import LLMRequest
 from ..schema.response import ResponseBuilder, StepResult
 from ..schema.tools import HostedTool, ToolDefinition, ToolSpec
 from ..schema.usage import Usage
+from .server import SERVER_STEPS, ServerTool, ServerToolSession
 from .stop import step_count_is
 from .tool import Tool, ToolFailure
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_MAX_STEPS", "ToolErrors", "dispatch", "execute_calls", "run_tools"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_MAX_STEPS",
+    "ToolErrors",
+    "dispatch",
+    "error_events",
+    "execute_calls",
+    "run_tools",
+]
 
 DEFAULT_CONCURRENCY = 10
 DEFAULT_MAX_STEPS = 20  # model calls per run when no ``stop_when`` is given
@@ -53,12 +65,15 @@ ToolErrors = Literal["return", "raise"]
 StopWhen = Callable[[StepResult], bool] | Sequence[Callable[[StepResult], bool]] | None
 
 
-def _registry(tools: Iterable[Any]) -> tuple[dict[str, Tool], list[ToolSpec]]:
-    """Executable tools by name, and every spec to advertise (in order)."""
+def _registry(tools: Iterable[Any]) -> tuple[dict[str, Tool], list[ToolSpec], list[ServerTool]]:
+    """Executable tools by name, every spec to advertise (in order), and the server tools."""
     registry: dict[str, Tool] = {}
     specs: list[ToolSpec] = []
+    servers: list[ServerTool] = []
     for item in tools:
-        if isinstance(item, Tool):
+        if isinstance(item, ServerTool):
+            servers.append(item)
+        elif isinstance(item, Tool):
             if item.executable:
                 registry[item.name] = item
             specs.append(item.definition)
@@ -69,7 +84,7 @@ def _registry(tools: Iterable[Any]) -> tuple[dict[str, Tool], list[ToolSpec]]:
                 f"tools: not a tool: {type(item).__name__} (use llmroute.tool, a ToolDefinition or a hosted tool)",
                 param="tools",
             )
-    return registry, specs
+    return registry, specs, servers
 
 
 def _with_tools(request: LLMRequest, specs: Sequence[ToolSpec]) -> LLMRequest:
@@ -89,7 +104,8 @@ def _with_tools(request: LLMRequest, specs: Sequence[ToolSpec]) -> LLMRequest:
     return msgspec.structs.replace(request, tools=kept + tuple(specs))
 
 
-def _error(call: ToolCall, message: str, exception: BaseException | None = None) -> list[LLMEvent]:
+def error_events(call: ToolCall, message: str, exception: BaseException | None = None) -> list[LLMEvent]:
+    """A recoverable failure of ``call``: a ``tool-error`` event and the error result the model reads."""
     meta = call.provider_metadata
     return [
         ToolError(call.id, call.name, message, meta, exception),
@@ -103,36 +119,36 @@ async def dispatch(tools: Mapping[str, Tool], call: ToolCall, *, errors: ToolErr
     tool = tools.get(call.name)
     if tool is None:
         known = ", ".join(sorted(tools)) or "none"
-        return _error(call, f"Unknown tool: {call.name} (available: {known})")
+        return error_events(call, f"Unknown tool: {call.name} (available: {known})")
     try:
         result = await tool.invoke(tool.parse(call.input))
     except ToolFailure as exc:
-        return _error(call, exc.message, exc)
+        return error_events(call, exc.message, exc)
     except Exception as exc:
         text = redact_text(f"{type(exc).__name__}: {exc}")
         if errors == "raise":
             raise ToolExecutionError(f"tool {call.name} raised {text}") from exc
-        return _error(call, f"Tool {call.name} failed: {text}", exc)
+        return error_events(call, f"Tool {call.name} failed: {text}", exc)
     return [ToolResult(call.id, call.name, result, False, False, call.provider_metadata)]
 
 
+Runner = Callable[[ToolCall], Awaitable[Sequence[LLMEvent]]]
+
+
 async def _dispatch_all(
-    tools: Mapping[str, Tool],
-    calls: Sequence[ToolCall],
-    limiter: anyio.CapacityLimiter,
-    errors: ToolErrors = "return",
+    run_call: Runner, calls: Sequence[ToolCall], limiter: anyio.CapacityLimiter
 ) -> list[LLMEvent]:
     if len(calls) == 1:
         async with limiter:
-            return await dispatch(tools, calls[0], errors=errors)
-    results: list[list[LLMEvent]] = [[] for _ in calls]
+            return list(await run_call(calls[0]))
+    results: list[Sequence[LLMEvent]] = [[] for _ in calls]
     failures: list[Exception] = []
 
     async def run(i: int, call: ToolCall) -> None:
         try:
             async with limiter:
-                results[i] = await dispatch(tools, call, errors=errors)
-        except Exception as exc:  # tool_errors="raise": stop the others, fail the stream
+                results[i] = await run_call(call)
+        except Exception as exc:  # tool_errors="raise" (or a server tool failing): stop the others, fail the stream
             failures.append(exc)
             tg.cancel_scope.cancel()
 
@@ -153,12 +169,12 @@ async def execute_calls(
 ) -> list[LLMEvent]:
     """Run tool calls outside the loop (e.g. calls left pending in a stored history), concurrently;
     events in call order. Provider-executed calls are skipped."""
-    registry, _ = _registry(tools)
+    registry, _, _ = _registry(tools)
     local = [c for c in calls if not c.provider_executed]
     if not local:
         return []
     limiter = anyio.CapacityLimiter(max_concurrency or DEFAULT_CONCURRENCY)
-    return await _dispatch_all(registry, local, limiter, tool_errors)
+    return await _dispatch_all(partial(dispatch, registry, errors=tool_errors), local, limiter)
 
 
 def _conditions(stop_when: StopWhen) -> list[Callable[[StepResult], bool]]:
@@ -180,17 +196,28 @@ async def run_tools(
     tool_errors: ToolErrors = "return",
 ) -> AsyncGenerator[list[LLMEvent], None]:
     """The multi-step loop as batches of events (see the module docstring)."""
-    registry, specs = _registry(tools)
+    registry, specs, servers = _registry(tools)
     request = _with_tools(request, specs)
+    sessions = [server.session(ctx, request) for server in servers]
+    owners: dict[str, ServerToolSession] = {name: s for s in sessions for name in s.names}
     conditions = _conditions(stop_when)
     limiter = anyio.CapacityLimiter(max_concurrency or DEFAULT_CONCURRENCY)
+
+    async def run_call(call: ToolCall) -> Sequence[LLMEvent]:
+        owner = owners.get(call.name)
+        return await (owner.execute(call) if owner is not None else dispatch(registry, call, errors=tool_errors))
+
     total: Usage | None = None
     index = 0
     executed: set[str] = set()  # call ids already run: a call the provider repeats never runs twice
+    server_steps = 0
     while True:
+        step_request = request
+        for session in sessions:
+            step_request = session.prepare(step_request)
         builder = ResponseBuilder(keep_events=False)
         finish: StepFinish | None = None
-        async with aclosing(run_step(ctx, request, index)) as batches:
+        async with aclosing(run_step(ctx, step_request, index)) as batches:
             async for batch in batches:
                 if batch and type(batch[-1]) is StepFinish:
                     finish = batch.pop()  # type: ignore[assignment]
@@ -205,13 +232,15 @@ async def run_tools(
         for call in calls:
             if call.id in executed:
                 continue
-            if tool_execution == "auto" and (call.name in registry or not _declared(request, call.name)):
+            if call.name in owners or (
+                tool_execution == "auto" and (call.name in registry or not _declared(step_request, call.name))
+            ):
                 runnable.append(call)  # unknown names are dispatched so the model hears about them
                 executed.add(call.id)
             else:
                 pending = True
         if runnable:
-            results = await _dispatch_all(registry, runnable, limiter, tool_errors)
+            results = await _dispatch_all(run_call, runnable, limiter)
             for event in results:
                 builder.add(event)
             yield results
@@ -220,7 +249,13 @@ async def run_tools(
         if finish.usage is not None:
             total = finish.usage if total is None else total + finish.usage
         step = builder.build()
+        for session in sessions:
+            session.step_finished(step.steps[-1])
+        server_only = bool(runnable) and all(c.name in owners for c in runnable)
+        server_steps += server_only
         if not runnable or pending or any(c(step.steps[-1]) for c in conditions):
+            break
+        if stop_when is None and server_only and server_steps > SERVER_STEPS:  # server tools' own cap
             break
         request = msgspec.structs.replace(request, messages=request.messages + step.messages)
         index += 1

@@ -1,10 +1,11 @@
 """Cited answers by construction: ``render_cited(answer)`` writes ``[Source](url)`` after each cited
 span and a final ``## Sources`` list, both from the grounding itself, so no URL in the result was
-typed by a model. The result always passes ``check_citations(result, allowed_urls=<the grounding's
-URLs>)``.
+typed by a model. Every cited result passes ``check_citations(result, allowed_urls=<the grounding's
+URLs>)`` (a blank answer is ``NO_RESULTS``, which passes once ``searched`` is at least 1).
 
-How: the model's text is sanitised and neutralised first (``markdown.neutralize``: its own links,
-HTML and any ``## Sources`` line are escaped, so nothing it typed can pose as a citation or hide
+How: a cited span that is nothing but the model's own link to the cited URL (OpenAI's
+``([site](url))``) is replaced by the citation; the model's text is sanitised and neutralised (``markdown.neutralize``: its own links,
+HTML are escaped and a ``## Sources`` line disarmed, so nothing it typed can pose as a citation or hide
 one); each citation is then placed where it renders as a link: after trailing whitespace is
 skipped back, never inside a code span, fence, backslash or backtick run (it moves to their end), and
 as its own paragraph after a fenced block. Sources whose URL could not be cited safely (not http(s),
@@ -14,6 +15,7 @@ text but nothing citable is ``UngroundedAnswerError``: no unsourced answer is ev
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -79,6 +81,40 @@ def _sanitized(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
+# A span that is nothing but the model's own link, maybe in parentheses: OpenAI's ``([site](url))``.
+_MODEL_LINK: Final = re.compile(r"\(?\[[^\[\]\n]*\]\(([^\s()]*(?:\([^\s()]*\)[^\s()]*)*)\)\)?")
+
+
+def _drop_model_links(text: str, citations: list[CitedSpan], url_of: dict[int, str]) -> tuple[str, list[int]]:
+    """``text`` without the cited spans that are only the model's link to a URL the span cites (the
+    citation takes their place, so the URL shown is the grounding's), and where each position
+    ``0..len(text)`` lands (a dropped span's positions land where it was)."""
+    cuts: list[tuple[int, int]] = []
+    for c in sorted(citations, key=lambda c: (c.start or 0, c.end or 0)):
+        if c.start is None or c.end is None or c.end <= c.start or (cuts and c.start < cuts[-1][1]):
+            continue
+        link = _MODEL_LINK.fullmatch(text, c.start, c.end)
+        if link is not None and url_key(link.group(1)) in {url_key(url_of[i]) for i in c.sources}:
+            start = c.start  # with the spaces before it: the citation brings its own
+            while start > (cuts[-1][1] if cuts else 0) and text[start - 1] in " \t":
+                start -= 1
+            cuts.append((start, c.end))
+    if not cuts:
+        return text, list(range(len(text) + 1))
+    out: list[str] = []
+    where: list[int] = []
+    prev = removed = 0
+    for a, b in cuts:
+        out.append(text[prev:a])
+        where.extend(range(prev - removed, a - removed))
+        where.extend([a - removed] * (b - a))
+        removed += b - a
+        prev = b
+    out.append(text[prev:])
+    where.extend(range(prev - removed, len(text) + 1 - removed))
+    return "".join(out), where
+
+
 def render_cited(answer: GroundedAnswer) -> str:
     """The answer as Markdown with ``[Source](url)`` citations and a final ``## Sources`` list.
 
@@ -111,7 +147,8 @@ def render_cited(answer: GroundedAnswer) -> str:
         citations = [CitedSpan(whole, whole, tuple(url_of))]
     groups = marker_groups(msgspec.structs.replace(answer, citations=tuple(citations)))
 
-    clean, to_clean = _sanitized(answer.text)
+    bare, to_bare = _drop_model_links(answer.text, citations, url_of)
+    clean, to_clean = _sanitized(bare)
     text, to_text = neutralize(clean, SOURCES_HEADING)
     parsed = scan(text)
     if parsed.unclosed:
@@ -123,7 +160,7 @@ def render_cited(answer: GroundedAnswer) -> str:
     placed: dict[int, list[str]] = {}
     block_at: set[int] = set()
     for pos, indices in groups:
-        p, block = _place(text, to_text[to_clean[pos]], regions, starts)
+        p, block = _place(text, to_text[to_clean[to_bare[pos]]], regions, starts)
         urls = placed.setdefault(p, [])
         for i in indices:
             if url_of[i] not in urls:
@@ -140,7 +177,10 @@ def render_cited(answer: GroundedAnswer) -> str:
     body = splice(text, inserts).rstrip()
 
     cited = list(dict.fromkeys(u for p in sorted(placed) for u in placed[p]))
-    title_of = {url_of[n]: s.title for n, s in reversed(list(enumerate(answer.sources))) if n in url_of}
+    title_of: dict[str, str] = {}  # the first non-blank title among the sources sharing a URL
+    for n, source in enumerate(answer.sources):
+        if n in url_of and source.title and source.title.strip():
+            title_of.setdefault(url_of[n], source.title)
     entries = "\n".join(f"- [{_title(title_of.get(u), u)}]({u})" for u in cited)
     rendered = f"{body}\n\n{SOURCES_HEADING}\n\n{entries}\n"
     report = check_citations(rendered, allowed_urls=[s.url for s in answer.sources if s.url])

@@ -343,15 +343,17 @@ def _parse_link(text: str, i: int, b: int) -> Link | None:
     return Link(i, rest.end(), label, text[j:k])
 
 
-_LIVE_CHARS: Final = re.compile(r"[\[\]<>]")
+# Every link and image needs "[" and "]", every tag, comment and autolink "<"; ">" is left alone
+# (escaping one that opens a line would turn a block quote into text and change the blocks).
+_LIVE_CHARS: Final = re.compile(r"[\[\]<]")
 
 
 def neutralize(text: str, heading: str) -> tuple[str, list[int]]:
-    """``text`` with every unescaped ``[``, ``]``, ``<`` and ``>`` outside code backslash-escaped (no
-    link, image, autolink or HTML a model typed stays live; the rendered text looks the same), and
-    any line that is exactly ``heading`` escaped too. Also returns where each original position
-    ``0..len(text)`` is in the result (before an escape added there: an insertion at the mapped
-    position lands where it would have in ``text``)."""
+    """``text`` with every unescaped ``[``, ``]`` and ``<`` outside code backslash-escaped (no link,
+    image, autolink or HTML a model typed stays live; the rendered text looks the same), and a colon
+    after any line that is exactly ``heading`` (the block is unchanged, the line no longer matches).
+    Also returns where each original position ``0..len(text)`` is in the result (before a character
+    added there: an insertion at the mapped position lands where it would have in ``text``)."""
     regions = scan(text, html=False).regions
     starts = [g.start for g in regions]
 
@@ -360,27 +362,32 @@ def neutralize(text: str, heading: str) -> tuple[str, list[int]]:
         return regions[r] if r >= 0 and i < regions[r].end else None
 
     escape = {m.start() for m in _LIVE_CHARS.finditer(text) if region_at(m.start()) is None}
+    heading_ends: list[int] = []
     for start, _, line in lines(text):
         where_in = region_at(start)
         if where_in is not None and where_in.block:
             continue
-        if line.rstrip("\r\n") == heading:
-            escape.add(start)
+        if line.rstrip() == heading:  # trailing whitespace may be stripped later: disarm it too
+            # a colon after it: still the same heading block, no longer exactly ``heading`` (a space
+            # would not survive a strip)
+            heading_ends.append(start + len(heading))
         elif line.lstrip(" ").startswith("<") and len(line) - len(line.lstrip(" ")) <= 3:
             # A line opening with "<" may start an HTML block, which ends a paragraph and so any
             # code span that seemed to run through it: escape it even there.
             escape.add(start + len(line) - len(line.lstrip(" ")))
-    escape_at = sorted(i for i in escape if not _escaped(text, i, 0))
+    inserts = sorted(
+        [(i, "\\") for i in escape if not _escaped(text, i, 0)] + [(i, ":") for i in heading_ends]
+    )
     out: list[str] = []
     prev = 0
-    for pos in escape_at:
-        out += (text[prev:pos], "\\")
+    for pos, char in inserts:
+        out += (text[prev:pos], char)
         prev = pos
     out.append(text[prev:])
-    where: list[int] = []  # position i moves right by the number of escapes before it
+    where: list[int] = []  # position i moves right by the number of insertions before it
     prev = 0
-    for m, pos in enumerate(escape_at):
+    for m, (pos, _) in enumerate(inserts):
         where.extend(range(prev + m, pos + 1 + m))
         prev = pos + 1
-    where.extend(range(prev + len(escape_at), len(text) + 1 + len(escape_at)))
+    where.extend(range(prev + len(inserts), len(text) + 1 + len(inserts)))
     return "".join(out), where

@@ -53,7 +53,7 @@ def test_model_typed_links_html_and_heading_are_neutralised() -> None:
     _ok(answer, out)
     report = check_citations(out)
     assert report.inline_urls == (A,) and report.source_urls == (A,)
-    assert f"\\[Source\\]({EVIL})" in out and "\\<a href=" in out and "\\## Sources" in out
+    assert f"\\[Source\\]({EVIL})" in out and "\\<a href=" in out and "\n## Sources:\n" in out
 
 
 def test_citations_move_out_of_code_and_fences() -> None:
@@ -98,13 +98,30 @@ def test_uncitable_sources_are_dropped_and_duplicates_listed_once() -> None:
         ("https://ok.test/a b", "space"),
         ("https://ok.test/`x`", "backtick"),
         (A, None),
-        (A + ".", "A again"),  # the same URL by the contract's comparison
+        (A + ".", " "),  # the same URL by the contract's comparison, a blank title
+        (A, "A's title"),  # the first real title of that URL wins
         (None, "no url"),
     ]
-    answer = _answer("Claim.", [(0, 6, [0, 1, 2, 3, 4, 5, 6])], sources=sources)
+    answer = _answer("Claim.", [(0, 6, [0, 1, 2, 3, 4, 5, 6, 7])], sources=sources)
     out = render_cited(answer)
     _ok(answer, out)
-    assert out == f"Claim. [Source]({A})\n\n## Sources\n\n- [a.test]({A})\n"
+    assert out == f"Claim. [Source]({A})\n\n## Sources\n\n- [A's title]({A})\n"
+
+
+def test_a_span_that_is_only_the_models_link_to_the_cited_url_is_replaced() -> None:
+    text = f"A lapse. ([techcrunch.com]({A})) A suit ([b.test]({B})) and ([other](https://other.test/))."
+    first = (text.index("(["), text.index(")) ") + 2)
+    second = (text.index("([b"), text.index(")) and") + 2)
+    third = (text.index("([o"), len(text) - 1)
+    answer = _answer(text, [(*first, [0]), (*second, [0]), (*third, [1])])
+    out = render_cited(answer)
+    _ok(answer, out)
+    # the first span links to its cited URL: replaced; the second links elsewhere and the third to an
+    # uncited URL: kept, escaped, cited after
+    assert out.startswith(
+        f"A lapse. [Source]({A}) A suit (\\[b.test\\]({B})) [Source]({A}) and "
+        f"(\\[other\\](https://other.test/)) [Source]({B}).\n\n## Sources"
+    )
 
 
 def test_titles_are_sanitised_and_escaped() -> None:
@@ -135,7 +152,7 @@ def test_blank_answers_and_ungrounded_answers() -> None:
 
 ALPHABET = st.sampled_from(
     ["a", "é", "🗼", " ", "\n", "\n\n", "`", "```", "~~~", "\\", "[", "]", "(", ")", "<", ">", "!", "#", "## Sources",
-     "- ", "1. ", "<div>", "<!--", "-->", "[Source](https://evil.test/)", "\x1b[1m", "\t", "*", "|", "https://c.test/"]
+     "- ", "1. ", f"([a]({A}))", "<div>", "<!--", "-->", "[Source](https://evil.test/)", "\x1b[1m", "\t", "*", "|", "https://c.test/"]
 )  # fmt: skip
 URLS = st.sampled_from(
     [A, B, "https://c.test/", "https://d.test/p?q=1&r=(2)", "http://e.test", "ftp://x.test"]

@@ -1,0 +1,365 @@
+"""OpenAI Chat Completions on the gateway's side of the wire: a client's request body to an
+``LLMRequest``, and the events of a run back to a ``chat.completion`` or its chunks.
+
+The gateway's own server tools (``web_search``) never reach the client: their calls and results are
+left out of responses (streamed, they show as SSE comments). Text streams from every step; a
+non-streamed answer is the final step's text.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import time
+import uuid
+from collections.abc import Collection
+from typing import Any, Literal
+
+import msgspec
+
+from ..schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..schema.errors import InvalidRequestError
+from ..schema.events import FinishReason, ToolCall
+from ..schema.options import GenerationOptions
+from ..schema.request import LLMRequest, OutputSchema
+from ..schema.response import LLMResponse
+from ..schema.tools import ToolChoice, ToolDefinition
+from ..schema.usage import Usage
+from .decode import decode_body
+
+__all__ = [
+    "ChatRequest",
+    "completion",
+    "decode_request",
+    "finish_reason",
+    "new_id",
+    "to_llm_request",
+    "usage",
+]
+
+
+# -- the client's request --------------------------------------------------------------------------
+
+
+class _ImageUrl(msgspec.Struct, frozen=True):
+    url: str
+    detail: str | None = None
+
+
+class _InputAudio(msgspec.Struct, frozen=True):
+    data: str
+    format: str
+
+
+class _ContentPart(msgspec.Struct, frozen=True):
+    type: str
+    text: str | None = None
+    image_url: _ImageUrl | None = None
+    input_audio: _InputAudio | None = None
+
+
+class _Function(msgspec.Struct, frozen=True):
+    name: str
+    arguments: str = ""
+
+
+class _ToolCallIn(msgspec.Struct, frozen=True):
+    id: str
+    function: _Function
+    type: str = "function"
+
+
+class _MessageIn(msgspec.Struct, frozen=True):
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[_ContentPart] | None = None
+    name: str | None = None
+    tool_calls: list[_ToolCallIn] | None = None
+    tool_call_id: str | None = None
+    reasoning_content: str | None = None
+
+
+class _FunctionDef(msgspec.Struct, frozen=True):
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+class _ToolIn(msgspec.Struct, frozen=True):
+    function: _FunctionDef
+    type: Literal["function"] = "function"
+
+
+class _NamedFunction(msgspec.Struct, frozen=True):
+    name: str
+
+
+class _NamedChoice(msgspec.Struct, frozen=True):
+    function: _NamedFunction
+    type: str = "function"
+
+
+class _JsonSchema(msgspec.Struct, frozen=True):
+    name: str
+    schema: dict[str, Any] = msgspec.field(default_factory=dict[str, Any])
+    description: str | None = None
+    strict: bool | None = None
+
+
+class _ResponseFormat(msgspec.Struct, frozen=True):
+    type: Literal["text", "json_schema", "json_object"]
+    json_schema: _JsonSchema | None = None
+
+
+class _StreamOptions(msgspec.Struct, frozen=True):
+    include_usage: bool = False
+
+
+class ChatRequest(msgspec.Struct, frozen=True):
+    """The fields of ``POST /v1/chat/completions`` the gateway honours; others are ignored."""
+
+    model: str
+    messages: list[_MessageIn]
+    stream: bool = False
+    stream_options: _StreamOptions | None = None
+    tools: list[_ToolIn] | None = None
+    tool_choice: str | _NamedChoice | None = None
+    max_tokens: int | None = None
+    max_completion_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    seed: int | None = None
+    stop: str | list[str] | None = None
+    n: int | None = None
+    response_format: _ResponseFormat | None = None
+
+
+_decoder = msgspec.json.Decoder(ChatRequest)
+
+
+def decode_request(body: bytes) -> ChatRequest:
+    return decode_body(_decoder, body)
+
+
+def to_llm_request(chat: ChatRequest, model: Any) -> LLMRequest:
+    if chat.n not in (None, 1):
+        raise InvalidRequestError("n: only one choice per request is supported", code="unsupported_parameter")
+    system: list[TextPart] = []
+    messages: list[Message] = []
+    names: dict[str, str] = {}  # tool call id -> tool name, for the tool messages that answer them
+    for i, message in enumerate(chat.messages):
+        role = message.role
+        if role in ("system", "developer"):
+            parts = tuple(TextPart(t) for t in _texts(message, i))
+            if messages:
+                messages.append(Message("system", parts))
+            else:
+                system.extend(parts)
+        elif role == "user":
+            messages.append(Message("user", _user_parts(message, i)))
+        elif role == "assistant":
+            messages.append(Message("assistant", _assistant_parts(message, i, names)))
+        else:
+            if not message.tool_call_id:
+                raise InvalidRequestError(f"messages[{i}].tool_call_id: required on a tool message")
+            result = "\n".join(_texts(message, i))
+            part = ToolResultPart(
+                message.tool_call_id, names.get(message.tool_call_id, message.name or ""), result
+            )
+            if messages and messages[-1].role == "tool":
+                messages[-1] = Message("tool", (*messages[-1].content, part))
+            else:
+                messages.append(Message("tool", (part,)))
+    stop = chat.stop
+    generation = GenerationOptions(
+        max_tokens=chat.max_completion_tokens if chat.max_completion_tokens is not None else chat.max_tokens,
+        temperature=chat.temperature,
+        top_p=chat.top_p,
+        frequency_penalty=chat.frequency_penalty,
+        presence_penalty=chat.presence_penalty,
+        seed=chat.seed,
+        stop=(stop,) if isinstance(stop, str) else (tuple(stop) if stop else None),
+    )
+    return LLMRequest(
+        model=model,
+        system=tuple(system),
+        messages=tuple(messages),
+        tools=tuple(
+            ToolDefinition(
+                t.function.name,
+                t.function.description,
+                t.function.parameters or {"type": "object", "properties": {}},
+                t.function.strict,
+            )
+            for t in chat.tools or ()
+        ),
+        tool_choice=_tool_choice(chat.tool_choice),
+        generation=generation,
+        output_schema=_output_schema(chat.response_format),
+    )
+
+
+def _texts(message: _MessageIn, i: int) -> list[str]:
+    content = message.content
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [content]
+    out: list[str] = []
+    for j, part in enumerate(content):
+        if part.type != "text" or part.text is None:
+            raise InvalidRequestError(f"messages[{i}].content[{j}]: only text parts are allowed here")
+        out.append(part.text)
+    return out
+
+
+def _user_parts(message: _MessageIn, i: int) -> tuple[Part, ...]:
+    content = message.content
+    if content is None:
+        return ()
+    if isinstance(content, str):
+        return (TextPart(content),)
+    parts: list[Part] = []
+    for j, part in enumerate(content):
+        if part.type == "text" and part.text is not None:
+            parts.append(TextPart(part.text))
+        elif part.type == "image_url" and part.image_url is not None:
+            parts.append(image_part(part.image_url.url, f"messages[{i}].content[{j}].image_url.url"))
+        elif part.type == "input_audio" and part.input_audio is not None:
+            parts.append(MediaPart(f"audio/{part.input_audio.format}", part.input_audio.data))
+        else:
+            raise InvalidRequestError(f"messages[{i}].content[{j}]: unsupported content part {part.type!r}")
+    return tuple(parts)
+
+
+def image_part(url: str, where: str) -> MediaPart:
+    if url.startswith("data:"):
+        header, sep, data = url.partition(",")
+        mime = header[5:].split(";", 1)[0]
+        if not sep or not header.endswith(";base64") or not mime or not data:
+            raise InvalidRequestError(f"{where}: a data URL must be data:<mime>;base64,<data>")
+        return MediaPart(mime, data)
+    if url.startswith(("http://", "https://")):
+        guessed, _ = mimetypes.guess_type(url.split("?", 1)[0])
+        return MediaPart(guessed if guessed and guessed.startswith("image/") else "image/jpeg", url)
+    raise InvalidRequestError(f"{where}: an image must be an http(s) or data URL")
+
+
+def _assistant_parts(message: _MessageIn, i: int, names: dict[str, str]) -> tuple[Part, ...]:
+    parts: list[Part] = []
+    if message.reasoning_content:
+        parts.append(ReasoningPart(message.reasoning_content))
+    parts.extend(TextPart(t) for t in _texts(message, i) if t)
+    for j, call in enumerate(message.tool_calls or ()):
+        try:
+            arguments: Any = msgspec.json.decode(call.function.arguments or "{}")
+        except msgspec.DecodeError:
+            raise InvalidRequestError(
+                f"messages[{i}].tool_calls[{j}].function.arguments: not valid JSON"
+            ) from None
+        names[call.id] = call.function.name
+        parts.append(ToolCallPart(call.id, call.function.name, arguments))
+    return tuple(parts)
+
+
+def _tool_choice(choice: str | _NamedChoice | None) -> ToolChoice | None:
+    if choice is None:
+        return None
+    if isinstance(choice, _NamedChoice):
+        return ToolChoice.named(choice.function.name)
+    if choice not in ("auto", "none", "required"):
+        raise InvalidRequestError(
+            f"tool_choice: expected auto, none, required or a named function, got {choice!r}"
+        )
+    return ToolChoice.parse(choice)
+
+
+def _output_schema(fmt: _ResponseFormat | None) -> OutputSchema | None:
+    if fmt is None or fmt.type == "text":
+        return None
+    if fmt.type == "json_object" or fmt.json_schema is None:
+        raise InvalidRequestError(
+            "response_format: only json_schema (with a json_schema object) is supported",
+            code="unsupported_parameter",
+        )
+    spec = fmt.json_schema
+    return OutputSchema(
+        spec.name, spec.schema, spec.description, True if spec.strict is None else spec.strict
+    )
+
+
+# -- the answer ------------------------------------------------------------------------------------
+
+_FINISH: dict[str, str] = {
+    "stop": "stop",
+    "length": "length",
+    "tool-calls": "tool_calls",
+    "content-filter": "content_filter",
+}
+
+
+def finish_reason(reason: FinishReason) -> str:
+    return _FINISH.get(reason, "stop")
+
+
+def new_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"
+
+
+def usage(value: Usage | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    prompt = value.input_tokens or 0
+    completion_tokens = value.output_tokens or 0
+    out: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt + completion_tokens,
+    }
+    if value.cache_read_tokens is not None:
+        out["prompt_tokens_details"] = {"cached_tokens": value.cache_read_tokens}
+    if value.reasoning_tokens is not None:
+        out["completion_tokens_details"] = {"reasoning_tokens": value.reasoning_tokens}
+    return out
+
+
+def tool_call(call: ToolCall | ToolCallPart, index: int | None = None) -> dict[str, Any]:
+    arguments = call.input if isinstance(call.input, str) else msgspec.json.encode(call.input).decode()
+    out: dict[str, Any] = {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": arguments},
+    }
+    if index is not None:
+        out["index"] = index
+    return out
+
+
+def completion(response: LLMResponse, model: str, hidden: Collection[str]) -> dict[str, Any]:
+    """A ``chat.completion`` from the final step; calls to ``hidden`` (server) tools left out."""
+    calls = [
+        p
+        for p in response.message.content
+        if isinstance(p, ToolCallPart) and not p.provider_executed and p.name not in hidden
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": response.text or (None if calls else "")}
+    if response.reasoning:
+        message["reasoning_content"] = response.reasoning
+    if calls:
+        message["tool_calls"] = [tool_call(c) for c in calls]
+    return {
+        "id": new_id(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": finish_reason(response.finish_reason),
+                "logprobs": None,
+            }
+        ],
+        "usage": usage(response.usage),
+    }

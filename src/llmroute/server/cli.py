@@ -1,0 +1,50 @@
+"""``llmroute serve --config gateway.json --host 127.0.0.1 --port 8080``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+__all__ = ["add_parser"]
+
+
+def add_parser(subparsers: Any) -> None:
+    serve = subparsers.add_parser(
+        "serve", help="run the OpenAI-compatible gateway (needs llmroute[server])", description=__doc__
+    )
+    serve.add_argument("--config", required=True, help="gateway JSON config file")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    serve.set_defaults(run=_serve)
+
+
+def _serve(args: argparse.Namespace, out: TextIO) -> int:
+    from ..schema.errors import ConfigError
+    from .config import load
+
+    try:
+        gateway = load(args.config)
+    except ConfigError as exc:
+        print(f"llmroute serve: {exc}", file=sys.stderr)
+        return 2
+    try:
+        import uvicorn
+
+        from .app import create_app
+    except ImportError as exc:
+        print(
+            f"llmroute serve: the server extra is missing ({exc.name}); pip install 'llmroute[server]'",
+            file=sys.stderr,
+        )
+        return 2
+    public = ", ".join(gateway.public)
+    out.write(f"llmroute gateway on http://{args.host}:{args.port}/v1 (models: {public})\n")
+    out.flush()
+    uvicorn.run(
+        create_app(gateway), host=args.host, port=args.port, log_level=args.log_level, access_log=False
+    )
+    return 0

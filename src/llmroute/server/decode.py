@@ -1,0 +1,23 @@
+"""Request bodies in: one decoder per endpoint, one way to turn a bad body into a typed error."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import msgspec
+
+from ..schema.errors import InvalidRequestError
+
+__all__ = ["decode_body"]
+
+T = TypeVar("T")
+
+
+def decode_body(decoder: msgspec.json.Decoder[T], body: bytes) -> T:
+    """Parse and validate; ``InvalidRequestError`` names the bad field (``$.messages[0].role``)."""
+    try:
+        return decoder.decode(body)
+    except msgspec.ValidationError as exc:
+        raise InvalidRequestError(f"invalid request: {exc}", code="invalid_request") from None
+    except msgspec.DecodeError:
+        raise InvalidRequestError("invalid request: the body is not valid JSON", code="invalid_json") from None

@@ -1,0 +1,298 @@
+"""OpenAI Responses (``POST /v1/responses``) on the gateway's side of the wire: the client's request
+to an ``LLMRequest``, and a run's events back to a ``response`` object or its streamed events.
+
+Stateless like the rest of the gateway: ``previous_response_id`` and stored conversations are
+refused; the client sends the whole input. Function tools pass through; the gateway's server tools
+(``web_search``) never reach the client.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Collection
+from typing import Any, Literal
+
+import msgspec
+
+from ..schema.content import Message, Part, TextPart, ToolCallPart, ToolResultPart
+from ..schema.errors import InvalidRequestError
+from ..schema.events import FinishReason
+from ..schema.options import GenerationOptions
+from ..schema.request import LLMRequest, OutputSchema
+from ..schema.response import LLMResponse
+from ..schema.tools import ToolChoice, ToolDefinition
+from ..schema.usage import Usage
+from .chat import image_part
+from .decode import decode_body
+
+__all__ = ["ResponsesRequest", "decode_request", "response_object", "to_llm_request", "usage"]
+
+
+class _InputPart(msgspec.Struct, frozen=True):
+    type: str
+    text: str | None = None
+    image_url: str | None = None
+
+
+class _Item(msgspec.Struct, frozen=True):
+    """A message (``role`` + ``content``), a ``function_call`` or a ``function_call_output``."""
+
+    type: str = "message"
+    role: Literal["system", "developer", "user", "assistant"] | None = None
+    content: str | list[_InputPart] | None = None
+    call_id: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+    output: str | None = None
+
+
+class _Tool(msgspec.Struct, frozen=True):
+    type: str
+    name: str | None = None
+    description: str = ""
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+class _Format(msgspec.Struct, frozen=True):
+    type: Literal["text", "json_schema", "json_object"]
+    name: str | None = None
+    schema: dict[str, Any] | None = None
+    description: str | None = None
+    strict: bool | None = None
+
+
+class _Text(msgspec.Struct, frozen=True):
+    format: _Format | None = None
+
+
+class _NamedTool(msgspec.Struct, frozen=True):
+    type: str
+    name: str
+
+
+class ResponsesRequest(msgspec.Struct, frozen=True):
+    """The fields of ``POST /v1/responses`` the gateway honours; others are ignored."""
+
+    model: str
+    input: str | list[_Item]
+    instructions: str | None = None
+    stream: bool = False
+    tools: list[_Tool] | None = None
+    tool_choice: str | _NamedTool | None = None
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    text: _Text | None = None
+    previous_response_id: str | None = None
+
+
+_decoder = msgspec.json.Decoder(ResponsesRequest)
+
+
+def decode_request(body: bytes) -> ResponsesRequest:
+    return decode_body(_decoder, body)
+
+
+def to_llm_request(req: ResponsesRequest, model: Any) -> LLMRequest:
+    if req.previous_response_id is not None:
+        raise InvalidRequestError(
+            "previous_response_id: the gateway is stateless; send the whole input",
+            code="unsupported_parameter",
+        )
+    system = [TextPart(req.instructions)] if req.instructions else []
+    messages: list[Message] = []
+    names: dict[str, str] = {}
+    items = [_Item(role="user", content=req.input)] if isinstance(req.input, str) else req.input
+    for i, item in enumerate(items):
+        where = f"input[{i}]"
+        if item.type == "message":
+            role = item.role
+            if role is None:
+                raise InvalidRequestError(f"{where}.role: required on a message")
+            parts = _parts(item, where)
+            if role in ("system", "developer"):
+                if messages:
+                    messages.append(Message("system", parts))
+                else:
+                    system.extend(p for p in parts if isinstance(p, TextPart))
+            else:
+                _append(messages, Message(role, parts))
+        elif item.type == "function_call":
+            if not item.call_id or not item.name:
+                raise InvalidRequestError(f"{where}: a function_call needs call_id and name")
+            try:
+                arguments: Any = msgspec.json.decode(item.arguments or "{}")
+            except msgspec.DecodeError:
+                raise InvalidRequestError(f"{where}.arguments: not valid JSON") from None
+            names[item.call_id] = item.name
+            _append(messages, Message("assistant", (ToolCallPart(item.call_id, item.name, arguments),)))
+        elif item.type == "function_call_output":
+            if not item.call_id:
+                raise InvalidRequestError(f"{where}.call_id: required on a function_call_output")
+            part = ToolResultPart(item.call_id, names.get(item.call_id, ""), item.output or "")
+            _append(messages, Message("tool", (part,)))
+        else:
+            raise InvalidRequestError(f"{where}.type: unsupported input item {item.type!r}")
+    tools: list[ToolDefinition] = []
+    for i, tool in enumerate(req.tools or ()):
+        if tool.type != "function" or not tool.name:
+            raise InvalidRequestError(f"tools[{i}]: only function tools (with a name) are supported")
+        tools.append(
+            ToolDefinition(
+                tool.name,
+                tool.description,
+                tool.parameters or {"type": "object", "properties": {}},
+                tool.strict,
+            )
+        )
+    return LLMRequest(
+        model=model,
+        system=tuple(system),
+        messages=tuple(messages),
+        tools=tuple(tools),
+        tool_choice=_tool_choice(req.tool_choice),
+        generation=GenerationOptions(
+            max_tokens=req.max_output_tokens, temperature=req.temperature, top_p=req.top_p
+        ),
+        output_schema=_output_schema(req.text),
+    )
+
+
+def _append(messages: list[Message], message: Message) -> None:
+    """Consecutive items of one role are one message (a call and its sibling calls, their outputs)."""
+    if messages and messages[-1].role == message.role and message.role in ("assistant", "tool"):
+        messages[-1] = Message(message.role, (*messages[-1].content, *message.content))
+    else:
+        messages.append(message)
+
+
+def _parts(item: _Item, where: str) -> tuple[Part, ...]:
+    content = item.content
+    if content is None:
+        return ()
+    if isinstance(content, str):
+        return (TextPart(content),)
+    parts: list[Part] = []
+    for j, part in enumerate(content):
+        if part.type in ("input_text", "output_text", "text") and part.text is not None:
+            parts.append(TextPart(part.text))
+        elif part.type == "input_image" and part.image_url is not None and item.role == "user":
+            parts.append(image_part(part.image_url, f"{where}.content[{j}].image_url"))
+        else:
+            raise InvalidRequestError(f"{where}.content[{j}]: unsupported content part {part.type!r}")
+    return tuple(parts)
+
+
+def _tool_choice(choice: str | _NamedTool | None) -> ToolChoice | None:
+    if choice is None:
+        return None
+    if isinstance(choice, _NamedTool):
+        return ToolChoice.named(choice.name)
+    if choice not in ("auto", "none", "required"):
+        raise InvalidRequestError(
+            f"tool_choice: expected auto, none, required or a named function, got {choice!r}"
+        )
+    return ToolChoice.parse(choice)
+
+
+def _output_schema(text: _Text | None) -> OutputSchema | None:
+    fmt = text.format if text is not None else None
+    if fmt is None or fmt.type == "text":
+        return None
+    if fmt.type == "json_object" or fmt.schema is None or not fmt.name:
+        raise InvalidRequestError(
+            "text.format: only json_schema (with name and schema) is supported", code="unsupported_parameter"
+        )
+    return OutputSchema(fmt.name, fmt.schema, fmt.description, True if fmt.strict is None else fmt.strict)
+
+
+# -- the answer ------------------------------------------------------------------------------------
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def usage(value: Usage | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    inputs = value.input_tokens or 0
+    outputs = value.output_tokens or 0
+    return {
+        "input_tokens": inputs,
+        "input_tokens_details": {"cached_tokens": value.cache_read_tokens or 0},
+        "output_tokens": outputs,
+        "output_tokens_details": {"reasoning_tokens": value.reasoning_tokens or 0},
+        "total_tokens": inputs + outputs,
+    }
+
+
+def status(reason: FinishReason) -> tuple[str, dict[str, str] | None]:
+    if reason == "length":
+        return "incomplete", {"reason": "max_output_tokens"}
+    if reason == "content-filter":
+        return "incomplete", {"reason": "content_filter"}
+    return "completed", None
+
+
+def message_item(id: str, text: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": id,
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+
+
+def call_item(call: ToolCallPart) -> dict[str, Any]:
+    arguments = call.input if isinstance(call.input, str) else msgspec.json.encode(call.input).decode()
+    return {
+        "type": "function_call",
+        "id": new_id("fc"),
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": arguments,
+        "status": "completed",
+    }
+
+
+def envelope(
+    id: str,
+    model: str,
+    created: int,
+    state: str,
+    output: list[dict[str, Any]],
+    usage_value: dict[str, Any] | None = None,
+    incomplete: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    return {
+        "id": id,
+        "object": "response",
+        "created_at": created,
+        "status": state,
+        "model": model,
+        "output": output,
+        "incomplete_details": incomplete,
+        "error": None,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": usage_value,
+    }
+
+
+def response_object(response: LLMResponse, model: str, hidden: Collection[str]) -> dict[str, Any]:
+    """The ``response`` object from the final step; calls to ``hidden`` (server) tools left out."""
+    output: list[dict[str, Any]] = []
+    if response.text:
+        output.append(message_item(new_id("msg"), response.text))
+    output.extend(
+        call_item(p)
+        for p in response.message.content
+        if isinstance(p, ToolCallPart) and not p.provider_executed and p.name not in hidden
+    )
+    state, incomplete = status(response.finish_reason)
+    return envelope(new_id("resp"), model, int(time.time()), state, output, usage(response.usage), incomplete)

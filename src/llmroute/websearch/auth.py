@@ -1,0 +1,229 @@
+"""OAuth logins for grounded search, on the core's HTTP client (no second one).
+
+- **Gemini Code Assist** (``cloudcode-pa`` ``v1internal``): ``GoogleToken`` hands out the access
+  token of an opencode ``oauth`` login, refreshed at Google's token endpoint shortly before it
+  expires (when a refresh token and an OAuth client are configured); ``CodeAssistProjects`` finds
+  the Code Assist project with ``v1internal:loadCodeAssist``, cached per token.
+- **ChatGPT Codex backend**: ``chatgpt_account_id`` reads the account id the backend wants in the
+  ``chatgpt-account-id`` header from the access token's claims.
+
+Failures are ``AuthenticationError`` (or the core's typed HTTP errors); no token ever appears in a
+message.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import time
+from collections.abc import Callable
+from typing import Any, cast
+
+import anyio
+import httpx
+import msgspec
+
+from ..route.errors import error_from_response
+from ..route.redact import Secret
+from ..schema.errors import AuthenticationError, TransportError
+from .config import ConfigError, OAuthLogin
+
+__all__ = [
+    "GOOGLE_TOKEN_URL",
+    "CodeAssistProjects",
+    "GoogleToken",
+    "chatgpt_account_id",
+]
+
+GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token"
+REFRESH_MARGIN = 60.0  # seconds before expiry at which a token is refreshed
+_TIMEOUT = httpx.Timeout(30.0)
+
+
+class GoogleToken:
+    """The access token of a Google OAuth login, refreshed ``REFRESH_MARGIN`` seconds before
+    ``expires`` when ``refresh`` and ``client_id`` are known; otherwise the stored token is used as
+    is (Google answers 401 once it has expired, which the search reports as an auth error)."""
+
+    __slots__ = (
+        "_access",
+        "_expires",
+        "_http",
+        "_lock",
+        "_refresh",
+        "client_id",
+        "client_secret",
+        "clock",
+        "token_url",
+    )
+
+    def __init__(
+        self,
+        login: OAuthLogin,
+        http: Callable[[], httpx.AsyncClient],
+        *,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        token_url: str = GOOGLE_TOKEN_URL,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._access = login.access
+        self._refresh = login.refresh
+        self._expires = login.expires / 1000.0 if login.expires is not None else None
+        self._http = http
+        self._lock = anyio.Lock()
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.token_url = token_url
+        self.clock = clock
+
+    @property
+    def can_refresh(self) -> bool:
+        return self._refresh is not None and bool(self.client_id)
+
+    def expire(self) -> None:
+        """Treat the token as expired: the next call refreshes it (after a 401 from the service)."""
+        self._expires = 0.0
+
+    def _fresh(self) -> bool:
+        return self._expires is None or self._expires - self.clock() > REFRESH_MARGIN
+
+    async def __call__(self) -> str:
+        async with self._lock:
+            if not self._fresh() and self._refresh is not None and self.client_id:
+                await self._refresh_now(self._refresh)
+            return self._access.reveal()
+
+    async def _refresh_now(self, refresh: Secret) -> None:
+        form = {
+            "grant_type": "refresh_token",
+            "refresh_token": refresh.reveal(),
+            "client_id": self.client_id or "",
+        }
+        if self.client_secret:
+            form["client_secret"] = self.client_secret
+        secrets = tuple(v for v in (refresh.reveal(), self.client_secret, self._access.reveal()) if v)
+        try:
+            response = await self._http().post(self.token_url, data=form, timeout=_TIMEOUT)
+        except httpx.HTTPError as exc:
+            raise TransportError(
+                f"google oauth: token refresh failed ({type(exc).__name__})", provider="google"
+            ) from None
+        if response.status_code >= 300:
+            error = error_from_response(
+                response.status_code, response.headers, response.content[:4096], method="POST",
+                url=self.token_url, provider="google oauth", secrets=secrets,
+            )  # fmt: skip
+            if isinstance(error, AuthenticationError) or response.status_code == 400:
+                raise AuthenticationError(
+                    f"google oauth: the login could not be refreshed (HTTP {response.status_code}); sign in again",
+                    kind="expired",
+                    provider="google",
+                    http=error.http,
+                )
+            raise error
+        data = _json(response.content)
+        token = data.get("access_token")
+        if not isinstance(token, str) or not token:
+            raise AuthenticationError(
+                "google oauth: the token endpoint returned no access_token", kind="expired", provider="google"
+            )
+        self._access = Secret(token)
+        lifetime = data.get("expires_in")
+        self._expires = self.clock() + float(lifetime) if isinstance(lifetime, int | float) else None
+
+
+class CodeAssistProjects:
+    """``v1internal:loadCodeAssist`` project discovery, cached per access token (by its hash).
+
+    Uses the ``cloudaicompanionProject`` the service manages for the user (a string or
+    ``{"id": ...}``); else the configured project when the user has a tier; else an error naming
+    the reason Google gives (onboarding a new user is left to the official tools)."""
+
+    __slots__ = ("_cache", "_http")
+
+    def __init__(self, http: Callable[[], httpx.AsyncClient]) -> None:
+        self._http = http
+        self._cache: dict[str, str] = {}
+
+    async def project(self, base_url: str, token: str, configured: str | None = None) -> str:
+        key = hashlib.sha256(f"{base_url}\0{token}".encode()).hexdigest()
+        found = self._cache.get(key)
+        if found is None:
+            found = await self._load(base_url, token, configured)
+            self._cache[key] = found
+        return found
+
+    async def _load(self, base_url: str, token: str, configured: str | None) -> str:
+        metadata: dict[str, Any] = {
+            "ideType": "IDE_UNSPECIFIED",
+            "platform": "PLATFORM_UNSPECIFIED",
+            "pluginType": "GEMINI",
+        }
+        body: dict[str, Any] = {"metadata": metadata}
+        if configured:
+            body["cloudaicompanionProject"] = configured
+            metadata["duetProject"] = configured
+        url = base_url.rstrip("/") + "/v1internal:loadCodeAssist"
+        headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
+        try:
+            response = await self._http().post(
+                url, content=msgspec.json.encode(body), headers=headers, timeout=_TIMEOUT
+            )
+        except httpx.HTTPError as exc:
+            raise TransportError(
+                f"google code assist: loadCodeAssist failed ({type(exc).__name__})", provider="google"
+            ) from None
+        if response.status_code >= 300:
+            raise error_from_response(
+                response.status_code, response.headers, response.content[:4096], method="POST", url=url,
+                provider="google code assist", secrets=(token,),
+            )  # fmt: skip
+        data = _json(response.content)
+        managed = data.get("cloudaicompanionProject")
+        if isinstance(managed, dict):
+            managed = cast("dict[str, Any]", managed).get("id")
+        if isinstance(managed, str) and managed:
+            return managed
+        if configured and data.get("currentTier"):
+            return configured
+        reasons = [
+            str(cast("dict[str, Any]", t).get("reasonMessage"))
+            for t in cast("list[Any]", data.get("ineligibleTiers") or [])
+            if isinstance(t, dict) and cast("dict[str, Any]", t).get("reasonMessage")
+        ]
+        why = f": {'; '.join(reasons)}" if reasons else ""
+        raise ConfigError(
+            "google code assist: no project for this login" + why
+            + "; set provider.google.options.projectId or GOOGLE_CLOUD_PROJECT"
+        )  # fmt: skip
+
+
+def _json(body: bytes) -> dict[str, Any]:
+    try:
+        data = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return {}
+    return cast("dict[str, Any]", data) if isinstance(data, dict) else {}
+
+
+def chatgpt_account_id(access_token: str) -> str | None:
+    """The ChatGPT account id in an OpenAI access token's claims (the JWT payload's
+    ``https://api.openai.com/auth.chatgpt_account_id``), or ``None`` when it has none."""
+    parts = access_token.split(".")
+    if len(parts) != 3:
+        return None
+    payload = parts[1] + "=" * (-len(parts[1]) % 4)
+    try:
+        claims = msgspec.json.decode(base64.urlsafe_b64decode(payload))
+    except (binascii.Error, ValueError, msgspec.DecodeError):
+        return None
+    if not isinstance(claims, dict):
+        return None
+    auth = cast("dict[str, Any]", claims).get("https://api.openai.com/auth")
+    account = cast("dict[str, Any]", auth).get("chatgpt_account_id") if isinstance(auth, dict) else None
+    if isinstance(account, str) and account:
+        return account
+    direct = cast("dict[str, Any]", claims).get("chatgpt_account_id")
+    return direct if isinstance(direct, str) and direct else None
