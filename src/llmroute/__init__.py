@@ -10,7 +10,8 @@ async with llmroute.Client() as client:
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .build import approval, assistant, image, request, system, tool_message, user
+from .build import approval, assistant, request, system, tool_message, user
+from .media import file, image
 from .schema import (
     ApprovalRequest,
     ApprovalRequestPart,
@@ -19,6 +20,7 @@ from .schema import (
     AuthenticationError,
     CachePolicy,
     Citation,
+    ClientClosedError,
     ContentPolicyError,
     ContextOverflowError,
     Finish,
@@ -54,6 +56,7 @@ from .schema import (
     StepFinish,
     StepResult,
     StepStart,
+    StreamConsumedError,
     TextDelta,
     TextEnd,
     TextPart,
@@ -77,7 +80,18 @@ from .schema import (
 )
 
 if TYPE_CHECKING:
-    from .route import Client, EventStream, Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
+    from .route import (
+        Client,
+        EventStream,
+        Model,
+        PreparedRequest,
+        RetryPolicy,
+        Route,
+        Secret,
+        SyncClient,
+        SyncEventStream,
+        Timeouts,
+    )
     from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
 
 # The route layer pulls in httpx; load it on first use so `import llmroute` stays fast.
@@ -89,6 +103,8 @@ _LAZY = {
     "RetryPolicy": "route",
     "Route": "route",
     "Secret": "route",
+    "SyncClient": "route",
+    "SyncEventStream": "route",
     "Timeouts": "route",
     "ObjectResponse": "tools",
     "Tool": "tools",
@@ -121,6 +137,7 @@ __all__ = [
     "ApprovalResponsePart",
     "AssistantPart",
     "AuthenticationError",
+    "ClientClosedError",
     "CachePolicy",
     "Citation",
     "Client",
@@ -154,6 +171,9 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitError",
     "ResponseTooLargeError",
+    "StreamConsumedError",
+    "SyncClient",
+    "SyncEventStream",
     "ReasoningDelta",
     "ReasoningEnd",
     "ReasoningPart",
@@ -191,6 +211,7 @@ __all__ = [
     "__version__",
     "approval",
     "assistant",
+    "file",
     "has_tool_call",
     "image",
     "merge_generation",

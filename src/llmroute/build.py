@@ -3,38 +3,87 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from .schema.content import ApprovalResponsePart, MediaPart, Message, Part, TextPart, ToolResultPart
+from .schema.content import (
+    ApprovalResponsePart,
+    MediaPart,
+    Message,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from .schema.errors import InvalidRequestError
 from .schema.events import ApprovalRequest
 from .schema.options import CachePolicy, GenerationOptions, HttpOverlay
 from .schema.request import LLMRequest
 from .schema.tools import HostedTool, ToolChoice, ToolDefinition, ToolSpec
+from .schema.validate import validate_request
 
-__all__ = ["approval", "assistant", "image", "request", "system", "tool_message", "user"]
+if TYPE_CHECKING:
+    from .route.model import Model
+    from .tools.tool import Tool
+
+__all__ = ["approval", "assistant", "request", "system", "tool_message", "user"]
 
 PartLike = str | Part
 
 
-def _parts(content: PartLike | Iterable[PartLike]) -> tuple[Part, ...]:
+_PART_TYPES = (TextPart, MediaPart, ReasoningPart, ToolCallPart, ToolResultPart)
+
+
+def _parts(content: object, param: str) -> tuple[Part, ...]:
+    """Text, a part, or a sequence of them; anything else is an ``InvalidRequestError``."""
     if isinstance(content, str):
         return (TextPart(content),)
-    if isinstance(content, TextPart | MediaPart) or hasattr(content, "__struct_fields__"):
-        return (content,)  # type: ignore[return-value]
-    return tuple(TextPart(p) if isinstance(p, str) else p for p in content)  # type: ignore[union-attr]
+    if isinstance(content, _PART_TYPES):
+        return (content,)
+    if isinstance(content, list | tuple):
+        items = cast(Sequence[object], content)
+        parts: list[Part] = []
+        for item in items:
+            if isinstance(item, str):
+                parts.append(TextPart(item))
+            elif isinstance(item, _PART_TYPES):
+                parts.append(item)
+            else:
+                raise _wrong(param, "text or content parts", item)
+        return tuple(parts)
+    raise _wrong(param, "text or content parts", content)
+
+
+def _wrong(param: str, expected: str, value: object) -> InvalidRequestError:
+    return InvalidRequestError(f"{param}: expected {expected}, got {type(value).__name__}", param=param)
 
 
 def user(*content: PartLike) -> Message:
-    return Message("user", _parts(content))
+    return Message("user", _parts(content, "content"))
 
 
 def assistant(*content: PartLike) -> Message:
-    return Message("assistant", _parts(content))
+    return Message("assistant", _parts(content, "content"))
 
 
 def system(*content: str) -> Message:
-    return Message("system", tuple(TextPart(c) for c in content))
+    return Message("system", _system_parts(content))
+
+
+def _system_parts(content: object) -> tuple[TextPart, ...]:
+    if content is None:
+        return ()
+    if isinstance(content, str):
+        return (TextPart(content),)
+    if isinstance(content, list | tuple):
+        items = cast(Sequence[object], content)
+        out: list[TextPart] = []
+        for item in items:
+            if not isinstance(item, str):
+                raise _wrong("system", "a str or a sequence of str", item)
+            out.append(TextPart(item))
+        return tuple(out)
+    raise _wrong("system", "a str or a sequence of str", content)
 
 
 def tool_message(*results: ToolResultPart) -> Message:
@@ -48,26 +97,32 @@ def approval(request: ApprovalRequest | str, approve: bool, reason: str | None =
     return Message("user", (ApprovalResponsePart(request_id, approve, reason),))
 
 
-def image(data: bytes | str, mime_type: str = "image/png") -> MediaPart:
-    return MediaPart(mime_type, data)
-
-
-def _tool_spec(tool: Any) -> ToolSpec:
+def _tool_spec(tool: object, param: str) -> ToolSpec:
     if isinstance(tool, ToolDefinition | HostedTool):
         return tool
     definition = getattr(tool, "definition", None)
     if isinstance(definition, ToolDefinition):
         return definition
-    raise InvalidRequestError(f"not a tool: {tool!r} (use llmroute.tool, ToolDefinition or a hosted tool)")
+    raise InvalidRequestError(
+        f"{param}: not a tool: {type(tool).__name__} (use llmroute.tool, ToolDefinition or a hosted tool)",
+        param=param,
+    )
+
+
+def _sequence(value: object, param: str, expected: str) -> list[object]:
+    # A str or a dict is iterable, but never what these arguments mean.
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise _wrong(param, expected, cast(object, value))
+    return list(cast(Iterable[object], value))
 
 
 def request(
-    model: Any,
+    model: Model,
     *,
     system: str | Sequence[str] | None = None,
     prompt: PartLike | Sequence[PartLike] | None = None,
     messages: Iterable[Message] = (),
-    tools: Iterable[Any] = (),
+    tools: Iterable[Tool | ToolDefinition | HostedTool] = (),
     tool_choice: ToolChoice | str | None = None,
     generation: GenerationOptions | None = None,
     provider_options: Mapping[str, Mapping[str, Any]] | None = None,
@@ -75,20 +130,20 @@ def request(
     cache: CachePolicy | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> LLMRequest:
-    """Build an ``LLMRequest``. ``prompt`` appends a user message after ``messages``."""
-    system_parts: tuple[TextPart, ...] = ()
-    if isinstance(system, str):
-        system_parts = (TextPart(system),)
-    elif system is not None:
-        system_parts = tuple(TextPart(s) for s in system)
-    history = list(messages)
+    """Build an ``LLMRequest``. ``prompt`` appends a user message after ``messages``. Wrong
+    arguments raise ``InvalidRequestError`` naming the argument (``.param``) before anything is sent."""
+    choice = cast(object, tool_choice)
+    if choice is not None and not isinstance(choice, ToolChoice | str):
+        raise _wrong("tool_choice", "'auto', 'none', 'required' or a tool name", choice)
+    history = _sequence(messages, "messages", "a sequence of Message")
     if prompt is not None:
-        history.append(Message("user", _parts(prompt)))  # type: ignore[arg-type]
-    return LLMRequest(
+        history.append(Message("user", _parts(prompt, "prompt")))
+    specs = _sequence(tools, "tools", "a sequence of tools")
+    built = LLMRequest(
         model=model,
-        system=system_parts,
-        messages=tuple(history),
-        tools=tuple(_tool_spec(t) for t in tools),
+        system=_system_parts(system),
+        messages=tuple(history),  # type: ignore[arg-type]  # checked by validate_request below
+        tools=tuple(_tool_spec(t, f"tools[{i}]") for i, t in enumerate(specs)),
         tool_choice=ToolChoice.parse(tool_choice),
         generation=generation,
         provider_options={k: dict(v) for k, v in provider_options.items()} if provider_options else None,
@@ -96,3 +151,5 @@ def request(
         cache=cache,
         metadata=dict(metadata) if metadata else None,
     )
+    validate_request(built, tools_final=False)
+    return built

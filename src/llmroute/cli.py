@@ -1,210 +1,31 @@
-"""The ``llmroute`` command: ``demo`` (offline, bundled recordings) and ``chat`` (live)."""
+"""The ``llmroute`` command: ``demo`` (offline, bundled recordings), ``chat`` (live), and the
+subcommands other packages register in ``SUBCOMMANDS``."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import anyio
-import httpx
 
-from . import build
+from ._version import __version__
+from .build import request
+from .console import Renderer, use_color
 from .route.client import Client
 from .route.model import Model
 from .schema.errors import LLMError
-from .schema.events import (
-    Citation,
-    Finish,
-    ReasoningDelta,
-    ReasoningEnd,
-    ReasoningStart,
-    TextDelta,
-    TextStart,
-    ToolCall,
-    ToolResult,
-)
 from .schema.options import GenerationOptions
-from .schema.request import LLMRequest
 
-__all__ = ["main"]
+__all__ = ["EXIT_ERROR", "EXIT_USAGE", "UsageError", "main", "resolve_model"]
 
-
-def _cassette_root() -> Path:
-    env = os.environ.get("LLMROUTE_CASSETTES")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "cassettes"
+EXIT_ERROR = 1  # the provider or the network failed
+EXIT_USAGE = 2  # bad options or configuration (argparse uses 2 as well)
 
 
-class DemoScene:
-    def __init__(
-        self, title: str, cassette: str, model: Callable[[], Model], prompt: str, **request: Any
-    ) -> None:
-        self.title = title
-        self.cassette = cassette
-        self.model = model
-        self.prompt = prompt
-        self.request = request
-
-
-def _facade(module: str) -> Any:
-    return importlib.import_module(f"llmroute.providers.{module}")
-
-
-def _scenes() -> list[DemoScene]:
-    tool = {"tools": [_weather_tool()]}
-    return [
-        DemoScene(
-            "OpenAI Chat: text after a tool result",
-            "opencode/openai-chat/continues-after-tool-result.yaml",
-            lambda: _facade("openai").configure(api_key="sk-demo").chat("gpt-4o-mini"),
-            "What is the weather in Paris?",
-        ),
-        DemoScene(
-            "xAI (OpenAI-compatible): reasoning, then text",
-            "opencode/openai-compatible-chat/xai-streams-text.yaml",
-            lambda: _facade("compatible").configure("xai", api_key="xai-demo").model("grok-3-mini"),
-            "Reply with exactly: Hello!",
-        ),
-        DemoScene(
-            "Groq (OpenAI-compatible): a tool call",
-            "opencode/openai-compatible-chat/groq-streams-tool-call.yaml",
-            lambda: (
-                _facade("compatible").configure("groq", api_key="gsk-demo").model("llama-3.3-70b-versatile")
-            ),
-            "Call get_weather with city exactly Paris.",
-            tool_choice="get_weather",
-            **tool,
-        ),
-        DemoScene(
-            "OpenAI Responses: reasoning (encrypted, round-trippable), then text",
-            "opencode/openai-responses/openai-responses-gpt-5-5-reasoning.yaml",
-            lambda: _facade("openai").configure(api_key="sk-demo").responses("gpt-5.5"),
-            "Think briefly, then answer.",
-        ),
-        DemoScene(
-            "Bedrock Converse: binary AWS event-stream",
-            "opencode/bedrock-converse/streams-text.yaml",
-            lambda: (
-                _facade("bedrock")
-                .configure(region="us-east-1", api_key="demo")
-                .converse("us.amazon.nova-micro-v1:0")
-            ),
-            "Say hello.",
-        ),
-        DemoScene(
-            "Anthropic: hosted web search with citations",
-            "pydantic-ai/test_anthropic/test_anthropic_web_search_tool_stream.yaml",
-            lambda: _facade("anthropic").configure(api_key="demo").messages("claude-sonnet-4-0"),
-            "Give me the top 3 news in the world today.",
-        ),
-        DemoScene(
-            "Gemini: grounded answer, UTF-8 byte offsets turned into str spans",
-            "pydantic-ai/test_google/test_google_model_web_search_tool_stream.yaml",
-            lambda: _facade("google").configure(api_key="demo").gemini("gemini-2.5-pro"),
-            "What is the weather in San Francisco today?",
-        ),
-    ]
-
-
-def _weather_tool() -> Any:
-    from .schema.tools import ToolDefinition
-
-    return ToolDefinition(
-        "get_weather",
-        "Get current weather for a city.",
-        {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-            "additionalProperties": False,
-        },
-    )
-
-
-async def _render(
-    client: Client, request: LLMRequest, out: TextIO, reasoning_limit: int | None = None
-) -> None:
-    shown = 0
-    blocks: dict[str, list[str]] = {}
-    async with client.stream(request) as events:
-        async for event in events:
-            if isinstance(event, ReasoningStart):
-                out.write("\033[2m[thinking] ")
-                shown = 0
-            elif isinstance(event, ReasoningDelta):
-                if reasoning_limit is None or shown < reasoning_limit:
-                    text = event.text if reasoning_limit is None else event.text[: reasoning_limit - shown]
-                    shown += len(event.text)
-                    out.write(text.replace("\n", " ") if reasoning_limit is not None else text)
-                    if reasoning_limit is not None and shown >= reasoning_limit:
-                        out.write(" …")
-            elif isinstance(event, ReasoningEnd) and event.encrypted and shown == 0:
-                out.write(f"(encrypted, {len(event.encrypted)} chars, carried into the next turn)")
-            elif isinstance(event, TextStart):
-                out.write("\033[0m\n")
-            elif isinstance(event, TextDelta):
-                blocks.setdefault(event.id, []).append(event.text)
-                out.write(event.text)
-            elif isinstance(event, ToolCall):
-                who = "hosted " if event.provider_executed else ""
-                out.write(f"\033[0m\n  -> {who}tool call {event.name}({_short(event.input)})")
-            elif isinstance(event, ToolResult) and event.provider_executed:
-                out.write(f"\n  <- hosted result for {event.name}: {_short(event.result)}")
-            elif isinstance(event, Citation):
-                text = "".join(blocks.get(event.block_id, ()))
-                quoted = (
-                    text[event.start : event.end] if event.start is not None else (event.cited_text or "")
-                )
-                source = event.title or event.url or ""
-                out.write(f'\n  [cite] "{_short(" ".join(quoted.split()), 60)}" <- {_short(source, 60)}')
-            elif isinstance(event, Finish):
-                usage = event.usage
-                tokens = (
-                    f"{usage.input_tokens} in / {usage.output_tokens} out" if usage else "no usage reported"
-                )
-                out.write(f"\033[0m\n  finish: {event.reason}, {tokens}\n")
-            out.flush()
-
-
-def _short(value: Any, limit: int = 100) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-async def _demo(pace: float, out: TextIO) -> int:
-    from .testing.cassette import Cassette
-    from .testing.replay import Chunking, ReplayTransport
-
-    root = _cassette_root()
-    if not root.is_dir():
-        print(
-            f"llmroute demo: bundled recordings not found at {root}; set LLMROUTE_CASSETTES", file=sys.stderr
-        )
-        return 2
-    for scene in _scenes():
-        path = root / scene.cassette
-        if not path.exists():
-            continue
-        out.write(f"\n\033[1m== {scene.title}\033[0m  ({scene.cassette})\n")
-        transport = ReplayTransport(Cassette.load(path), Chunking.random(seed=7, max_size=48), delay=pace)
-        request = build.request(
-            model=scene.model(),
-            prompt=scene.prompt,
-            generation=GenerationOptions(max_tokens=1024),
-            **scene.request,
-        )
-        async with Client(http=httpx.AsyncClient(transport=transport)) as client:
-            await _render(client, request, out, reasoning_limit=240)
-    from .websearch.cli import demo as search_demo
-
-    await search_demo(out, root)
-    return 0
+class UsageError(Exception):
+    """Bad options or configuration: printed as ``llmroute <command>: <message>``, exit code 2."""
 
 
 _FACADES: dict[str, tuple[str, str]] = {
@@ -220,37 +41,47 @@ _FACADES: dict[str, tuple[str, str]] = {
 }
 
 
-def resolve_model(spec: str) -> Model:
-    """``provider:model-id`` -> a Model with credentials from the environment."""
+def _facade(module: str) -> Any:
+    return importlib.import_module(f"llmroute.providers.{module}")
+
+
+def resolve_model(spec: str, base_url: str | None = None) -> Model:
+    """``provider:model-id`` -> a Model with credentials from the environment. ``compatible:ID``
+    (with ``base_url``) is any OpenAI-compatible server; ``base_url`` overrides any provider's."""
     provider, sep, model_id = spec.partition(":")
     if not sep or not model_id:
-        raise SystemExit(f"--model must look like provider:model-id, e.g. openai:gpt-4o-mini (got {spec!r})")
-    if provider in _FACADES:
-        module, method = _FACADES[provider]
-        try:
-            facade = _facade(module).configure()
-        except ImportError as exc:
-            raise SystemExit(f"provider {provider!r} is not available: {exc}") from None
-        return getattr(facade, method)(model_id)
-    compatible = _facade("compatible")
-    if provider in compatible.FAMILIES:
-        return compatible.configure(provider).model(model_id)
-    known = ", ".join(sorted({*_FACADES, *compatible.FAMILIES}))
-    raise SystemExit(f"unknown provider {provider!r}; known: {known}")
-
-
-async def _chat(model_spec: str, prompt: str, system: str | None, max_tokens: int | None, out: TextIO) -> int:
+        raise UsageError(f"--model must look like provider:model-id, e.g. openai:gpt-4o-mini (got {spec!r})")
+    extra = {"base_url": base_url} if base_url else {}
     try:
-        model = resolve_model(model_spec)
-        request = build.request(
-            model=model, system=system, prompt=prompt, generation=GenerationOptions(max_tokens=max_tokens)
-        )
-        async with Client() as client:
-            await client.prepare(request)  # fails fast on missing credentials, before any network
-            await _render(client, request, out)
-    except LLMError as exc:
-        print(f"llmroute chat: {exc}", file=sys.stderr)
-        return 2
+        if provider in _FACADES:
+            module, method = _FACADES[provider]
+            return getattr(_facade(module).configure(**extra), method)(model_id)
+        compatible = _facade("compatible")
+        if provider == "compatible":
+            if not base_url:
+                raise UsageError("compatible:MODEL needs --base-url (the server's OpenAI-compatible /v1 URL)")
+            return compatible.configure(**extra).model(model_id)
+        if provider in compatible.FAMILIES:
+            return compatible.configure(provider, **extra).model(model_id)
+    except ImportError as exc:
+        raise UsageError(f"provider {provider!r} is not available: {exc}") from None
+    known = ", ".join(sorted({*_FACADES, *compatible.FAMILIES, "compatible"}))
+    raise UsageError(f"unknown provider {provider!r}; known: {known}")
+
+
+async def _chat(args: argparse.Namespace, out: TextIO) -> int:
+    model = resolve_model(args.model, args.base_url)
+    built = request(
+        model=model,
+        system=args.system,
+        prompt=args.prompt,
+        generation=GenerationOptions(max_tokens=args.max_tokens),
+    )
+    renderer = Renderer(out, color=use_color(out), live=out.isatty())
+    async with Client() as client:
+        await client.prepare(built)  # fails fast on missing credentials, before any network
+        async for event in client.stream(built):
+            renderer.write(event)
     return 0
 
 
@@ -259,38 +90,110 @@ async def _chat(model_spec: str, prompt: str, system: str | None, max_tokens: in
 # when the CLI starts, so ``import llmroute`` never pays for them.
 SUBCOMMANDS: tuple[str, ...] = ("llmroute.websearch.cli", "llmroute.server.cli")
 
+# Modules whose ``async def demo(out)`` runs after the built-in demo scenes (e.g. grounded search).
+DEMO_EXTRAS: tuple[str, ...] = ("llmroute.websearch.cli",)
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:  # also rejects nan
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more: {text!r}")
+    return value
+
 
 def _add_builtin(sub: Any) -> None:
-    demo = sub.add_parser("demo", help="stream bundled real recordings offline (no keys, no network)")
+    demo = sub.add_parser(
+        "demo",
+        help="stream bundled real recordings offline (no keys, no network)",
+        description="Replay real recorded provider streams through the whole stack, offline.",
+    )
     demo.add_argument(
-        "--pace", type=float, default=0.004, help="seconds between replayed chunks (0: as fast as possible)"
+        "--pace",
+        type=_non_negative_float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds between replayed chunks (0: as fast as possible; default: about a second per scene)",
     )
     demo.set_defaults(run=_run_demo)
-    chat = sub.add_parser("chat", help="stream a live answer (needs the provider's API key)")
-    chat.add_argument("prompt")
-    chat.add_argument("--model", default="openai:gpt-4o-mini", help="provider:model-id")
-    chat.add_argument("--system")
-    chat.add_argument("--max-tokens", type=int)
+    chat = sub.add_parser(
+        "chat",
+        help="stream a live answer (needs the provider's API key)",
+        description="Stream one live answer. Credentials come from the provider's environment variables.",
+    )
+    chat.add_argument("prompt", help="the user message")
+    chat.add_argument(
+        "--model",
+        default="openai:gpt-4o-mini",
+        help="provider:model-id, e.g. anthropic:claude-sonnet-4-0, groq:llama-3.3-70b-versatile, "
+        "compatible:local (with --base-url); default %(default)s",
+    )
+    chat.add_argument("--system", help="a system prompt")
+    chat.add_argument("--max-tokens", type=_positive_int, metavar="N", help="cap on generated tokens")
+    chat.add_argument(
+        "--base-url", metavar="URL", help="send to this base URL instead of the provider's (http or https)"
+    )
     chat.set_defaults(run=_run_chat)
 
 
 def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
-    return anyio.run(_demo, args.pace, out)
+    from . import demo
+
+    async def go() -> int:
+        code = await demo.run(out, pace=args.pace, color=use_color(out), live=out.isatty())
+        for module in DEMO_EXTRAS:
+            await importlib.import_module(module).demo(out)
+        return code
+
+    return anyio.run(go)
 
 
 def _run_chat(args: argparse.Namespace, out: TextIO) -> int:
-    return anyio.run(_chat, args.model, args.prompt, args.system, args.max_tokens, out)
+    return anyio.run(_chat, args, out)
+
+
+def _fail(command: str, message: str, code: int) -> NoReturn:
+    print(f"llmroute {command}: {message}", file=sys.stderr)
+    raise SystemExit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="llmroute", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    """Exit codes: 0 success, 1 a provider or network failure, 2 bad options or configuration
+    (argparse's own usage errors included), 130 interrupted."""
+    parser = argparse.ArgumentParser(
+        prog="llmroute", description="One typed request model and one event stream for every major LLM provider."
+    )
+    parser.add_argument("--version", action="version", version=f"llmroute {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_builtin(sub)
     for module in SUBCOMMANDS:
         importlib.import_module(module).add_parser(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args, sys.stdout))
+    except UsageError as exc:
+        _fail(args.command, str(exc), EXIT_USAGE)
+    except LLMError as exc:
+        # Missing credentials and requests rejected before sending are configuration errors.
+        from .schema.errors import AuthenticationError, InvalidRequestError, NoRouteError
+
+        config = isinstance(exc, NoRouteError | InvalidRequestError) and exc.http is None
+        config = config or (isinstance(exc, AuthenticationError) and exc.kind == "missing")
+        _fail(args.command, str(exc), EXIT_USAGE if config else EXIT_ERROR)
+    except KeyboardInterrupt:
+        _fail(args.command, "interrupted", 130)
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return 0

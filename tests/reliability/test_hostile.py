@@ -21,6 +21,7 @@ import pytest
 import llmroute
 from llmroute import RetryPolicy
 from llmroute.framing.eventstream import EventStreamDecoder, encode_message
+from llmroute.tools import step_count_is
 
 from ..routes import EVENTSTREAM, PROTOCOLS, WireCase, frames
 from .server import DONE, FaultServer, Reply, Reset, chat_chunk
@@ -360,7 +361,9 @@ async def test_the_tool_loop_never_runs_a_repeated_call_twice(server: FaultServe
     server.add(Reply(headers=case.headers, parts=[_duplicate_item_done(case.body())]))
     with anyio.fail_after(BOUND):
         async with llmroute.Client(retry=RetryPolicy.none()) as client:
-            response = await client.generate(case.request(origin(server)), tools=[get_weather])
+            response = await client.generate(
+                case.request(origin(server)), tools=[get_weather], stop_when=step_count_is(1)
+            )
     assert runs == ["Paris"]
     assert [r.result for r in response.tool_results] == ["sunny"]
 

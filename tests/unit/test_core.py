@@ -113,8 +113,13 @@ async def test_overlays_add_but_never_overwrite() -> None:
 
 @pytest.mark.anyio
 async def test_request_model_must_be_a_model() -> None:
-    with pytest.raises(llmroute.NoRouteError):
-        await llmroute.Client().prepare(llmroute.request(model="gpt-4o", prompt="hi"))
+    with pytest.raises(llmroute.InvalidRequestError, match="model") as err:
+        llmroute.request(model="gpt-4o", prompt="hi")  # pyright: ignore[reportArgumentType]
+    assert err.value.param == "model"
+    # An object that is no Model (built around llmroute.request) still has no route.
+    bare = llmroute.LLMRequest(model=object(), messages=(llmroute.user("hi"),))
+    with pytest.raises(llmroute.InvalidRequestError, match="model"):
+        await llmroute.Client().prepare(bare)
 
 
 def test_secret_never_prints() -> None:

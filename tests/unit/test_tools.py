@@ -111,20 +111,36 @@ def test_tool_without_parameters_and_with_dataclass() -> None:
 
 
 def test_tool_rejects_var_args_and_unresolvable_annotations() -> None:
-    with pytest.raises(TypeError, match="not supported"):
+    with pytest.raises(llmroute.InvalidRequestError, match="not supported"):
 
         @tool
         def bad(*args: int) -> int:
             return 0
 
+    with pytest.raises(llmroute.InvalidRequestError, match="cannot resolve"):
+
+        @tool
+        def unknown(arg: Undefined) -> int:  # type: ignore[name-defined]  # noqa: F821
+            return 0
+
+
+def test_tool_defined_in_a_local_scope_resolves_local_types() -> None:
+    # Postponed annotations (this module has `from __future__ import annotations`) name a class
+    # that exists only in this function: resolved from the caller's frame at decoration time.
     class Local(msgspec.Struct):
         x: int
 
-    with pytest.raises(TypeError, match="cannot resolve"):
+    @tool
+    def local(arg: Local) -> int:
+        return arg.x
 
-        @tool
-        def local(arg: Local) -> int:
-            return arg.x
+    @tool(description="with arguments")
+    def local_kwargs(arg: Local, scale: int = 2) -> int:
+        return arg.x * scale
+
+    assert local.parse({"x": 4}) == Local(4)
+    assert local.definition.input_schema["properties"] == {"x": {"type": "integer"}}
+    assert local_kwargs.definition.input_schema["required"] == ["arg"]
 
 
 @pytest.mark.anyio

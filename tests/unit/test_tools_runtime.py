@@ -198,8 +198,32 @@ async def test_generate_folds_every_step() -> None:
 
 
 @pytest.mark.anyio
-async def test_default_is_one_step_tools_run_but_model_not_called_again() -> None:
-    events, transport = await run([calls_turn(call("c1")), text_turn("unused")], tools=[get_weather])
+async def test_default_loops_until_the_model_stops_calling_tools() -> None:
+    events, transport = await run(
+        [calls_turn(call("c1")), calls_turn(call("c2")), text_turn("Sunny.")], tools=[get_weather]
+    )
+    assert transport.remaining == 0
+    assert len(of(events, llmroute.StepStart)) == 3 and len(of(events, ToolResult)) == 2
+    assert events[-1] == Finish("stop", Usage(input_tokens=40, output_tokens=4))
+
+
+@pytest.mark.anyio
+async def test_default_step_cap() -> None:
+    from llmroute.tools.runtime import DEFAULT_MAX_STEPS
+
+    assert DEFAULT_MAX_STEPS == 20
+    script = [calls_turn(call(f"c{i}")) for i in range(DEFAULT_MAX_STEPS + 2)]
+    events, transport = await run(script, tools=[get_weather])
+    assert len(transport.requests) == DEFAULT_MAX_STEPS and transport.remaining == 2
+    assert len(of(events, ToolResult)) == DEFAULT_MAX_STEPS  # the last step's tools still ran
+    assert events[-1].type == "finish" and events[-1].reason == "tool-calls"
+
+
+@pytest.mark.anyio
+async def test_step_count_is_one_runs_tools_without_calling_the_model_again() -> None:
+    events, transport = await run(
+        [calls_turn(call("c1")), text_turn("unused")], tools=[get_weather], stop_when=step_count_is(1)
+    )
     assert transport.remaining == 1
     assert [e.type for e in events][-3:] == ["tool-result", "step-finish", "finish"]
     assert events[-1] == Finish("tool-calls", Usage(input_tokens=10, output_tokens=1))
@@ -301,7 +325,44 @@ async def test_recoverable_failures_reach_the_model(bad: ToolCall, needle: str) 
 
 
 @pytest.mark.anyio
-async def test_handler_bug_fails_the_stream_and_cancels_siblings() -> None:
+async def test_handler_exception_reaches_the_model_as_a_tool_error() -> None:
+    script = [calls_turn(call("c1", "Crash"), call("c2")), text_turn("Sorry, one lookup failed.")]
+    transport = ReplayTransport(script)
+    async with llmroute.Client(http=httpx.AsyncClient(transport=transport)) as client:
+        response = await client.generate(new_request(), tools=[get_weather])
+    (error,) = response.tool_errors
+    assert error.message == "Tool get_weather failed: RuntimeError: handler bug"
+    assert isinstance(error.exception, RuntimeError) and str(error.exception) == "handler bug"
+    # The sibling call still ran; the model read the error and answered.
+    assert [r.is_error for r in response.steps[0].tool_results] == [True, False]
+    tool_message = sent(transport, 1)["messages"][2]["content"]
+    assert tool_message[0] == {
+        "type": "tool-result",
+        "id": "c1",
+        "name": "get_weather",
+        "result": "Tool get_weather failed: RuntimeError: handler bug",
+        "is_error": True,
+    }
+    assert response.text == "Sorry, one lookup failed."
+    # The exception is for the caller only: the event still encodes once it is dropped.
+    msgspec.json.encode(msgspec.structs.replace(error, exception=None))
+
+
+@pytest.mark.anyio
+async def test_handler_exception_text_is_redacted() -> None:
+    @tool
+    def leaky(city: str) -> str:
+        raise ValueError("upstream said: invalid key sk-live-0123456789abcdefghij")
+
+    events, _ = await run(
+        [calls_turn(ToolCall("c1", "leaky", {"city": "x"}))], tools=[leaky], stop_when=step_count_is(1)
+    )
+    (error,) = of(events, ToolError)
+    assert "sk-live" not in error.message and "[REDACTED]" in error.message
+
+
+@pytest.mark.anyio
+async def test_tool_errors_raise_fails_the_stream_and_cancels_siblings() -> None:
     cancelled: list[str] = []
 
     @tool
@@ -314,17 +375,20 @@ async def test_handler_bug_fails_the_stream_and_cancels_siblings() -> None:
 
     script = [calls_turn(ToolCall("c1", "slow", {"city": "x"}), call("c2", "Crash"))]
     start = time.monotonic()
-    with pytest.raises(RuntimeError, match="handler bug"):
-        await run(script, tools=[get_weather, slow], stop_when=step_count_is(3))
+    with pytest.raises(
+        llmroute.ToolExecutionError, match="tool get_weather raised RuntimeError: handler bug"
+    ) as info:
+        await run(script, tools=[get_weather, slow], tool_errors="raise")
+    assert isinstance(info.value.__cause__, RuntimeError)
     assert time.monotonic() - start < 2
     assert cancelled == ["x"]
 
 
 @pytest.mark.anyio
-async def test_handler_bug_in_a_single_call_propagates_as_is() -> None:
-    with pytest.raises(RuntimeError, match="handler bug") as info:
-        await run([calls_turn(call("c1", "Crash"))], tools=[get_weather])
-    assert type(info.value) is RuntimeError
+async def test_tool_errors_raise_in_a_single_call() -> None:
+    with pytest.raises(llmroute.ToolExecutionError) as info:
+        await run([calls_turn(call("c1", "Crash"))], tools=[get_weather], tool_errors="raise")
+    assert type(info.value.__cause__) is RuntimeError
 
 
 # -- concurrency ----------------------------------------------------------------------------------
@@ -363,7 +427,7 @@ def _three_calls() -> list[Interaction]:
 @pytest.mark.anyio
 async def test_calls_of_a_step_run_concurrently_results_in_call_order() -> None:
     start = time.monotonic()
-    events, _ = await run(_three_calls(), tools=[slow_a, slow_b, slow_c])
+    events, _ = await run(_three_calls(), tools=[slow_a, slow_b, slow_c], stop_when=step_count_is(1))
     elapsed = time.monotonic() - start
     assert [r.result for r in of(events, ToolResult)] == ["a:x", "b:y", "c:z"]
     assert elapsed < DELAY * 1.7, elapsed  # serial would be 2.33x
@@ -372,7 +436,9 @@ async def test_calls_of_a_step_run_concurrently_results_in_call_order() -> None:
 @pytest.mark.anyio
 async def test_max_concurrency_limits_parallelism() -> None:
     start = time.monotonic()
-    events, _ = await run(_three_calls(), tools=[slow_a, slow_b, slow_c], max_concurrency=1)
+    events, _ = await run(
+        _three_calls(), tools=[slow_a, slow_b, slow_c], max_concurrency=1, stop_when=step_count_is(1)
+    )
     elapsed = time.monotonic() - start
     assert [r.result for r in of(events, ToolResult)] == ["a:x", "b:y", "c:z"]
     assert elapsed >= DELAY * 2.2, elapsed
@@ -387,7 +453,7 @@ async def test_sync_tools_run_in_threads_concurrently() -> None:
 
     script = [calls_turn(ToolCall("1", "blocking", {"n": 1}), ToolCall("2", "blocking", {"n": 2}))]
     start = time.monotonic()
-    events, _ = await run(script, tools=[blocking])
+    events, _ = await run(script, tools=[blocking], stop_when=step_count_is(1))
     assert [r.result for r in of(events, ToolResult)] == [2, 4]
     assert time.monotonic() - start < DELAY * 1.7
 

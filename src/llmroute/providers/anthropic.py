@@ -1,6 +1,7 @@
 """Anthropic: ``anthropic.configure(api_key=...).messages("claude-sonnet-4-5")``.
 
-The key defaults to ``ANTHROPIC_API_KEY`` and is sent as ``x-api-key`` with ``anthropic-version``
+The key defaults to ``ANTHROPIC_API_KEY`` and the base URL to ``ANTHROPIC_BASE_URL`` (as in the
+anthropic SDK, without ``/v1``, which is added); the key is sent as ``x-api-key`` with ``anthropic-version``
 (and ``anthropic-beta`` when ``betas`` are given: web fetch, MCP connector, code execution and other
 beta tools need theirs). Keyword options of ``messages(...)`` are provider options: ``thinking``
 (an int budget, ``"adaptive"``, ``"disabled"`` or the wire dict), ``effort``,
@@ -18,7 +19,7 @@ from ..route.auth import header
 from ..route.model import Model
 from ..route.redact import Secret
 from ..schema.options import GenerationOptions
-from ._facade import make_model
+from ._facade import env_base_url, make_model
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_VERSION", "Anthropic", "configure"]
 
@@ -36,7 +37,7 @@ class Anthropic:
         betas: Sequence[str] | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = env_base_url(base_url, "ANTHROPIC_BASE_URL", DEFAULT_BASE_URL, suffix="/v1")
         self.auth = header("x-api-key", api_key, "ANTHROPIC_API_KEY", provider="anthropic")
         extra = {"anthropic-version": version}
         if betas:

@@ -5,7 +5,10 @@
     azure.configure("my-resource").responses("gpt-5-prod")      # /openai/v1/responses
 
 The resource comes from ``resource=`` / ``base_url=``, else ``AZURE_OPENAI_ENDPOINT`` /
-``AZURE_OPENAI_RESOURCE``. Model ids are deployment names. With ``token_provider`` (an async callable
+``AZURE_OPENAI_RESOURCE``. Without ``api_key=``, ``token_provider=`` or ``AZURE_OPENAI_API_KEY``,
+Microsoft Entra ID tokens come from azure-identity's ``DefaultAzureCredential`` when it is installed
+(``pip install 'llmroute[azure]'``; see ``credentials.azure_identity``). ``api_version`` from ``OPENAI_API_VERSION`` (as in the openai SDK's
+``AzureOpenAI``), else ``DEFAULT_API_VERSION``. Model ids are deployment names. With ``token_provider`` (an async callable
 returning a Microsoft Entra access token, e.g. from ``azure.identity.aio``) requests carry
 ``Authorization: Bearer``; otherwise the key goes in ``api-key``.
 """
@@ -23,7 +26,8 @@ from ..route.model import Model, Route
 from ..route.redact import Secret
 from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import make_model
+from ._facade import env_default, make_model
+from .credentials import azure_identity, has_azure_identity
 
 __all__ = ["DEFAULT_API_VERSION", "Azure", "configure"]
 
@@ -50,9 +54,12 @@ class Azure:
         base_url: str | None = None,
         api_key: str | Secret | None = None,
         token_provider: TokenProvider | None = None,
-        api_version: str = DEFAULT_API_VERSION,
+        api_version: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        api_version = env_default(api_version, "OPENAI_API_VERSION")
+        if api_version is None:
+            api_version = DEFAULT_API_VERSION
         if resource and "://" in resource:
             resource, base_url = None, base_url or resource  # a URL passed positionally
         if base_url is None and resource is None:
@@ -71,10 +78,13 @@ class Azure:
         if not api_version:
             raise InvalidRequestError("azure: api_version must not be empty")
         self.api_version = api_version
+        key = ApiKey(api_key, _KEY_ENV, "azure")
+        if token_provider is None and api_key is None and key.peek() is None and has_azure_identity():
+            token_provider = azure_identity()
         self.auth: Auth = (
             TokenProviderAuth(token_provider)
             if token_provider is not None
-            else HeaderAuth("api-key", ApiKey(api_key, _KEY_ENV, "azure"))
+            else HeaderAuth("api-key", key)
         )
         self.headers = headers
         endpoint = Endpoint(
@@ -128,7 +138,7 @@ def configure(
     base_url: str | None = None,
     api_key: str | Secret | None = None,
     token_provider: TokenProvider | None = None,
-    api_version: str = DEFAULT_API_VERSION,
+    api_version: str | None = None,
     headers: dict[str, str] | None = None,
 ) -> Azure:
     return Azure(

@@ -1,6 +1,8 @@
 """Google Gemini: ``google.configure(api_key=...).gemini("gemini-2.5-flash")``.
 
-The key defaults to ``GEMINI_API_KEY`` (then ``GOOGLE_API_KEY``) and is sent as ``x-goog-api-key``.
+The key defaults to ``GEMINI_API_KEY`` (then ``GOOGLE_API_KEY``) and is sent as ``x-goog-api-key``;
+the base URL to ``GOOGLE_GEMINI_BASE_URL`` plus ``/`` ``GOOGLE_GENAI_API_VERSION`` (``v1beta``), as in
+google-genai.
 ``google.code_assist(access_token=..., project=...)`` reaches the same models through Code Assist
 (``cloudcode-pa``, OAuth bearer token, the same protocol in a ``{model, project, request}`` envelope).
 
@@ -23,7 +25,7 @@ from ..route.model import Model
 from ..route.redact import Secret
 from ..schema.errors import AuthenticationError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import make_model
+from ._facade import env_base_url, env_default, make_model
 
 __all__ = ["DEFAULT_BASE_URL", "CodeAssist", "Google", "code_assist", "configure", "token_auth"]
 
@@ -41,7 +43,8 @@ class Google:
         base_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        version = env_default(None, "GOOGLE_GENAI_API_VERSION") or "v1beta"
+        self.base_url = env_base_url(base_url, "GOOGLE_GEMINI_BASE_URL", DEFAULT_BASE_URL, suffix=f"/{version}")
         self.auth = header("x-goog-api-key", api_key, *ENV, provider="google")
         self.headers = dict(headers) if headers else None
         self._route = gemini.route(self.base_url, self.auth, headers=self.headers)

@@ -1,4 +1,7 @@
-"""OpenAI: ``openai.configure(api_key=...).chat("gpt-4o-mini")``. The key defaults to ``OPENAI_API_KEY``."""
+"""OpenAI: ``openai.configure(api_key=...).chat("gpt-4o-mini")``.
+
+As in the openai SDK, unset arguments come from ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID``; explicit arguments win."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from ..route.model import Model, Route
 from ..route.redact import Secret
 from ..schema.errors import InvalidRequestError
 from ..schema.options import GenerationOptions
-from ._facade import make_model
+from ._facade import env_base_url, env_default, make_model
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAI", "configure"]
 
@@ -27,8 +30,10 @@ class OpenAI:
         project: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = env_base_url(base_url, "OPENAI_BASE_URL", DEFAULT_BASE_URL)
         self.auth = bearer(api_key, "OPENAI_API_KEY", provider="openai")
+        organization = env_default(organization, "OPENAI_ORG_ID")
+        project = env_default(project, "OPENAI_PROJECT_ID")
         extra = dict(headers or {})
         if organization:
             extra["openai-organization"] = organization

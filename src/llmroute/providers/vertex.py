@@ -2,7 +2,9 @@
 
 ``project`` and ``location`` default to ``GOOGLE_CLOUD_PROJECT`` / ``GOOGLE_CLOUD_LOCATION``;
 ``access_token`` is a token string or an async callable returning a fresh OAuth access token (it
-is asked once per request, so it can refresh). The ``global`` location uses
+is asked once per request, so it can refresh). Without one, Application Default Credentials are
+used when google-auth is installed (``pip install 'llmroute[vertex]'``; their project is the
+fallback for ``project``). ``GOOGLE_VERTEX_BASE_URL`` overrides the host, as in google-genai. The ``global`` location uses
 ``aiplatform.googleapis.com``, any other ``{location}-aiplatform.googleapis.com``. Same Gemini
 protocol as ``google``; provider options may be given under ``"vertex"`` or ``"google"``.
 """
@@ -15,9 +17,10 @@ from urllib.parse import quote
 
 from ..protocols import gemini
 from ..route.model import Model
-from ..schema.errors import NoRouteError
+from ..schema.errors import AuthenticationError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import make_model
+from ._facade import env_base_url, make_model
+from .credentials import google_adc, has_google_auth
 from .google import AccessToken, bare_model_id, token_auth
 
 __all__ = ["Vertex", "configure"]
@@ -41,6 +44,16 @@ class Vertex:
         base_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        if access_token is None:
+            if not has_google_auth():
+                raise AuthenticationError(
+                    "vertex: pass access_token= (a token or an async callable returning one), or "
+                    "pip install 'llmroute[vertex]' to use Application Default Credentials",
+                    kind="missing",
+                    provider="vertex",
+                )
+            access_token = adc = google_adc()
+            project = project or os.environ.get("GOOGLE_CLOUD_PROJECT") or adc.project
         project = project or os.environ.get("GOOGLE_CLOUD_PROJECT")
         location = location or os.environ.get("GOOGLE_CLOUD_LOCATION")
         missing = [
@@ -56,7 +69,7 @@ class Vertex:
         assert project is not None and location is not None
         self.project = project
         self.location = location
-        host = (base_url or _host(location)).rstrip("/")
+        host = env_base_url(base_url, "GOOGLE_VERTEX_BASE_URL", _host(location))
         self.base_url = f"{host}/v1/projects/{quote(project, safe='')}/locations/{quote(location, safe='')}/publishers/google"
         self.auth = token_auth(access_token, "vertex")
         self.headers = dict(headers) if headers else None

@@ -9,6 +9,7 @@ from .prepared import PreparedRequest
 from .protocol import Protocol, StreamState
 from .redact import Secret
 from .stream import EventStream
+from .sync import SyncClient, SyncEventStream
 from .transport import HttpTransport, Transport, Wire
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "Route",
     "Secret",
     "StreamState",
+    "SyncClient",
+    "SyncEventStream",
     "TokenProviderAuth",
     "Timeouts",
     "Transport",

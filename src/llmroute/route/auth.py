@@ -6,7 +6,7 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
-from ..schema.errors import AuthenticationError
+from ..schema.errors import AuthenticationError, InvalidRequestError
 from .prepared import PreparedRequest
 from .redact import Secret
 
@@ -35,23 +35,27 @@ class NoAuth:
 
 
 class ApiKey:
-    """An explicit key, else the first set environment variable, read when a request is prepared."""
+    """An explicit key, else the first set environment variable, read when a request is prepared.
+    Surrounding whitespace (a pasted newline) is stripped; an explicit key that is empty after
+    that is an ``InvalidRequestError`` (``param="api_key"``), a blank variable counts as unset."""
 
     __slots__ = ("_value", "env", "provider")
 
     def __init__(
         self, value: str | Secret | None = None, env: Sequence[str] = (), provider: str = ""
     ) -> None:
-        self._value = Secret(value) if isinstance(value, str) else value
+        if isinstance(value, Secret):
+            value = value.reveal()
+        self._value = Secret(value.strip()) if value is not None else None
         self.env = tuple(env)
         self.provider = provider
 
     def peek(self) -> Secret | None:
         """The key if one is available now (explicit or from the environment), else ``None``."""
         if self._value is not None:
-            return self._value
+            return self._value if self._value.reveal() else None
         for name in self.env:
-            value = os.environ.get(name)
+            value = os.environ.get(name, "").strip()
             if value:
                 return Secret(value)
         return None
@@ -61,10 +65,18 @@ class ApiKey:
         if found is not None:
             return found
         who = f" for {self.provider}" if self.provider else ""
+        if self._value is not None:
+            raise InvalidRequestError(
+                f"api_key{who} is empty or whitespace", param="api_key", provider=self.provider
+            )
         if self.env:
             hint = " or ".join(self.env)
+            blank = [name for name in self.env if name in os.environ]
+            note = f" ({', '.join(blank)} is set but blank)" if blank else ""
             raise AuthenticationError(
-                f"no API key{who}: pass api_key=... or set {hint}", kind="missing", provider=self.provider
+                f"no API key{who}: pass api_key=... or set {hint}{note}",
+                kind="missing",
+                provider=self.provider,
             )
         raise AuthenticationError(
             f"no API key{who}: pass api_key=...", kind="missing", provider=self.provider

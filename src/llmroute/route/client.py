@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx
 
-from ..schema.errors import InvalidRequestError
+from ..schema.errors import ClientClosedError, InvalidRequestError
 from ..schema.events import Finish, LLMEvent, StepFinish
 from ..schema.request import LLMRequest
 from ..schema.response import LLMResponse
@@ -21,7 +21,13 @@ from .redact import install_log_redaction
 from .stream import EventStream
 
 if TYPE_CHECKING:
-    from ..tools.structured import ObjectResponse
+    from ..schema.response import StepResult
+    from ..schema.tools import HostedTool, ToolDefinition
+    from ..tools.server import ServerTool
+    from ..tools.structured import ObjectResponse, OutputType
+    from ..tools.tool import Tool
+
+    StopCondition = Callable[[StepResult], bool]
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "Client"]
 
@@ -73,9 +79,19 @@ class Client:
         self.max_connections = max_connections or DEFAULT_MAX_CONNECTIONS
         self._owns_http = http is None
         self._http = http
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClientClosedError("this Client is closed; create a new one (or use it inside `async with`)")
 
     @property
     def http(self) -> httpx.AsyncClient:
+        self._check_open()
         if self._http is None:
             # No client-wide timeout: every request carries its own (ExecutionContext.http_timeout).
             n = self.max_connections
@@ -107,11 +123,15 @@ class Client:
         return f"Client(timeouts={self.timeouts!r}, retry={self.retry!r})"
 
     async def aclose(self) -> None:
+        """Close the connection pool (when the client made it). Idempotent; afterwards every call
+        raises ``ClientClosedError``."""
+        self._closed = True
         if self._owns_http and self._http is not None:
             await self._http.aclose()
             self._http = None
 
     async def __aenter__(self) -> Client:
+        self._check_open()
         return self
 
     async def __aexit__(
@@ -121,22 +141,27 @@ class Client:
 
     async def prepare(self, request: LLMRequest) -> PreparedRequest:
         """The exact method, URL, headers and body bytes, without sending anything."""
+        self._check_open()
         return await prepare(request)
 
     def stream(
         self,
         request: LLMRequest,
         *,
-        tools: Sequence[Any] | None = None,
-        stop_when: Callable[..., bool] | Sequence[Callable[..., bool]] | None = None,
+        tools: Sequence[Tool | ToolDefinition | HostedTool | ServerTool] | None = None,
+        stop_when: StopCondition | Sequence[StopCondition] | None = None,
         tool_execution: Literal["auto", "none"] = "auto",
         max_concurrency: int | None = None,
+        tool_errors: Literal["return", "raise"] = "return",
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
         max_response_bytes: int | None = None,
     ) -> EventStream:
         """Events as bytes arrive (with ``GenerationOptions(stream=False)``, all at once from the
-        whole body). With ``tools``, runs them across steps (see ``llmroute.tools``).
+        whole body). With ``tools``, runs them and calls the model again until it stops calling
+        them, at most ``DEFAULT_MAX_STEPS`` (20) model calls unless ``stop_when`` says otherwise; a
+        handler's exception goes back to the model as a tool error (``tool_errors="raise"``: fails
+        the stream with ``ToolExecutionError``). See ``llmroute.tools``.
         ``max_response_bytes`` overrides the client's cap for this call."""
         ctx = self.context(timeouts=timeouts, retry=retry, max_response_bytes=max_response_bytes)
         if tools is not None or stop_when is not None:
@@ -150,6 +175,7 @@ class Client:
                     stop_when=stop_when,
                     tool_execution=tool_execution,
                     max_concurrency=max_concurrency,
+                    tool_errors=tool_errors,
                 )
             )
         return EventStream(_single(ctx, request))
@@ -158,21 +184,23 @@ class Client:
         self,
         request: LLMRequest,
         *,
-        tools: Sequence[Any] | None = None,
-        stop_when: Callable[..., bool] | Sequence[Callable[..., bool]] | None = None,
+        tools: Sequence[Tool | ToolDefinition | HostedTool | ServerTool] | None = None,
+        stop_when: StopCondition | Sequence[StopCondition] | None = None,
         tool_execution: Literal["auto", "none"] = "auto",
         max_concurrency: int | None = None,
+        tool_errors: Literal["return", "raise"] = "return",
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
         max_response_bytes: int | None = None,
     ) -> LLMResponse:
-        """Stream and fold into an ``LLMResponse``."""
+        """Stream and fold into an ``LLMResponse`` (arguments as for ``stream``)."""
         stream = self.stream(
             request,
             tools=tools,
             stop_when=stop_when,
             tool_execution=tool_execution,
             max_concurrency=max_concurrency,
+            tool_errors=tool_errors,
             timeouts=timeouts,
             retry=retry,
             max_response_bytes=max_response_bytes,
@@ -182,7 +210,7 @@ class Client:
     async def generate_object(
         self,
         request: LLMRequest,
-        schema: type[_T],
+        schema: OutputType[_T],
         *,
         name: str | None = None,
         description: str | None = None,
@@ -191,7 +219,8 @@ class Client:
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
     ) -> ObjectResponse[_T]:
-        """One call asking for JSON matching ``schema`` (a msgspec Struct or any msgspec type);
+        """One call asking for JSON matching ``schema`` (a msgspec Struct or any msgspec type, a
+        pydantic ``BaseModel`` or ``TypeAdapter``);
         returns ``ObjectResponse(value, response)`` (unpacks as a pair). Native JSON-schema mode where
         the protocol has one, else a forced tool; ``InvalidProviderOutputError`` (with ``.raw``) when
         the output does not validate. See ``llmroute.tools.structured``."""

@@ -20,7 +20,6 @@ Yields batches of events. Reliability rules (see docs/reliability.md):
 from __future__ import annotations
 
 import contextlib
-import logging
 import math
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -42,7 +41,7 @@ from .decoding import output_error
 from .errors import error_from_response, http_context
 from .prepare import is_streaming, model_of, prepare
 from .prepared import PreparedRequest
-from .redact import collect_secrets, redact_text, redact_url, secrets_in_scope
+from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
 from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, transport_error
 from .watchdog import DeadlineExceeded, Watchdog
 
@@ -51,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_step"]
 
-log = logging.getLogger("llmroute")
+log = get_logger(__name__)
 
 DEFAULT_TRANSPORT = HttpTransport()
 DEFAULT_MAX_WHOLE_BODY_BYTES = 64 * 1024 * 1024  # a non-streamed body is held whole before decoding

@@ -11,8 +11,10 @@ from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import merge_generation
 from ..schema.request import LLMRequest
 from ..schema.tools import ToolDefinition
+from ..schema.validate import check_model, validate_request
 from .model import Model, Route
 from .prepared import PreparedRequest
+from .redact import redact_url
 
 __all__ = ["is_streaming", "model_of", "prepare", "resolve_request"]
 
@@ -22,6 +24,7 @@ _USER_AGENT = f"llmroute/{__version__}"
 
 def model_of(request: LLMRequest) -> Model:
     model = request.model
+    check_model(model)
     if not isinstance(model, Model):
         raise NoRouteError(
             f"request.model must be an llmroute Model (from a provider facade), got {type(model).__name__}"
@@ -79,10 +82,21 @@ def _overlay_body(body: Any, extra: dict[str, Any]) -> bytes:
     return _encoder.encode(data)
 
 
+def _check_base_url(route: Route) -> None:
+    base = route.endpoint.base_url
+    if not base.startswith(("http://", "https://")) or len(base.split("://", 1)[1].strip("/")) == 0:
+        raise InvalidRequestError(
+            f"base_url must be an http(s) URL such as https://api.example.com/v1, got {redact_url(base)!r}",
+            param="base_url",
+        )
+
+
 async def prepare(request: LLMRequest) -> PreparedRequest:
+    validate_request(request)
     request = resolve_request(request)
     model = model_of(request)
     route: Route = model.route
+    _check_base_url(route)
     assert request.generation is not None  # resolved above
     stream = request.generation.stream is not False
     if not stream:

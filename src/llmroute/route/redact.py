@@ -17,6 +17,7 @@ __all__ = [
     "SECRET_QUERY_PARAMS",
     "Secret",
     "collect_secrets",
+    "get_logger",
     "install_log_redaction",
     "is_secret_name",
     "quiet_signing",
@@ -131,7 +132,9 @@ def collect_secrets(headers: Mapping[str, str], url: str, known: Iterable[str] =
 # Log redaction ------------------------------------------------------------------------------------
 # httpx logs every request URL at INFO (``key=`` query parameters included); httpcore logs response
 # headers at DEBUG (cookies); websockets logs request headers at DEBUG. A filter on exactly those
-# loggers rewrites such records. It costs nothing unless that logging is enabled.
+# loggers rewrites such records, but only records emitted while llmroute itself is sending
+# (``secrets_in_scope()``): the application's own use of those libraries is left alone. llmroute's own
+# loggers (``get_logger(__name__)``) are always filtered. It costs nothing unless logging is enabled.
 
 _QUERY_PAIR = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&\s\"'#;]+)")
 _BYTES_HEADER = re.compile(r"\(b'([A-Za-z0-9_\-]+)', b'([^']*)'\)")
@@ -143,14 +146,14 @@ _LOG_TARGETS = (
     "httpcore.http2",
     "httpcore.proxy",
     "websockets.client",
-    "llmroute",
     "botocore.auth",  # logs the canonical request (security token) and the signature at DEBUG
     "botocore.credentials",
 )
 
 # The credentials of the request being sent, per task: the filter redacts them by value in what
 # the HTTP stack logs meanwhile (a key with no recognisable shape, echoed in a URL or a header).
-_ACTIVE_SECRETS: ContextVar[tuple[str, ...]] = ContextVar("llmroute_active_secrets", default=())
+# None outside a send: the scoped filter (other libraries' loggers) then leaves records alone.
+_ACTIVE_SECRETS: ContextVar[tuple[str, ...] | None] = ContextVar("llmroute_active_secrets", default=None)
 # Set while llmroute signs with botocore: its signing logs are dropped, not just redacted.
 _SIGNING: ContextVar[bool] = ContextVar("llmroute_signing", default=False)
 
@@ -162,7 +165,7 @@ class secrets_in_scope:  # a class, used like a function: ``with secrets_in_scop
 
     def __init__(self, secrets: tuple[str, ...]) -> None:
         self._secrets = secrets
-        self._token: Token[tuple[str, ...]] | None = None
+        self._token: Token[tuple[str, ...] | None] | None = None
 
     def __enter__(self) -> None:
         self._token = _ACTIVE_SECRETS.set(self._secrets)
@@ -192,17 +195,24 @@ def redact_log_text(text: str) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """Rewrites a record whose formatted message holds a credential."""
+    """Rewrites a record whose formatted message holds a credential. ``scoped``: only records
+    emitted inside ``secrets_in_scope()`` (for other libraries' loggers)."""
+
+    def __init__(self, scoped: bool) -> None:
+        super().__init__()
+        self.scoped = scoped
 
     def filter(self, record: logging.LogRecord) -> bool:
         if _SIGNING.get() and record.name.startswith("botocore"):
             return False
+        secrets = _ACTIVE_SECRETS.get()
+        if self.scoped and secrets is None:
+            return True
         try:
             message = record.getMessage()
         except Exception:  # a broken format string is the logging module's business
             return True
         clean = redact_log_text(message)
-        secrets = _ACTIVE_SECRETS.get()
         if secrets:
             clean = redact_text(clean, secrets)
         if clean != message:
@@ -211,12 +221,21 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-_FILTER = RedactingFilter()
+_SCOPED = RedactingFilter(scoped=True)
+_OWN = RedactingFilter(scoped=False)
 
 
 def install_log_redaction() -> None:
-    """Attach the redacting filter to the HTTP libraries' loggers (idempotent)."""
+    """Attach the scoped redacting filter to the HTTP libraries' loggers (idempotent)."""
     for name in _LOG_TARGETS:
         logger = logging.getLogger(name)
-        if _FILTER not in logger.filters:
-            logger.addFilter(_FILTER)
+        if _SCOPED not in logger.filters:
+            logger.addFilter(_SCOPED)
+
+
+def get_logger(name: str) -> logging.Logger:
+    """An llmroute module's logger (``get_logger(__name__)``), its records always redacted."""
+    logger = logging.getLogger(name)
+    if _OWN not in logger.filters:
+        logger.addFilter(_OWN)
+    return logger

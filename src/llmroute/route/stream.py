@@ -7,7 +7,7 @@ from types import TracebackType
 
 import msgspec
 
-from ..schema.errors import InvalidProviderOutputError, LLMError
+from ..schema.errors import InvalidProviderOutputError, LLMError, StreamConsumedError
 from ..schema.events import LLMEvent
 from ..schema.response import LLMResponse, ResponseBuilder
 
@@ -18,15 +18,24 @@ class EventStream:
     """Iterate with ``async for``. Leaving an ``async with`` block, ``aclose()``, or dropping the
     stream after ``break`` closes the connection; nothing keeps reading a body nobody consumes."""
 
-    __slots__ = ("_batch", "_batches", "_builder", "_i")
+    __slots__ = ("_batch", "_batches", "_builder", "_ended", "_i")
 
     def __init__(self, batches: AsyncGenerator[list[LLMEvent], None]) -> None:
         self._batches = batches
         self._batch: list[LLMEvent] = []
         self._i = 0
         self._builder: ResponseBuilder | None = None
+        self._ended = False  # exhausted, failed or closed: iterating again is a mistake
+
+    def _check_fresh(self) -> None:
+        if self._ended:
+            raise StreamConsumedError(
+                "this stream has already ended (a stream yields its events once); "
+                "keep the events, or use client.generate() for a folded response"
+            )
 
     def __aiter__(self) -> AsyncGenerator[LLMEvent, None]:
+        self._check_fresh()
         return self._events()
 
     async def _events(self) -> AsyncGenerator[LLMEvent, None]:
@@ -45,13 +54,9 @@ class EventStream:
                     self._builder.add(event)
                 yield event
             try:
-                batch = await self._batches.__anext__()
+                batch = await self._pull()  # marks the stream ended (and fills ``partial``) on stop/failure
             except StopAsyncIteration:
                 return
-            except LLMError as exc:
-                if self._builder is not None and exc.partial is None:
-                    exc.partial = partial_response(self._builder, exc)
-                raise
             self._batch, self._i = batch, 0
 
     async def __anext__(self) -> LLMEvent:
@@ -61,15 +66,7 @@ class EventStream:
             self._i = i + 1
             event = batch[i]
         else:
-            while True:
-                try:
-                    batch = await self._batches.__anext__()
-                except LLMError as exc:
-                    if self._builder is not None and exc.partial is None:
-                        exc.partial = partial_response(self._builder, exc)
-                    raise
-                if batch:
-                    break
+            batch = await self._pull()
             self._batch = batch
             self._i = 1
             event = batch[0]
@@ -77,16 +74,56 @@ class EventStream:
             self._builder.add(event)
         return event
 
+    async def _pull(self) -> list[LLMEvent]:
+        """The next non-empty batch from the source; marks the stream ended when it stops or fails."""
+        while True:
+            try:
+                batch = await self._batches.__anext__()
+            except StopAsyncIteration:
+                self._ended = True
+                raise
+            except LLMError as exc:
+                self._ended = True
+                if self._builder is not None and exc.partial is None:
+                    exc.partial = partial_response(self._builder, exc)
+                raise
+            if batch:
+                return batch
+
+    async def next_batch(self) -> list[LLMEvent]:
+        """The events not yet consumed (the rest of the current read, else the next read's);
+        ``StopAsyncIteration`` at the end. Mixes with ``async for`` (``SyncClient`` iterates this way:
+        one thread hop per network read, not per event)."""
+        if self._i < len(self._batch):
+            rest = self._batch[self._i :]
+        else:
+            rest = await self._pull()
+        self._batch, self._i = rest, len(rest)
+        if self._builder is not None:
+            for event in rest:
+                self._builder.add(event)
+        return rest
+
+    @property
+    def ended(self) -> bool:
+        """The stream was exhausted, failed or closed: iterating it again raises ``StreamConsumedError``."""
+        return self._ended
+
     async def batches(self) -> AsyncGenerator[list[LLMEvent], None]:
         """Events in the batches they arrived in (one per network read): the fastest way to consume."""
+        self._check_fresh()
         if self._i < len(self._batch):
             rest = self._batch[self._i :]
             self._i = len(self._batch)
             yield rest
-        async for batch in self._batches:
-            yield batch
+        try:
+            async for batch in self._batches:
+                yield batch
+        finally:
+            self._ended = True
 
     async def aclose(self) -> None:
+        self._ended = True
         await self._batches.aclose()
 
     async def __aenter__(self) -> EventStream:
@@ -106,6 +143,7 @@ class EventStream:
     async def response(self) -> LLMResponse:
         """Consume the rest of the stream and return the folded response. If the stream fails, the
         error carries the partial response in ``.partial``."""
+        self._check_fresh()
         builder = self._builder or ResponseBuilder()
         self._builder = None
         try:

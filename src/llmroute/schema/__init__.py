@@ -15,6 +15,7 @@ from .content import (
 )
 from .errors import (
     AuthenticationError,
+    ClientClosedError,
     ContentPolicyError,
     ContextOverflowError,
     HttpContext,
@@ -26,6 +27,7 @@ from .errors import (
     QuotaExceededError,
     RateLimitError,
     ResponseTooLargeError,
+    StreamConsumedError,
     TimeoutError,
     ToolExecutionError,
     TransportError,
@@ -85,6 +87,7 @@ __all__ = [
     "ApprovalResponsePart",
     "AssistantPart",
     "AuthenticationError",
+    "ClientClosedError",
     "CachePolicy",
     "Citation",
     "ContentPolicyError",
@@ -113,6 +116,7 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitError",
     "ResponseTooLargeError",
+    "StreamConsumedError",
     "ReasoningDelta",
     "ReasoningEnd",
     "ReasoningPart",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import msgspec
@@ -10,6 +11,7 @@ from .usage import Usage
 
 __all__ = [
     "AuthenticationError",
+    "ClientClosedError",
     "ConfigError",
     "ContentPolicyError",
     "ContextOverflowError",
@@ -22,6 +24,7 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitError",
     "ResponseTooLargeError",
+    "StreamConsumedError",
     "TimeoutError",
     "ToolExecutionError",
     "TransportError",
@@ -84,7 +87,12 @@ class LLMError(Exception):
 
 
 class InvalidRequestError(LLMError):
-    """The request is wrong (HTTP 400/404/422 or rejected before sending)."""
+    """The request is wrong (HTTP 400/404/422 or rejected before sending). ``param`` names the
+    argument at fault when it was caught before sending (``"tools[1].name"``, ``"generation"``)."""
+
+    def __init__(self, message: str, *, param: str | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.param = param
 
 
 class ConfigError(InvalidRequestError):
@@ -136,9 +144,10 @@ class TransportError(LLMError):
     retryable = True
 
 
-class TimeoutError(TransportError):
+class TimeoutError(TransportError, builtins.TimeoutError):
     """A deadline fired. ``deadline`` is ``"connect"``, ``"pool"`` (no free connection in the
-    client's pool), ``"first_byte"``, ``"idle"`` or ``"total"``."""
+    client's pool), ``"first_byte"``, ``"idle"`` or ``"total"``. Also a built-in ``TimeoutError``,
+    so ``except TimeoutError`` catches it with or without the import."""
 
     def __init__(self, message: str, *, deadline: str, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
@@ -169,4 +178,13 @@ class NoRouteError(LLMError):
 
 
 class ToolExecutionError(LLMError):
-    """A tool handler failed in a way the model cannot recover from."""
+    """A tool handler raised under ``tool_errors="raise"`` (its exception is ``__cause__``)."""
+
+
+class ClientClosedError(LLMError):
+    """The ``Client`` (or ``SyncClient``) was used after it was closed."""
+
+
+class StreamConsumedError(LLMError):
+    """An ``EventStream`` was iterated (or folded) again after it had ended or was closed: a stream
+    yields its events once. Keep the events, or call ``generate`` for a folded response."""

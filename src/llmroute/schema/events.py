@@ -47,16 +47,21 @@ Meta = dict[str, Any] | None
 
 
 class _Event(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, tag_field="type"):
+    """Each event class declares its wire tag twice, as msgspec's ``tag`` and as a ``Literal``
+    class variable, so ``if event.type == "text-delta": event.text`` narrows under a type checker
+    (a test keeps the two equal)."""
+
     type: ClassVar[str]
-    """The wire tag (``"text-delta"``, ``"tool-call"``, ...): compare it, or use ``isinstance``."""
 
 
 class StepStart(_Event, frozen=True, tag="step-start"):
+    type: ClassVar[Literal["step-start"]] = "step-start"
     index: int = 0
     provider_metadata: Meta = None
 
 
 class StepFinish(_Event, frozen=True, tag="step-finish"):
+    type: ClassVar[Literal["step-finish"]] = "step-finish"
     index: int = 0
     reason: FinishReason = "unknown"
     usage: Usage | None = None
@@ -64,27 +69,32 @@ class StepFinish(_Event, frozen=True, tag="step-finish"):
 
 
 class TextStart(_Event, frozen=True, tag="text-start"):
+    type: ClassVar[Literal["text-start"]] = "text-start"
     id: str
     provider_metadata: Meta = None
 
 
 class TextDelta(_Event, frozen=True, tag="text-delta"):
+    type: ClassVar[Literal["text-delta"]] = "text-delta"
     id: str
     text: str
     provider_metadata: Meta = None
 
 
 class TextEnd(_Event, frozen=True, tag="text-end"):
+    type: ClassVar[Literal["text-end"]] = "text-end"
     id: str
     provider_metadata: Meta = None
 
 
 class ReasoningStart(_Event, frozen=True, tag="reasoning-start"):
+    type: ClassVar[Literal["reasoning-start"]] = "reasoning-start"
     id: str
     provider_metadata: Meta = None
 
 
 class ReasoningDelta(_Event, frozen=True, tag="reasoning-delta"):
+    type: ClassVar[Literal["reasoning-delta"]] = "reasoning-delta"
     id: str
     text: str
     provider_metadata: Meta = None
@@ -93,6 +103,7 @@ class ReasoningDelta(_Event, frozen=True, tag="reasoning-delta"):
 class ReasoningEnd(_Event, frozen=True, tag="reasoning-end"):
     """Closes a reasoning block; carries what must round-trip (signature / encrypted content)."""
 
+    type: ClassVar[Literal["reasoning-end"]] = "reasoning-end"
     id: str
     signature: str | None = None
     encrypted: str | None = None
@@ -100,6 +111,7 @@ class ReasoningEnd(_Event, frozen=True, tag="reasoning-end"):
 
 
 class ToolInputStart(_Event, frozen=True, tag="tool-input-start"):
+    type: ClassVar[Literal["tool-input-start"]] = "tool-input-start"
     id: str
     name: str
     provider_executed: bool = False
@@ -107,6 +119,7 @@ class ToolInputStart(_Event, frozen=True, tag="tool-input-start"):
 
 
 class ToolInputDelta(_Event, frozen=True, tag="tool-input-delta"):
+    type: ClassVar[Literal["tool-input-delta"]] = "tool-input-delta"
     id: str
     name: str
     text: str
@@ -114,6 +127,7 @@ class ToolInputDelta(_Event, frozen=True, tag="tool-input-delta"):
 
 
 class ToolInputEnd(_Event, frozen=True, tag="tool-input-end"):
+    type: ClassVar[Literal["tool-input-end"]] = "tool-input-end"
     id: str
     name: str
     provider_metadata: Meta = None
@@ -122,6 +136,7 @@ class ToolInputEnd(_Event, frozen=True, tag="tool-input-end"):
 class ToolCall(_Event, frozen=True, tag="tool-call"):
     """A complete tool call. ``input`` is the parsed JSON value (the raw text if it was not JSON)."""
 
+    type: ClassVar[Literal["tool-call"]] = "tool-call"
     id: str
     name: str
     input: Any
@@ -130,6 +145,7 @@ class ToolCall(_Event, frozen=True, tag="tool-call"):
 
 
 class ToolResult(_Event, frozen=True, tag="tool-result"):
+    type: ClassVar[Literal["tool-result"]] = "tool-result"
     id: str
     name: str
     result: Any
@@ -139,16 +155,23 @@ class ToolResult(_Event, frozen=True, tag="tool-result"):
 
 
 class ToolError(_Event, frozen=True, tag="tool-error"):
+    """A tool call that failed; the model reads ``message`` (as an error ``tool-result``).
+    ``exception`` is what a local handler raised (``None`` otherwise): for the caller, never
+    serialised (drop it with ``msgspec.structs.replace(event, exception=None)`` before encoding)."""
+
+    type: ClassVar[Literal["tool-error"]] = "tool-error"
     id: str
     name: str
     message: str
     provider_metadata: Meta = None
+    exception: Any = None
 
 
 class Citation(_Event, frozen=True, tag="citation"):
     """Binds a source to ``text[start:end]`` of text block ``block_id`` (Python str indices,
     end exclusive; ``None`` when the provider gives no span)."""
 
+    type: ClassVar[Literal["citation"]] = "citation"
     block_id: str
     url: str | None = None
     title: str | None = None
@@ -163,6 +186,7 @@ class ApprovalRequest(_Event, frozen=True, tag="approval-request"):
     ``mcp_approval_request``). Answer in the next request with ``llmroute.approval(request, ok)``
     (an ``ApprovalResponsePart``); the request itself stays in the assistant message."""
 
+    type: ClassVar[Literal["approval-request"]] = "approval-request"
     id: str
     name: str
     input: Any
@@ -170,12 +194,14 @@ class ApprovalRequest(_Event, frozen=True, tag="approval-request"):
 
 
 class Finish(_Event, frozen=True, tag="finish"):
+    type: ClassVar[Literal["finish"]] = "finish"
     reason: FinishReason = "unknown"
     usage: Usage | None = None
     provider_metadata: Meta = None
 
 
 class ProviderError(_Event, frozen=True, tag="provider-error"):
+    type: ClassVar[Literal["provider-error"]] = "provider-error"
     message: str
     code: str | None = None
     retryable: bool = False
@@ -223,29 +249,3 @@ LLMEvent = (
     | ProviderError
 )
 
-
-def _expose_tags() -> None:
-    for cls in (
-        StepStart,
-        StepFinish,
-        TextStart,
-        TextDelta,
-        TextEnd,
-        ReasoningStart,
-        ReasoningDelta,
-        ReasoningEnd,
-        ToolInputStart,
-        ToolInputDelta,
-        ToolInputEnd,
-        ToolCall,
-        ToolResult,
-        ToolError,
-        Citation,
-        ApprovalRequest,
-        Finish,
-        ProviderError,
-    ):
-        cls.type = str(cls.__struct_config__.tag)
-
-
-_expose_tags()

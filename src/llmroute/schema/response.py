@@ -32,6 +32,7 @@ from .events import (
     TextEnd,
     TextStart,
     ToolCall,
+    ToolError,
     ToolResult,
 )
 from .usage import Usage
@@ -67,6 +68,8 @@ class LLMResponse(msgspec.Struct, frozen=True):
     events: tuple[LLMEvent, ...]
     media: tuple[Media, ...] = ()  # images / audio the model produced, in order
     complete: bool = True
+    tool_errors: tuple[ToolError, ...] = ()
+    """Failed local tool calls of every step; ``.exception`` holds what a handler raised."""
     approval_requests: tuple[ApprovalRequest, ...] = ()  # to answer with ``llmroute.approval``
 
     @property
@@ -114,6 +117,7 @@ class ResponseBuilder:
         self.media: list[Media] = []
         self.approval_requests: list[ApprovalRequest] = []
         self.errors: list[ProviderError] = []
+        self.tool_errors: list[ToolError] = []
         self.usage: Usage | None = None
         self.finish_reason: FinishReason = "unknown"
         self.finished = False
@@ -181,6 +185,8 @@ class ResponseBuilder:
                 self._close_step(len(self._steps))
         elif isinstance(event, ProviderError):
             self.errors.append(event)
+        elif isinstance(event, ToolError):
+            self.tool_errors.append(event)
 
     def _snapshot_step(self, index: int) -> StepResult:
         parts: list[AssistantPart] = []
@@ -257,5 +263,6 @@ class ResponseBuilder:
             events=tuple(self.events),
             media=tuple(self.media),
             complete=self.finished,
+            tool_errors=tuple(self.tool_errors),
             approval_requests=tuple(self.approval_requests),
         )

@@ -1,4 +1,5 @@
-"""vcrpy-format YAML cassettes: load, save (scrubbed, scanned), and inspect."""
+"""Cassettes: vcrpy-format YAML (load, save scrubbed and scanned, inspect), and a compact JSON
+form the core reads without PyYAML (the recordings ``llmroute demo`` ships as package data)."""
 
 from __future__ import annotations
 
@@ -125,6 +126,21 @@ class Cassette:
             )
         return cls(interactions, data.get("llmroute_metadata") or {})
 
+    @classmethod
+    def from_json(cls, data: bytes) -> Cassette:
+        """The JSON form (``to_json``): msgspec-decoded, bodies base64 as msgspec encodes bytes."""
+        stored = _json_decoder.decode(data)
+        return cls(stored.interactions, stored.metadata)
+
+    def to_json(self) -> bytes:
+        """Compact JSON; scrubbed and scanned like ``save`` (refuses to hold a credential)."""
+        cassette = self.scrubbed()
+        data = msgspec.json.format(msgspec.json.encode(_Stored(cassette.interactions, cassette.metadata)), indent=1)
+        problems = find_secrets(cassette, _decoded_text(cassette), _request_secrets(self))
+        if problems:
+            raise CassetteSecretError("refusing to write: " + "; ".join(problems))
+        return data
+
     def to_vcr_dict(self) -> dict[str, Any]:
         return {
             "interactions": [
@@ -175,6 +191,22 @@ class Cassette:
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
+
+
+class _Stored(msgspec.Struct):
+    interactions: list[Interaction]
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict[str, Any])
+
+
+_json_decoder = msgspec.json.Decoder(_Stored)
+
+
+def _decoded_text(cassette: Cassette) -> str:
+    # The scan must see bodies as text: in the JSON form they are base64.
+    return "\n".join(
+        i.request.body.decode("utf-8", "replace") + "\n" + i.response.body.decode("utf-8", "replace")
+        for i in cassette.interactions
+    )
 
 
 def find_secrets(

@@ -5,9 +5,15 @@ concurrently under a ``CapacityLimiter``) ``tool-error`` / ``tool-result`` event
 then ``step-finish`` with that model call's usage. After the last step, one ``finish`` whose usage
 is the sum of the steps'.
 
-- Recoverable failures (unknown tool, input that does not validate, a handler raising
-  ``ToolFailure``) become a ``tool-error`` event plus an error ``tool-result`` the model reads.
-  Any other exception from a handler cancels the step's other tools and fails the stream.
+- The loop continues while the model calls local tools, up to ``DEFAULT_MAX_STEPS`` model calls;
+  ``stop_when`` replaces that cap with its own conditions (``step_count_is(1)``: run the tools of
+  one step and stop).
+- Failures become a ``tool-error`` event plus an error ``tool-result`` the model reads and may
+  recover from: an unknown tool, input that does not validate, a handler raising ``ToolFailure``,
+  and by default any other exception from a handler (``ToolError.exception`` holds it; the message
+  names its type, credential-shaped text redacted). ``tool_errors="raise"`` instead cancels the
+  step's other tools and fails the stream with ``ToolExecutionError`` (the handler's exception as
+  ``__cause__``).
 - Provider-executed calls (hosted web search, code execution, ...) are never dispatched; they and
   their results stay in the assistant message carried into the next request.
 - Server tools (``tools.server.ServerTool``, e.g. the server-side ``web_search``) open a session
@@ -30,17 +36,31 @@ import anyio
 import msgspec
 
 from ..route.executor import ExecutionContext, run_step
+from ..route.redact import redact_text
+from ..schema.errors import InvalidRequestError, ToolExecutionError
 from ..schema.events import Finish, LLMEvent, StepFinish, ToolCall, ToolError, ToolResult
 from ..schema.request import LLMRequest
 from ..schema.response import ResponseBuilder, StepResult
 from ..schema.tools import HostedTool, ToolDefinition, ToolSpec
 from ..schema.usage import Usage
 from .server import SERVER_STEPS, ServerTool, ServerToolSession
+from .stop import step_count_is
 from .tool import Tool, ToolFailure
 
-__all__ = ["DEFAULT_CONCURRENCY", "dispatch", "error_events", "execute_calls", "run_tools"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_MAX_STEPS",
+    "ToolErrors",
+    "dispatch",
+    "error_events",
+    "execute_calls",
+    "run_tools",
+]
 
 DEFAULT_CONCURRENCY = 10
+DEFAULT_MAX_STEPS = 20  # model calls per run when no ``stop_when`` is given
+
+ToolErrors = Literal["return", "raise"]
 
 StopWhen = Callable[[StepResult], bool] | Sequence[Callable[[StepResult], bool]] | None
 
@@ -60,7 +80,10 @@ def _registry(tools: Iterable[Any]) -> tuple[dict[str, Tool], list[ToolSpec], li
         elif isinstance(item, ToolDefinition | HostedTool):
             specs.append(item)
         else:
-            raise TypeError(f"not a tool: {item!r} (use llmroute.tool, a ToolDefinition or a hosted tool)")
+            raise InvalidRequestError(
+                f"tools: not a tool: {type(item).__name__} (use llmroute.tool, a ToolDefinition or a hosted tool)",
+                param="tools",
+            )
     return registry, specs, servers
 
 
@@ -81,18 +104,18 @@ def _with_tools(request: LLMRequest, specs: Sequence[ToolSpec]) -> LLMRequest:
     return msgspec.structs.replace(request, tools=kept + tuple(specs))
 
 
-def error_events(call: ToolCall, message: str) -> list[LLMEvent]:
+def error_events(call: ToolCall, message: str, exception: BaseException | None = None) -> list[LLMEvent]:
     """A recoverable failure of ``call``: a ``tool-error`` event and the error result the model reads."""
     meta = call.provider_metadata
     return [
-        ToolError(call.id, call.name, message, meta),
+        ToolError(call.id, call.name, message, meta, exception),
         ToolResult(call.id, call.name, message, True, False, meta),
     ]
 
 
-async def dispatch(tools: Mapping[str, Tool], call: ToolCall) -> list[LLMEvent]:
-    """Run one call: ``[tool-result]`` or ``[tool-error, error tool-result]``. Exceptions other
-    than ``ToolFailure`` propagate."""
+async def dispatch(tools: Mapping[str, Tool], call: ToolCall, *, errors: ToolErrors = "return") -> list[LLMEvent]:
+    """Run one call: ``[tool-result]`` or ``[tool-error, error tool-result]``. With
+    ``errors="raise"`` a handler exception other than ``ToolFailure`` raises ``ToolExecutionError``."""
     tool = tools.get(call.name)
     if tool is None:
         known = ", ".join(sorted(tools)) or "none"
@@ -100,7 +123,12 @@ async def dispatch(tools: Mapping[str, Tool], call: ToolCall) -> list[LLMEvent]:
     try:
         result = await tool.invoke(tool.parse(call.input))
     except ToolFailure as exc:
-        return error_events(call, exc.message)
+        return error_events(call, exc.message, exc)
+    except Exception as exc:
+        text = redact_text(f"{type(exc).__name__}: {exc}")
+        if errors == "raise":
+            raise ToolExecutionError(f"tool {call.name} raised {text}") from exc
+        return error_events(call, f"Tool {call.name} failed: {text}", exc)
     return [ToolResult(call.id, call.name, result, False, False, call.provider_metadata)]
 
 
@@ -120,7 +148,7 @@ async def _dispatch_all(
         try:
             async with limiter:
                 results[i] = await run_call(call)
-        except Exception as exc:  # a bug in a handler: stop the others, fail the stream
+        except Exception as exc:  # tool_errors="raise" (or a server tool failing): stop the others, fail the stream
             failures.append(exc)
             tg.cancel_scope.cancel()
 
@@ -133,7 +161,11 @@ async def _dispatch_all(
 
 
 async def execute_calls(
-    tools: Iterable[Any], calls: Sequence[ToolCall], *, max_concurrency: int | None = None
+    tools: Iterable[Any],
+    calls: Sequence[ToolCall],
+    *,
+    max_concurrency: int | None = None,
+    tool_errors: ToolErrors = "return",
 ) -> list[LLMEvent]:
     """Run tool calls outside the loop (e.g. calls left pending in a stored history), concurrently;
     events in call order. Provider-executed calls are skipped."""
@@ -141,14 +173,13 @@ async def execute_calls(
     local = [c for c in calls if not c.provider_executed]
     if not local:
         return []
-    return await _dispatch_all(
-        partial(dispatch, registry), local, anyio.CapacityLimiter(max_concurrency or DEFAULT_CONCURRENCY)
-    )
+    limiter = anyio.CapacityLimiter(max_concurrency or DEFAULT_CONCURRENCY)
+    return await _dispatch_all(partial(dispatch, registry, errors=tool_errors), local, limiter)
 
 
 def _conditions(stop_when: StopWhen) -> list[Callable[[StepResult], bool]]:
     if stop_when is None:
-        return []
+        return [step_count_is(DEFAULT_MAX_STEPS)]
     if callable(stop_when):
         return [stop_when]
     return list(stop_when)
@@ -162,6 +193,7 @@ async def run_tools(
     stop_when: StopWhen = None,
     tool_execution: Literal["auto", "none"] = "auto",
     max_concurrency: int | None = None,
+    tool_errors: ToolErrors = "return",
 ) -> AsyncGenerator[list[LLMEvent], None]:
     """The multi-step loop as batches of events (see the module docstring)."""
     registry, specs, servers = _registry(tools)
@@ -173,7 +205,7 @@ async def run_tools(
 
     async def run_call(call: ToolCall) -> Sequence[LLMEvent]:
         owner = owners.get(call.name)
-        return await (owner.execute(call) if owner is not None else dispatch(registry, call))
+        return await (owner.execute(call) if owner is not None else dispatch(registry, call, errors=tool_errors))
 
     total: Usage | None = None
     index = 0
@@ -221,12 +253,9 @@ async def run_tools(
             session.step_finished(step.steps[-1])
         server_only = bool(runnable) and all(c.name in owners for c in runnable)
         server_steps += server_only
-        if not runnable or pending:
+        if not runnable or pending or any(c(step.steps[-1]) for c in conditions):
             break
-        if conditions:
-            if any(c(step.steps[-1]) for c in conditions):
-                break
-        elif not server_only or server_steps > SERVER_STEPS:
+        if stop_when is None and server_only and server_steps > SERVER_STEPS:  # server tools' own cap
             break
         request = msgspec.structs.replace(request, messages=request.messages + step.messages)
         index += 1

@@ -20,14 +20,20 @@ from typing import Any, cast
 import msgspec
 from msgspec import inspect as mi
 
-__all__ = ["json_schema", "strict_schema", "strip_null_defaults"]
+__all__ = ["json_schema", "project_schema", "strict_schema", "strip_null_defaults"]
 
 _REF_PREFIX = "#/$defs/"
 
 
 def json_schema(tp: Any) -> dict[str, Any]:
-    """The plain projection: inline refs, no titles, closed objects."""
-    raw = msgspec.json.schema(tp)
+    """The plain projection of a msgspec type: inline refs, no titles, closed objects."""
+    return project_schema(msgspec.json.schema(tp))
+
+
+def project_schema(raw: dict[str, Any], *, all_titles: bool = False) -> dict[str, Any]:
+    """Inline ``#/$defs/`` refs, drop object titles (every title with ``all_titles``: pydantic
+    titles each field after its name), close objects. ``raw`` is not modified."""
+    raw = dict(raw)
     defs: dict[str, Any] = raw.pop("$defs", {})
     kept: dict[str, Any] = {}
 
@@ -50,7 +56,7 @@ def json_schema(tp: Any) -> dict[str, Any]:
             return {**target, **inline(extra, stack)} if extra else target
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key == "title" and isinstance(value, str) and "properties" in node:
+            if key == "title" and isinstance(value, str) and (all_titles or "properties" in node):
                 continue
             if key in ("properties", "$defs") and isinstance(value, dict):
                 out[key] = {k: inline(v, stack) for k, v in cast(dict[str, Any], value).items()}

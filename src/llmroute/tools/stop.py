@@ -1,8 +1,8 @@
 """Stop conditions for the tool loop: callables on the ``StepResult`` just finished.
 
-The loop continues after a step only when the step ran local tool calls and a stop condition was
-given and none of them holds. Without ``stop_when`` the runtime runs one step (its tools execute,
-the model is not called again), so a plain ``stream()`` behaves as before.
+The loop continues after a step only when the step ran local tool calls and none of the conditions
+holds. Without ``stop_when`` the condition is ``step_count_is(DEFAULT_MAX_STEPS)`` (20 model
+calls); ``stop_when=step_count_is(1)`` runs one step's tools without calling the model again.
 """
 
 from __future__ import annotations

@@ -4,14 +4,14 @@ Where the protocol lowers ``request.output_schema`` natively (``Protocol.native_
 OpenAI Chat ``response_format``, Responses ``text.format``, Gemini ``responseSchema``) the schema is
 sent that way (strict projection by default); elsewhere (Anthropic, Bedrock, ...) a synthetic tool
 with the schema is forced with ``tool_choice`` and its input is the object. Either way the JSON is
-decoded with msgspec into the requested type; if it does not validate, ``InvalidProviderOutputError``
-carries the raw text.
+decoded into the requested type (msgspec, or pydantic for a ``BaseModel`` / ``TypeAdapter``); if
+it does not validate, ``InvalidProviderOutputError`` carries the raw text.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 import msgspec
 
@@ -20,15 +20,37 @@ from ..schema.errors import InvalidProviderOutputError
 from ..schema.request import LLMRequest, OutputSchema
 from ..schema.response import LLMResponse
 from ..schema.tools import ToolChoice, ToolDefinition
-from .schema import json_schema, strict_schema, strip_null_defaults
+from .codec import ValidationFailed, convert, schema_of
+from .schema import strict_schema
 
 if TYPE_CHECKING:
     from ..route.client import Client
     from ..route.policy import RetryPolicy, Timeouts
 
-__all__ = ["ObjectResponse", "generate_object", "output_request", "parse_text", "strict_capable"]
+__all__ = [
+    "ObjectResponse",
+    "OutputType",
+    "TypeAdapterLike",
+    "generate_object",
+    "output_request",
+    "parse_text",
+    "strict_capable",
+]
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class TypeAdapterLike(Protocol[T_co]):
+    """What ``generate_object`` needs of a ``pydantic.TypeAdapter`` (pydantic stays optional)."""
+
+    def validate_python(self, object: Any, /) -> T_co: ...
+
+    def json_schema(self) -> dict[str, Any]: ...
+
+
+OutputType = type[T] | TypeAdapterLike[T]
+"""A msgspec type (Struct, dataclass, TypedDict, ...), a pydantic ``BaseModel`` or a ``TypeAdapter``."""
 
 _RAW_LIMIT = 4000
 _NAME = re.compile(r"[^a-zA-Z0-9_-]")
@@ -67,7 +89,7 @@ def output_request(
     Returns the request and the tool name; whether the strict projection is used is
     ``strict and strict_capable(protocol)`` (``generate_object`` recomputes it for decoding)."""
     out_name = _name_of(schema, name)
-    plain = json_schema(schema)
+    plain = schema_of(schema)
     protocol = model_of(request).route.protocol
     native = protocol.native_output_schema if mode == "auto" else mode == "native"
     if native:
@@ -89,20 +111,18 @@ def _cap(text: str) -> str:
     return text if len(text) <= _RAW_LIMIT else text[:_RAW_LIMIT] + "..."
 
 
-def decode_object(value: Any, schema: type[T], raw: str, *, strict: bool) -> T:
+def decode_object(value: Any, schema: OutputType[T], raw: str, *, strict: bool) -> T:
     """Validate a decoded JSON value into ``schema``, or raise ``InvalidProviderOutputError``."""
-    if strict:
-        value = strip_null_defaults(value, schema)
     try:
-        return msgspec.convert(value, schema)
-    except msgspec.ValidationError as exc:
-        name = getattr(schema, "__name__", repr(schema))
+        return convert(value, schema, strict_nulls=strict)
+    except ValidationFailed as exc:
+        name = getattr(schema, "__name__", None) or type(schema).__name__
         raise InvalidProviderOutputError(
-            f"structured output does not match {name}: {exc}", raw=_cap(raw)
+            f"structured output does not match {name}: {exc.message}", raw=_cap(raw)
         ) from None
 
 
-def parse_text(text: str, schema: type[T], *, strict: bool = True) -> T:
+def parse_text(text: str, schema: OutputType[T], *, strict: bool = True) -> T:
     """JSON text (a fenced code block is tolerated) -> ``schema``."""
     body = text
     fenced = _FENCE.match(text)
@@ -117,7 +137,9 @@ def parse_text(text: str, schema: type[T], *, strict: bool = True) -> T:
     return decode_object(value, schema, text, strict=strict)
 
 
-def object_from_response(response: LLMResponse, schema: type[T], tool_name: str | None, *, strict: bool) -> T:
+def object_from_response(
+    response: LLMResponse, schema: OutputType[T], tool_name: str | None, *, strict: bool
+) -> T:
     if tool_name is None:
         return parse_text(response.text, schema, strict=strict)
     for call in response.tool_calls:
@@ -134,7 +156,7 @@ def object_from_response(response: LLMResponse, schema: type[T], tool_name: str 
 async def generate_object(
     client: Client,
     request: LLMRequest,
-    schema: type[T],
+    schema: OutputType[T],
     *,
     name: str | None = None,
     description: str | None = None,

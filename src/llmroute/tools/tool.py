@@ -7,14 +7,14 @@
     @llmroute.tool(description="Get current weather for a city.")
     async def get_weather(args: Weather) -> dict[str, Any]: ...
 
-The function takes either one msgspec Struct (or dataclass / TypedDict) parameter, or plain typed
-parameters (``async def add(a: int, b: int = 0)``), which become the fields of a generated Struct.
+The function takes either one msgspec Struct (or dataclass / TypedDict / pydantic ``BaseModel``)
+parameter, or plain typed parameters (``async def add(a: int, b: int = 0)``), which become the fields of a generated Struct.
 Sync functions run in a worker thread. The parameter type gives the JSON Schema sent to the
 provider (``schema.json_schema``; ``strict=True`` sends the OpenAI strict projection) and validates
-the model's input with ``msgspec.convert``.
+the model's input with ``msgspec.convert`` (pydantic's own validation for pydantic models).
 
-A handler raising ``ToolFailure`` reports a failure the model can read and recover from; any other
-exception is a bug and fails the stream.
+A handler raising ``ToolFailure`` reports a failure the model can read and recover from; so, by
+default, does any other exception (see ``tools.runtime``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import sys
 import typing
 from collections.abc import Awaitable, Callable
 from typing import Any, cast, overload
@@ -30,8 +31,11 @@ import anyio.to_thread
 import msgspec
 
 from ..schema.content import MediaPart, TextPart
+from ..schema.errors import InvalidRequestError
 from ..schema.tools import ToolDefinition
-from .schema import json_schema, strict_schema, strip_null_defaults
+from ..schema.validate import check_tool_name
+from .codec import ValidationFailed, convert, is_pydantic_model, schema_of, to_builtins
+from .schema import strict_schema
 
 __all__ = ["InvalidToolInput", "Tool", "ToolFailure", "tool"]
 
@@ -104,12 +108,10 @@ class Tool:
             raise InvalidToolInput(f"Invalid input for tool {self.name}: arguments are not valid JSON: {raw}")
         if self.params is None:
             return input
-        if self.definition.strict:
-            input = strip_null_defaults(input, self.params)
         try:
-            return msgspec.convert(input, self.params)
-        except msgspec.ValidationError as exc:
-            raise InvalidToolInput(f"Invalid input for tool {self.name}: {exc}") from None
+            return convert(input, self.params, strict_nulls=bool(self.definition.strict))
+        except ValidationFailed as exc:
+            raise InvalidToolInput(f"Invalid input for tool {self.name}: {exc.message}") from None
 
     async def invoke(self, args: Any) -> Any:
         """Run the handler on validated ``args``; returns the result value for the model."""
@@ -133,7 +135,7 @@ def to_result(value: Any) -> Any:
         return tuple(cast(list[TextPart | MediaPart], value))
     if isinstance(value, TextPart | MediaPart):
         return (value,)
-    return msgspec.to_builtins(value)
+    return to_builtins(value)
 
 
 def _make_call(fn: Callable[..., Any], mode: str) -> Callable[[Any], Awaitable[Any]]:
@@ -165,16 +167,37 @@ def _is_record(tp: Any) -> bool:
     if not isinstance(tp, type):
         return False
     cls = cast(type[Any], tp)
-    return issubclass(cls, msgspec.Struct) or dataclasses.is_dataclass(cls) or typing.is_typeddict(cls)
+    return (
+        issubclass(cls, msgspec.Struct)
+        or dataclasses.is_dataclass(cls)
+        or typing.is_typeddict(cls)
+        or is_pydantic_model(cls)
+    )
 
 
-def _build(fn: Callable[..., Any], name: str | None, description: str | None, strict: bool | None) -> Tool:
-    tool_name = name or fn.__name__
+def _caller_namespace(depth: int) -> dict[str, Any]:
+    """The locals of the frame that applied ``@tool``: with postponed annotations a tool defined in
+    a function names types local to it (pydantic resolves them the same way)."""
+    frame = sys._getframe(depth + 1)  # pyright: ignore[reportPrivateUsage]
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        return dict(frame.f_locals)
+    finally:
+        del frame
+
+
+def _build(
+    fn: Callable[..., Any],
+    name: str | None,
+    description: str | None,
+    strict: bool | None,
+    localns: dict[str, Any] | None = None,
+) -> Tool:
+    tool_name = check_tool_name(name or fn.__name__, "name")
+    try:
+        hints = typing.get_type_hints(fn, localns=localns, include_extras=True)
     except NameError as exc:
-        raise TypeError(
-            f"tool {tool_name}: cannot resolve parameter annotation ({exc}); define its types at module level"
+        raise InvalidRequestError(
+            f"tool {tool_name}: cannot resolve a parameter annotation ({exc})", param="tools"
         ) from None
     params = [
         p
@@ -182,7 +205,9 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None, st
         if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
     if len(params) != len(inspect.signature(fn).parameters):
-        raise TypeError(f"tool {tool_name}: *args / **kwargs parameters are not supported")
+        raise InvalidRequestError(
+            f"tool {tool_name}: *args / **kwargs parameters are not supported", param="tools"
+        )
     mode: str
     if len(params) == 1 and _is_record(hints.get(params[0].name)):
         mode, params_type = "single", hints[params[0].name]
@@ -195,7 +220,12 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None, st
             annotation = hints.get(p.name, Any)
             fields.append((p.name, annotation) if p.default is p.empty else (p.name, annotation, p.default))
         params_type = msgspec.defstruct(f"{tool_name}_args", fields, kw_only=True)
-    schema = json_schema(params_type) if params_type is not None else dict(_EMPTY_SCHEMA)
+    try:
+        schema = schema_of(params_type) if params_type is not None else dict(_EMPTY_SCHEMA)
+    except (TypeError, ValueError) as exc:
+        raise InvalidRequestError(
+            f"tool {tool_name}: its parameters have no JSON Schema ({exc})".replace("\n", " "), param="tools"
+        ) from None
     if strict:
         schema = strict_schema(schema)
     definition = ToolDefinition(
@@ -229,10 +259,11 @@ def tool(
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a ``Tool`` from a function: ``@tool`` or ``@tool(description=..., name=..., strict=...)``.
     The description defaults to the docstring; ``strict=True`` sends OpenAI's strict schema."""
+    localns = _caller_namespace(1)
     if fn is not None:
-        return _build(fn, name, description, strict)
+        return _build(fn, name, description, strict, localns)
 
     def decorate(f: Callable[..., Any]) -> Tool:
-        return _build(f, name, description, strict)
+        return _build(f, name, description, strict, {**localns, **_caller_namespace(1)})
 
     return decorate

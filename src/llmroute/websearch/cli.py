@@ -122,12 +122,15 @@ async def demo(out: TextIO, root: Path | None = None, limit: int = 1200) -> None
     if root is None:
         env = os.environ.get("LLMROUTE_CASSETTES")
         root = Path(env) if env else _SOURCE_CASSETTES
+    from ..console import use_color
+
+    bold, reset = ("\033[1m", "\033[0m") if use_color(out) else ("", "")
     for provider, model, rel, query in _DEMO:
         path = root / rel
         if not path.exists():
             continue
         out.write(
-            f"\n\033[1m== Grounded search ({provider}): websearch_grounded tool result\033[0m  ({rel})\n"
+            f"\n{bold}== Grounded search ({provider}): websearch_grounded tool result{reset}  ({rel})\n"
         )
         cassette = Cassette.load(path)
         transport = ReplayTransport(cassette.interactions[:1])

@@ -1,0 +1,58 @@
+"""Regenerate the demo's bundled recordings (``src/llmroute/demo/recordings/*.json``) from the YAML
+cassettes under ``cassettes/`` named by ``llmroute.demo.SCENES``.
+
+    python scripts/bundle_demo.py           # write
+    python scripts/bundle_demo.py --check   # exit 1 if a bundled file is stale (tests run this)
+
+Needs PyYAML (the ``test`` extra); the demo itself reads the JSON form with msgspec only. Each file
+keeps its provenance (source cassette and its upstream notice) in ``metadata``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from llmroute.demo import SCENES
+from llmroute.testing.cassette import Cassette
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = ROOT / "src" / "llmroute" / "demo" / "recordings"
+# Upstream copyright of each cassette folder (full texts: cassettes/<folder>/LICENSE, NOTICE.md here).
+NOTICES = {
+    "opencode": "MIT, Copyright (c) 2025 opencode (anomalyco/opencode, formerly sst/opencode)",
+    "pydantic-ai": "MIT, Copyright (c) Pydantic Services Inc. 2024 to present (pydantic/pydantic-ai)",
+}
+
+
+def bundled() -> dict[Path, bytes]:
+    out: dict[Path, bytes] = {}
+    for scene in SCENES:
+        cassette = Cassette.load(ROOT / "cassettes" / scene.source)
+        folder = scene.source.split("/", 1)[0]
+        cassette.metadata = {
+            "source": f"cassettes/{scene.source}",
+            "licence": NOTICES[folder],
+            **({"upstream": cassette.metadata} if cassette.metadata else {}),
+        }
+        out[TARGET / f"{scene.recording}.json"] = cassette.to_json() + b"\n"
+    return out
+
+
+def main(argv: list[str]) -> int:
+    files = bundled()
+    if "--check" in argv:
+        stale = [p.name for p, data in files.items() if not p.exists() or p.read_bytes() != data]
+        if stale:
+            print(f"stale demo recordings: {', '.join(stale)}; run scripts/bundle_demo.py", file=sys.stderr)
+            return 1
+        return 0
+    TARGET.mkdir(parents=True, exist_ok=True)
+    for path, data in files.items():
+        path.write_bytes(data)
+        print(f"wrote {path.relative_to(ROOT)} ({len(data)} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

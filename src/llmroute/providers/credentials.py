@@ -1,0 +1,104 @@
+"""Token providers backed by the platforms' own credential libraries (optional extras).
+
+    vertex.configure()                                   # ADC when google-auth is installed
+    vertex.configure(access_token=credentials.google_adc(scopes=[...]))
+    azure.configure("my-resource")                       # Entra ID when azure-identity is installed
+    azure.configure("my-resource", token_provider=credentials.azure_identity(my_credential))
+
+Each returns an async callable giving a fresh access token per request (``TokenProviderAuth``).
+Blocking refreshes run in a worker thread; tokens are cached by the libraries themselves.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from ..route.auth import TokenProvider
+from ..schema.errors import NoRouteError
+
+__all__ = [
+    "AZURE_SCOPE",
+    "GOOGLE_SCOPE",
+    "GoogleADC",
+    "azure_identity",
+    "google_adc",
+    "has_azure_identity",
+    "has_google_auth",
+]
+
+GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package is missing
+        return False
+
+
+def has_google_auth() -> bool:
+    return _installed("google.auth")
+
+
+def has_azure_identity() -> bool:
+    return _installed("azure.identity")
+
+
+def _require(module: str, extra: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise NoRouteError(f"{module} is not installed: pip install 'llmroute[{extra}]'") from None
+
+
+class GoogleADC:
+    """Google Application Default Credentials (``google.auth.default``): the environment's service
+    account, ``gcloud auth application-default login``, or the metadata server. ``project`` is the
+    project those credentials name, if any. Call it for a fresh token."""
+
+    def __init__(self, scopes: Sequence[str] = (GOOGLE_SCOPE,)) -> None:
+        auth = _require("google.auth", "vertex")
+        self._request_module = _require("google.auth.transport.requests", "vertex")
+        self._credentials, project = auth.default(scopes=list(scopes))
+        self.project: str | None = project or None
+        self._lock = anyio.Lock()
+
+    async def __call__(self) -> str:
+        async with self._lock:  # one refresh at a time; the others reuse its token
+            if not self._credentials.valid:
+                request = self._request_module.Request()
+                await anyio.to_thread.run_sync(self._credentials.refresh, request)
+        return str(self._credentials.token)
+
+    def __repr__(self) -> str:
+        return f"GoogleADC(project={self.project!r})"
+
+
+def google_adc(scopes: Sequence[str] = (GOOGLE_SCOPE,)) -> GoogleADC:
+    """A token provider from Application Default Credentials (extra ``llmroute[vertex]``)."""
+    return GoogleADC(scopes)
+
+
+def azure_identity(credential: Any = None, *, scope: str = AZURE_SCOPE) -> TokenProvider:
+    """A token provider from an azure-identity credential (``DefaultAzureCredential()`` when none is
+    given; extra ``llmroute[azure]``). Sync and ``azure.identity.aio`` credentials both work."""
+    if credential is None:
+        credential = _require("azure.identity", "azure").DefaultAzureCredential()
+    get_token = credential.get_token
+
+    async def token() -> str:
+        if inspect.iscoroutinefunction(get_token):
+            access = await get_token(scope)
+        else:
+            access = await anyio.to_thread.run_sync(get_token, scope)
+        return str(access.token)
+
+    return token

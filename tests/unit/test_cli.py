@@ -1,0 +1,191 @@
+"""The ``llmroute`` command as a user meets it: version, ``python -m``, exit codes, help text, bad
+option values, ``chat --base-url`` / ``compatible:`` against a real local server, and the demo's
+output (prompts, no colour off a TTY, no silent reasoning gap)."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+import llmroute
+from llmroute import cli, demo
+from llmroute.console import use_color
+from tests.reliability.server import FaultServer, Reply, chat_stream
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "llmroute", *args], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def test_version_and_python_dash_m() -> None:
+    result = _run("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"llmroute {llmroute.__version__}"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["demo", "--pace", "fast"], "not a number: 'fast'"),
+        (["demo", "--pace", "-1"], "must be 0 or more"),
+        (["chat", "--max-tokens", "0", "hi"], "must be 1 or more"),
+        (["chat", "--max-tokens", "x", "hi"], "not an integer"),
+        (["nope"], "invalid choice"),
+        ([], "required"),
+    ],
+)
+def test_bad_option_values_are_usage_errors_without_traceback(args: list[str], fragment: str) -> None:
+    result = _run(*args)
+    assert result.returncode == 2
+    assert fragment in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["chat", "--model", "gpt-4o", "hi"], "--model must look like provider:model-id"),
+        (["chat", "--model", "nope:x", "hi"], "unknown provider 'nope'"),
+        (["chat", "--model", "compatible:local", "hi"], "compatible:MODEL needs --base-url"),
+        (
+            ["chat", "--model", "openai:gpt-4o-mini", "--base-url", "ftp://x/v1", "hi"],
+            "base_url must be an http(s) URL",
+        ),
+    ],
+)
+def test_configuration_errors_exit_2(
+    args: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(args)
+    assert exit_info.value.code == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_every_option_has_help() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    cli._add_builtin(sub)  # pyright: ignore[reportPrivateUsage]
+    for name, command in sub.choices.items():
+        for action in command._actions:  # pyright: ignore[reportPrivateUsage]
+            assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+
+
+def test_chat_base_url_and_compatible_target_against_a_local_server(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", "gsk_local_test_key")
+    server = FaultServer().start()
+    try:
+        server.add(Reply(parts=chat_stream("Hel", "lo")), Reply(parts=chat_stream("Hi")))
+        assert cli.main(["chat", "--model", "compatible:local", "--base-url", server.base_url, "Say hi"]) == 0
+        assert "Hello" in capsys.readouterr().out
+        # --base-url also overrides a named provider's (credentials still come from its env var).
+        code = cli.main(
+            ["chat", "--model", "groq:llama", "--base-url", server.base_url, "--max-tokens", "5", "hi"]
+        )
+        assert code == 0 and "Hi" in capsys.readouterr().out
+    finally:
+        server.stop()
+    assert [r.path for r in server.received] == ["/v1/chat/completions"] * 2
+    assert (
+        b'"max_tokens":5' in server.received[1].body
+        or b'"max_completion_tokens":5' in server.received[1].body
+    )
+
+
+def test_provider_failure_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    server = FaultServer().start()
+    try:
+        server.add(
+            Reply(
+                400,
+                {"content-type": "application/json"},
+                [b'{"error": {"message": "bad model"}}'],
+                chunked=False,
+            )
+        )
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(["chat", "--model", "compatible:m", "--base-url", server.base_url, "hi"])
+    finally:
+        server.stop()
+    assert exit_info.value.code == 1
+    assert "bad model" in capsys.readouterr().err
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_colour_only_on_a_tty_without_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert use_color(_Tty()) and not use_color(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_color(_Tty())
+
+
+def test_demo_output_when_piped_has_prompts_no_escapes_and_no_silent_gap() -> None:
+    result = _run("demo", "--pace", "0")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "\033" not in out and "\b" not in out
+    for scene in demo.SCENES:
+        assert f"== {scene.title}\n> {scene.prompt}\n" in out
+    assert "The weather in Paris is sunny" in out
+    assert "tool call get_weather({'city': 'Paris'})" in out
+    # xAI's reasoning is cut at 240 characters; the rest is counted, not silently skipped.
+    assert "… (+1090 chars)\nHello!" in out
+
+
+def test_demo_on_a_terminal_counts_hidden_reasoning_live() -> None:
+    out = _Tty()
+    xai = [s for s in demo.SCENES if s.recording == "xai-reasoning"]
+    assert anyio.run(lambda: demo.run(out, pace=0, color=True, live=True, scenes=xai)) == 0
+    text = out.getvalue()
+    assert "\033[2m[thinking] " in text and "\033[1m== xAI" in text
+    counters = text.count("\b")
+    assert counters > 0 and re.search(r"finish: stop, 21 in / \d+ out\n$", text)
+    assert "(+1090 chars)" in text
+
+
+def test_demo_default_pacing_stays_short() -> None:
+    assert demo.SCENE_SECONDS * len(demo.SCENES) < 6
+
+
+def test_bundled_recordings_match_the_cassettes() -> None:
+    pytest.importorskip("yaml")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bundle_demo.py"), "--check"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_demo_extras_run_after_the_scenes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import types
+
+    extra = types.ModuleType("llmroute_test_demo_extra")
+
+    async def extra_demo(out: io.TextIOBase) -> None:
+        out.write("== extra scene\n")
+
+    extra.demo = extra_demo  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "llmroute_test_demo_extra", extra)
+    monkeypatch.setattr(cli, "DEMO_EXTRAS", ("llmroute_test_demo_extra",))
+    assert cli.main(["demo", "--pace", "0"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("finish: stop") < out.index("== extra scene")

@@ -1,0 +1,265 @@
+"""Bad input is an ``InvalidRequestError`` naming the argument, raised before any network I/O."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+
+import llmroute
+from llmroute.providers import compatible, openai
+
+
+def _model(**kwargs: Any) -> llmroute.Model:
+    return openai.configure(api_key="sk-test-0123456789abcdef", **kwargs).chat("gpt-4o-mini")
+
+
+def _tool(name: str, schema: dict[str, Any] | None = None) -> llmroute.ToolDefinition:
+    return llmroute.ToolDefinition(name, "a tool", schema or {"type": "object", "properties": {}})
+
+
+# (id, call building the request, param, message fragment)
+BAD_REQUESTS: list[tuple[str, Callable[[], Any], str, str]] = [
+    ("prompt-int", lambda: llmroute.request(_model(), prompt=42), "prompt", "got int"),  # type: ignore[arg-type]
+    ("prompt-item", lambda: llmroute.request(_model(), prompt=["hi", 3]), "prompt", "got int"),  # type: ignore[list-item]
+    ("system-int", lambda: llmroute.request(_model(), system=1, prompt="hi"), "system", "got int"),  # type: ignore[arg-type]
+    (
+        "system-item",
+        lambda: llmroute.request(_model(), system=["a", None], prompt="hi"),
+        "system",
+        "NoneType",
+    ),  # type: ignore[list-item]
+    (
+        "generation-dict",
+        lambda: llmroute.request(_model(), prompt="hi", generation={"max_tokens": 5}),  # type: ignore[arg-type]
+        "generation",
+        "GenerationOptions(**your_dict)",
+    ),
+    ("messages-str", lambda: llmroute.request(_model(), messages="hi"), "messages", "got str"),  # type: ignore[arg-type]
+    (
+        "messages-item-str",
+        lambda: llmroute.request(_model(), messages=[llmroute.user("a"), "b"]),  # type: ignore[list-item]
+        "messages[1]",
+        "llmroute.user",
+    ),
+    ("tools-str", lambda: llmroute.request(_model(), prompt="hi", tools="get_weather"), "tools", "got str"),  # type: ignore[arg-type]
+    ("tools-item", lambda: llmroute.request(_model(), prompt="hi", tools=[print]), "tools[0]", "not a tool"),  # type: ignore[list-item]
+    ("model-str", lambda: llmroute.request("gpt-4o", prompt="hi"), "model", "not a string"),  # type: ignore[arg-type]
+    ("model-none", lambda: llmroute.request(None, prompt="hi"), "model", "NoneType"),  # type: ignore[arg-type]
+    (
+        "tool-name-space",
+        lambda: llmroute.request(_model(), prompt="hi", tools=[_tool("get weather")]),
+        "tools[0].name",
+        "^[a-zA-Z0-9_-]{1,64}$",
+    ),
+    (
+        "tool-name-long",
+        lambda: llmroute.request(_model(), prompt="hi", tools=[_tool("x" * 65)]),
+        "tools[0].name",
+        "must match",
+    ),
+    (
+        "tool-name-empty",
+        lambda: llmroute.request(_model(), prompt="hi", tools=[_tool("")]),
+        "tools[0].name",
+        "''",
+    ),
+    (
+        "tool-duplicate",
+        lambda: llmroute.request(_model(), prompt="hi", tools=[_tool("a"), _tool("b"), _tool("a")]),
+        "tools[2]",
+        "duplicate tool name 'a'",
+    ),
+    (
+        "tool-schema-unencodable",
+        lambda: llmroute.request(
+            _model(), prompt="hi", tools=[_tool("f", {"type": "object", "default": object()})]
+        ),
+        "tools[0].input_schema",
+        "tool f: input schema cannot be encoded",
+    ),
+    (
+        "tool-choice-bad-name",
+        lambda: llmroute.request(_model(), prompt="hi", tool_choice="get weather"),
+        "tool_choice",
+        "must match",
+    ),
+    (
+        "tool-choice-type",
+        lambda: llmroute.request(_model(), prompt="hi", tool_choice=3),
+        "tool_choice",
+        "got int",
+    ),  # type: ignore[arg-type]
+    ("empty-conversation", lambda: llmroute.request(_model(), system="Be brief."), "messages", "empty"),
+    *[
+        (
+            f"max-tokens-{v!r}",
+            (
+                lambda v=v: llmroute.request(
+                    _model(), prompt="hi", generation=llmroute.GenerationOptions(max_tokens=v)
+                )
+            ),
+            "generation.max_tokens",
+            "must be",
+        )
+        for v in (0, -5, 1.5, True)
+    ],
+    *[
+        (
+            f"temperature-{v!r}",
+            (
+                lambda v=v: llmroute.request(
+                    _model(), prompt="hi", generation=llmroute.GenerationOptions(temperature=v)
+                )
+            ),
+            "generation.temperature",
+            "between 0 and 2",
+        )
+        for v in (-0.1, 2.5, math.nan, math.inf)
+    ],
+    *[
+        (
+            f"top-p-{v!r}",
+            (
+                lambda v=v: llmroute.request(
+                    _model(), prompt="hi", generation=llmroute.GenerationOptions(top_p=v)
+                )
+            ),
+            "generation.top_p",
+            "between 0 and 1",
+        )
+        for v in (1.01, -1.0, math.nan)
+    ],
+]
+
+
+@pytest.mark.parametrize(
+    ("build", "param", "fragment"), [b[1:] for b in BAD_REQUESTS], ids=[b[0] for b in BAD_REQUESTS]
+)
+def test_bad_request_arguments(build: Callable[[], Any], param: str, fragment: str) -> None:
+    with pytest.raises(llmroute.InvalidRequestError) as err:
+        build()
+    assert err.value.param == param
+    assert str(err.value).startswith(f"{param}: ")
+    assert fragment in str(err.value)
+
+
+def test_good_edges_pass() -> None:
+    request = llmroute.request(
+        _model(),
+        prompt="hi",
+        tools=[_tool("a-b_C9"), _tool("x" * 64)],
+        tool_choice="later_tool",  # may name a tool the runtime adds at stream(tools=...)
+        generation=llmroute.GenerationOptions(max_tokens=1, temperature=0, top_p=1.0),
+    )
+    assert len(request.tools) == 2
+
+
+def _sending_client(sent: list[httpx.Request]) -> llmroute.Client:
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(500)
+
+    return llmroute.Client(http=httpx.AsyncClient(transport=httpx.MockTransport(handler)))
+
+
+def _replace(**changes: Any) -> llmroute.LLMRequest:
+    return msgspec.structs.replace(llmroute.request(_model(), prompt="hi"), **changes)
+
+
+# Requests built around llmroute.request() (msgspec.structs.replace, LLMRequest(...)) are checked
+# again by prepare(), on every call and tool-loop step.
+BAD_PREPARED: list[tuple[str, Callable[[], llmroute.LLMRequest], str, str]] = [
+    (
+        "tool-choice-absent",
+        lambda: _replace(tools=(_tool("a"),), tool_choice=llmroute.ToolChoice.named("b")),
+        "tool_choice",
+        "'b', which is not among the tools (a)",
+    ),
+    ("messages-empty", lambda: _replace(messages=()), "messages", "empty"),
+    (
+        "part-wrong",
+        lambda: _replace(messages=(llmroute.Message("user", ("hi",)),)),
+        "messages[0].content[0]",
+        "got str",
+    ),  # type: ignore[arg-type]
+    (
+        "generation-nan",
+        lambda: _replace(generation=llmroute.GenerationOptions(temperature=math.nan)),
+        "generation.temperature",
+        "nan",
+    ),
+    ("model-str", lambda: _replace(model="gpt-4o"), "model", "not a string"),
+    (
+        "api-key-blank",
+        lambda: llmroute.request(openai.configure(api_key="  \n").chat("m"), prompt="hi"),
+        "api_key",
+        "empty",
+    ),
+    (
+        "base-url-scheme",
+        lambda: llmroute.request(_model(base_url="api.openai.com/v1"), prompt="hi"),
+        "base_url",
+        "http(s) URL",
+    ),
+    (
+        "base-url-ftp",
+        lambda: llmroute.request(compatible.configure(base_url="ftp://host/v1").model("m"), prompt="hi"),
+        "base_url",
+        "ftp://host/v1",
+    ),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("build", "param", "fragment"), [b[1:] for b in BAD_PREPARED], ids=[b[0] for b in BAD_PREPARED]
+)
+async def test_prepare_rejects_before_sending(
+    build: Callable[[], llmroute.LLMRequest], param: str, fragment: str
+) -> None:
+    sent: list[httpx.Request] = []
+    async with _sending_client(sent) as client:
+        with pytest.raises(llmroute.InvalidRequestError) as err:
+            await client.prepare(build())
+        assert err.value.param == param and fragment in str(err.value)
+        with pytest.raises(llmroute.InvalidRequestError):
+            await client.generate(build())
+        with pytest.raises(llmroute.InvalidRequestError):
+            async for _ in client.stream(build()):
+                pass
+    assert sent == []
+
+
+@pytest.mark.anyio
+async def test_api_key_whitespace_is_stripped(monkeypatch: pytest.MonkeyPatch) -> None:
+    request = llmroute.request(openai.configure(api_key=" sk-test-0123456789abcdef\n").chat("m"), prompt="hi")
+    prepared = await llmroute.Client().prepare(request)
+    assert prepared.headers["authorization"] == "Bearer sk-test-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", "  sk-env-0123456789abcdef  ")
+    prepared = await llmroute.Client().prepare(llmroute.request(openai.configure().chat("m"), prompt="hi"))
+    assert prepared.headers["authorization"] == "Bearer sk-env-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", "   ")
+    with pytest.raises(llmroute.AuthenticationError, match="OPENAI_API_KEY is set but blank"):
+        await llmroute.Client().prepare(llmroute.request(openai.configure().chat("m"), prompt="hi"))
+
+
+def test_tool_decorator_rejects_bad_names_and_schemas() -> None:
+    class Opaque:
+        pass
+
+    with pytest.raises(llmroute.InvalidRequestError, match="must match") as err:
+        llmroute.tool(name="no spaces")(lambda: "x")
+    assert err.value.param == "name"
+
+    def uses_opaque(thing: Opaque) -> str:
+        return ""
+
+    with pytest.raises(
+        llmroute.InvalidRequestError, match="tool uses_opaque: its parameters have no JSON Schema"
+    ):
+        llmroute.tool(uses_opaque)
