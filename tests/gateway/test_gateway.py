@@ -172,7 +172,6 @@ def test_streamed_search_steps_are_sse_comments(upstream: FaultServer) -> None:
 
 
 def test_client_tools_pass_through_and_come_back_as_tool_calls(upstream: FaultServer) -> None:
-    pytest.importorskip("llmroute.websearch.intent")  # the selective policy's classifier
     tool = {
         "index": 0,
         "id": "call_1",
@@ -458,7 +457,6 @@ def test_serve_cli_reports_a_bad_config_file(tmp_path: Any, capsys: pytest.Captu
 
 
 def test_selective_policy_offers_search_only_on_intent(upstream: FaultServer) -> None:
-    pytest.importorskip("llmroute.websearch.intent")  # the selective policy's classifier
     upstream.add(
         answer("4"), body_of(main_calls_search('{"query": "东京塔"}')), body_of(GLM_SEARCH), answer("333 m.")
     )

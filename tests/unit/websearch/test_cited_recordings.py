@@ -13,13 +13,11 @@ import llmroute
 from llmroute.providers import anthropic, google, openai
 from llmroute.testing import Cassette
 from llmroute.websearch import GroundedAnswer, UngroundedAnswerError, check_citations, render_cited, sanitize
+from llmroute.websearch.extract import fold
 from llmroute.websearch.markdown import neutralize
 from tests.helpers import load, replay_events
 
 pytestmark = pytest.mark.anyio
-# websearch.extract comes with grounded search (#9, branch "search"); until both are on main this
-# module is skipped, and it runs as soon as they are.
-fold = pytest.importorskip("llmroute.websearch.extract").fold
 
 GEMINI = google.configure(api_key="k").gemini("gemini-2.5-pro")
 RESPONSES = openai.configure(api_key="k").responses("gpt-5")
