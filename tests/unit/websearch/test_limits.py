@@ -3,14 +3,13 @@ wall clock against a real server on 127.0.0.1, all as ``LimitExceeded`` with the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import anyio
 import anyio.lowlevel
 import pytest
 
 import llmroute
 from llmroute.websearch.limits import LimitExceeded, SearchLimits
+from tests.reliability import conftest as reliability
 from tests.reliability.server import FaultServer, Reply, Stall, chat_chunk
 from tests.reliability.test_faults import BOUND, chat_request, client_for, settled
 
@@ -94,18 +93,10 @@ def test_core_errors_map_to_limit_codes() -> None:
     assert DEFAULT.exceeded(llmroute.RateLimitError("slow down")) is None
 
 
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
-@pytest.fixture
-def server() -> Iterator[FaultServer]:
-    srv = FaultServer().start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
+anyio_backend = reliability.anyio_backend  # the socket tests share the reliability suite's fixtures
+server = reliability.server
 
 
 @pytest.mark.anyio
