@@ -3,7 +3,7 @@ and lowering of tool results and media. Quirk-free by design: quirks live in the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import msgspec
@@ -25,6 +25,7 @@ from ..schema.events import (
     ToolInputStart,
 )
 from ..schema.options import CachePolicy
+from ..schema.tools import HostedTool
 
 __all__ = [
     "RAW_LIMIT",
@@ -35,6 +36,7 @@ __all__ = [
     "data_url",
     "decode_frame",
     "json_arguments",
+    "lower_hosted",
     "ns",
     "only_fields",
     "parse_tool_input",
@@ -51,6 +53,19 @@ def decode_frame(decoder: msgspec.json.Decoder[T], data: Any, what: str) -> T:
     """Decode one frame payload (see ``route.decoding.decode_json``): invalid UTF-8 is replaced;
     malformed JSON, wrong types or nesting too deep are an ``InvalidProviderOutputError``."""
     return decode_json(decoder, data, what)
+
+
+def lower_hosted(
+    table: Mapping[str, Callable[..., T]], tool: HostedTool, protocol: str, *args: Any
+) -> T:
+    """``tool`` lowered by its entry in a protocol's ``HOSTED_TOOLS`` table (kind -> lowering, the
+    one place a protocol declares the hosted tools it offers); a kind with no entry is an
+    ``InvalidRequestError`` naming the kinds it has."""
+    lower = table.get(tool.kind)
+    if lower is None:
+        offered = ", ".join(sorted(table)) or "none"
+        raise InvalidRequestError(f"{protocol} has no hosted {tool.kind!r} tool (supported: {offered})")
+    return lower(tool, *args)
 
 
 def only_fields(

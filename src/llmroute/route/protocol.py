@@ -56,6 +56,8 @@ class Protocol(msgspec.Struct, frozen=True):
     whole: Step | None = None
     # the ``ToolDefinition.kind`` values build_body lowers (client-executed built-ins beyond functions)
     tool_kinds: frozenset[str] = frozenset({"function"})
+    # the ``HostedTool.kind`` values build_body lowers: the keys of the module's ``HOSTED_TOOLS``
+    hosted_kinds: frozenset[str] = frozenset()
 
     def wrapped(
         self,
