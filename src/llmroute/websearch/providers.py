@@ -8,7 +8,7 @@ only streams.
 | provider | login | call |
 |---|---|---|
 | ``google`` | API key | ``models/{model}:generateContent`` + ``googleSearch`` (``x-goog-api-key``) |
-| ``google`` | OAuth | Code Assist ``v1internal:generateContent``, ``{model, project, request}``; project from ``projectId`` or ``loadCodeAssist`` |
+| ``google`` | OAuth | Code Assist ``v1internal:generateContent``, ``{model, project, request}``; project from ``loadCodeAssist`` (or ``projectId``; ``onboardUser`` for a new user) |
 | ``openai`` | API key | ``/v1/responses`` + ``web_search`` |
 | ``openai`` | OAuth | ChatGPT Codex backend ``/responses`` (``chatgpt-account-id``, streaming, ``store: false``) |
 | ``openrouter`` | API key | ``/api/v1/responses`` + ``plugins: [{"id": "web", "max_results"}]`` |
