@@ -139,6 +139,10 @@ class Calls:
         token.expire()
         return True
 
+    def forget(self, provider: str) -> None:
+        """Drop what was kept for the provider's previous login (its refreshing token)."""
+        self._tokens.pop(provider, None)
+
     async def _code_assist(self, s: ProviderSettings, login: OAuthLogin, query: str) -> LLMRequest:
         o = s.options
         token = self._tokens.get(s.id)
