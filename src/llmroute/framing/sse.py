@@ -3,6 +3,10 @@
 Works on bytes: line endings (LF, CR, CRLF, mixed, split across reads) are normalised to LF, then
 events are cut at blank lines. ``data`` stays bytes so protocols hand it straight to msgspec without
 a str round-trip; UTF-8 sequences split across reads are never cut because events only end at LF.
+
+``SSEDataFraming`` is the same parser for protocols that never read the event name (Anthropic
+repeats the type inside the JSON): its decoder yields each event's ``data`` bytes, and its fast path
+builds no ``SSEEvent`` at all.
 """
 
 from __future__ import annotations
@@ -13,7 +17,14 @@ import msgspec
 
 from ..schema.errors import InvalidProviderOutputError
 
-__all__ = ["DEFAULT_MAX_EVENT_BYTES", "SSEDecoder", "SSEEvent", "SSEFraming"]
+__all__ = [
+    "DEFAULT_MAX_EVENT_BYTES",
+    "SSEDataDecoder",
+    "SSEDataFraming",
+    "SSEDecoder",
+    "SSEEvent",
+    "SSEFraming",
+]
 
 DEFAULT_MAX_EVENT_BYTES = 32 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
@@ -27,9 +38,9 @@ class SSEEvent(msgspec.Struct, frozen=True, gc=False):
     retry: int | None = None
 
 
-class SSEDecoder:
-    """``feed(bytes) -> list[SSEEvent]``. An unterminated event at end of input is discarded (spec);
-    ``partial`` tells whether one was pending, for truncation diagnostics."""
+class _Parser:
+    """The buffering and the general parser both decoders share. An unterminated event at end of
+    input is discarded (spec); ``partial`` tells whether one was pending, for truncation diagnostics."""
 
     __slots__ = (
         "_buf",
@@ -64,13 +75,15 @@ class SSEDecoder:
     def partial(self) -> bool:
         return bool(self._buf.strip(b"\n")) or bool(self._more) or bool(self._data)
 
-    def feed(self, chunk: bytes) -> list[SSEEvent]:
+    def _region(self, chunk: bytes) -> bytes | None:
+        """Buffer ``chunk``; the complete events it ends (without the final blank line), or
+        ``None`` when it ends none."""
         if self._start:
             chunk = self._buf + chunk
             self._buf = b""
             if len(chunk) < 3 and _BOM.startswith(chunk):
                 self._buf = chunk  # may still become a BOM
-                return []
+                return None
             self._start = False
             if chunk.startswith(_BOM):
                 chunk = chunk[3:]
@@ -83,7 +96,7 @@ class SSEDecoder:
             else:  # a lone CR ends a line too (and one ending this read may pair with the next LF)
                 chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         if not chunk:
-            return []
+            return None
         more = self._more
         tail = more[-1] if more else self._buf
         if b"\n\n" not in chunk and not (tail.endswith(b"\n") and chunk.startswith(b"\n")):
@@ -99,7 +112,7 @@ class SSEDecoder:
                 more.append(chunk)
             else:
                 self._buf = chunk
-            return []
+            return None
         if more:
             buf = b"".join((self._buf, *more, chunk))
             self._more = []
@@ -108,11 +121,10 @@ class SSEDecoder:
         cut = buf.rfind(b"\n\n")  # found in the last read's bytes: a backward scan of those only
         self._buf = buf[cut + 2 :]
         self._size = len(self._buf)
-        region = buf[:cut]
-        if not self._event and self._last_id is None:
-            fast = self._fast(region)
-            if fast is not None:
-                return fast
+        return buf[:cut]
+
+    def _events(self, region: bytes) -> list[SSEEvent]:
+        """Every event in ``region``, any shape (the general parser, with two per-block shortcuts)."""
         out: list[SSEEvent] = []
         for block in region.split(b"\n\n"):
             if block.startswith(b"data: ") and b"\n" not in block and not self._data:
@@ -136,43 +148,12 @@ class SSEDecoder:
             self._block(block, out)
         return out
 
-    def _fast(self, region: bytes) -> list[SSEEvent] | None:
-        """The two shapes nearly every provider sends, decoded without per-line work; ``None`` means
-        "not this shape" and the general parser runs. Both checks are exact, not heuristics."""
-        if region.startswith(b"data: "):
-            # Every event one ``data:`` line (OpenAI Chat, Gemini): all newlines are separators.
-            separators = region.count(b"\n\ndata: ")
-            if region.count(b"\n") == 2 * separators:
-                return [SSEEvent(d) for d in region[6:].split(b"\n\ndata: ")]
-            return None
-        if region.startswith(b"event: "):
-            # Every event ``event:`` + ``data:`` (Anthropic, OpenAI Responses): the lines go name,
-            # data, blank, name, data, blank, ... name, data. One split, no per-event partition.
-            lines = region.split(b"\n")
-            n = len(lines) // 3 + 1
-            if len(lines) % 3 != 2 or any(lines[2::3]) or region.count(b"\ndata: ") != n:
-                return None  # (with every name line an ``event:`` one, the n ``data:`` are the data lines)
-            names = self._names
-            out: list[SSEEvent] = []
-            for head, data in zip(lines[0::3], lines[1::3], strict=True):
-                name = names.get(head)  # only ``event: `` lines are ever cached
-                if name is None:
-                    if not head.startswith(b"event: "):
-                        return None
-                    name = head[7:].decode("utf-8", "replace") or "message"
-                    if len(names) < 256:
-                        names[head] = name
-                out.append(SSEEvent(data[6:], name))
-            return out
-        return None
-
-    def close(self) -> list[SSEEvent]:
+    def _reset(self) -> None:
         self._buf = b""
         self._more = []
         self._size = 0
         self._data = []
         self._event = ""
-        return []
 
     def _block(self, block: bytes, out: list[SSEEvent]) -> None:
         for line in block.split(b"\n"):
@@ -209,6 +190,56 @@ class SSEDecoder:
         self._event = ""
 
 
+class SSEDecoder(_Parser):
+    """``feed(bytes) -> list[SSEEvent]``; ``close()`` at end of input."""
+
+    __slots__ = ()
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        region = self._region(chunk)
+        if region is None:
+            return []
+        if not self._event and self._last_id is None:
+            fast = self._fast(region)
+            if fast is not None:
+                return fast
+        return self._events(region)
+
+    def _fast(self, region: bytes) -> list[SSEEvent] | None:
+        """The two shapes nearly every provider sends, decoded without per-line work; ``None`` means
+        "not this shape" and the general parser runs. Both checks are exact, not heuristics."""
+        if region.startswith(b"data: "):
+            # Every event one ``data:`` line (OpenAI Chat, Gemini): all newlines are separators.
+            separators = region.count(b"\n\ndata: ")
+            if region.count(b"\n") == 2 * separators:
+                return [SSEEvent(d) for d in region[6:].split(b"\n\ndata: ")]
+            return None
+        if region.startswith(b"event: "):
+            # Every event ``event:`` + ``data:`` (Anthropic, OpenAI Responses): the lines go name,
+            # data, blank, name, data, blank, ... name, data. One split, no per-event partition.
+            lines = region.split(b"\n")
+            n = len(lines) // 3 + 1
+            if len(lines) % 3 != 2 or any(lines[2::3]) or region.count(b"\ndata: ") != n:
+                return None  # (with every name line an ``event:`` one, the n ``data:`` are the data lines)
+            names = self._names
+            out: list[SSEEvent] = []
+            for head, data in zip(lines[0::3], lines[1::3], strict=True):
+                name = names.get(head)  # only ``event: `` lines are ever cached
+                if name is None:
+                    if not head.startswith(b"event: "):
+                        return None
+                    name = head[7:].decode("utf-8", "replace") or "message"
+                    if len(names) < 256:
+                        names[head] = name
+                out.append(SSEEvent(data[6:], name))
+            return out
+        return None
+
+    def close(self) -> list[SSEEvent]:
+        self._reset()
+        return []
+
+
 class SSEFraming:
     name = "sse"
 
@@ -217,6 +248,65 @@ class SSEFraming:
 
     def decoder(self) -> SSEDecoder:
         return SSEDecoder(self.max_event_bytes)
+
+
+class SSEDataDecoder(_Parser):
+    """``feed(bytes) -> list[bytes]``: each event's ``data``, for a protocol that dispatches on the
+    payload alone. Same parser, same limits; the common shape builds no ``SSEEvent``."""
+
+    __slots__ = ("_heads",)
+
+    def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        super().__init__(max_event_bytes)
+        self._heads: set[bytes] = set()  # ``event: ...`` lines seen (names are not needed here)
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        region = self._region(chunk)
+        if region is None:
+            return []
+        if not self._event and self._last_id is None:
+            fast = self._fast_data(region)
+            if fast is not None:
+                return fast
+        return [event.data for event in self._events(region)]
+
+    def close(self) -> list[bytes]:
+        self._reset()
+        return []
+
+    def _fast_data(self, region: bytes) -> list[bytes] | None:
+        """``SSEDecoder._fast``'s two shapes, checked the same way, giving the data slices only."""
+        if region.startswith(b"data: "):
+            separators = region.count(b"\n\ndata: ")
+            if region.count(b"\n") == 2 * separators:
+                return region[6:].split(b"\n\ndata: ")
+            return None
+        if region.startswith(b"event: "):
+            lines = region.split(b"\n")
+            n = len(lines) // 3 + 1
+            if len(lines) % 3 != 2 or any(lines[2::3]) or region.count(b"\ndata: ") != n:
+                return None
+            heads = self._heads
+            if not heads.issuperset(lines[0::3]):  # one C call while the names are known ones
+                for head in lines[0::3]:
+                    if not head.startswith(b"event: "):
+                        return None
+                    if len(heads) < 256:
+                        heads.add(head)
+            return [data[6:] for data in lines[1::3]]
+        return None
+
+
+class SSEDataFraming:
+    """SSE for protocols that never read the event name: frames are the events' ``data`` bytes."""
+
+    name = "sse"
+
+    def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        self.max_event_bytes = max_event_bytes
+
+    def decoder(self) -> SSEDataDecoder:
+        return SSEDataDecoder(self.max_event_bytes)
 
 
 def _excerpt(data: bytes, limit: int = 200) -> str:
