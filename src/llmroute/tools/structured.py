@@ -24,7 +24,7 @@ from .codec import ValidationFailed, convert, schema_of
 from .schema import strict_schema
 
 if TYPE_CHECKING:
-    from ..route.client import Client
+    from ..client import Client
     from ..route.policy import RetryPolicy, Timeouts
 
 __all__ = [
