@@ -16,7 +16,7 @@ never retried); the tool turns it into a recoverable result for the main model.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, Protocol, cast
 from urllib.parse import urlsplit
 
@@ -25,8 +25,10 @@ import msgspec
 from .. import build, hosted
 from ..route.executor import ExecutionContext, run_step
 from ..schema.errors import InvalidProviderOutputError
+from ..schema.events import ToolResult
 from ..schema.request import LLMRequest
 from ..schema.response import LLMResponse, ResponseBuilder
+from ..schema.tools import HostedTool
 from ..schema.usage import Usage
 
 __all__ = [
@@ -127,17 +129,30 @@ class GLMSearchBackend:
         tool = hosted.web_search(
             search_query=query.query, count=query.count, search_recency_filter=query.recency
         )
-        request = build.request(self.model, system=_SYSTEM, prompt=query.query, tools=[tool])
-        response = await _run(ctx, request)
-        return SearchOutcome(
-            response.text, _unique(_glm_hits(response), query.count), response.usage, self.model.id
-        )
+        return await _search(ctx, self.model, query.query, tool, _glm_hits, query.count)
+
+
+async def _search(
+    ctx: ExecutionContext,
+    model: Any,
+    prompt: str,
+    tool: HostedTool,
+    hits: Callable[[LLMResponse], Iterable[SearchHit]],
+    count: int,
+) -> SearchOutcome:
+    """One search call through ``model`` with its hosted ``tool``; the hits its results name."""
+    request = build.request(model, system=_SYSTEM, prompt=prompt, tools=[tool])
+    response = await _run(ctx, request)
+    return SearchOutcome(response.text, _unique(hits(response), count), response.usage, model.id)
+
+
+def _search_results(response: LLMResponse) -> Iterable[ToolResult]:
+    """The provider-executed ``web_search`` results of a response."""
+    return (r for r in response.tool_results if r.provider_executed and r.name == hosted.WEB_SEARCH)
 
 
 def _glm_hits(response: LLMResponse) -> Iterable[SearchHit]:
-    for result in response.tool_results:
-        if not (result.provider_executed and result.name == hosted.WEB_SEARCH):
-            continue
+    for result in _search_results(response):
         glm: Any = (result.provider_metadata or {}).get("glm")
         raw: Any = cast(dict[str, Any], glm).get("web_search") if isinstance(glm, dict) else None
         if not isinstance(raw, list):
@@ -166,17 +181,11 @@ class HostedSearchBackend:
         hint = _RECENCY_PROMPT.get(query.recency)
         if hint:
             prompt = f"{prompt}\n\n{hint}"
-        request = build.request(self.model, system=_SYSTEM, prompt=prompt, tools=[hosted.web_search()])
-        response = await _run(ctx, request)
-        return SearchOutcome(
-            response.text, _unique(_hosted_hits(response), query.count), response.usage, self.model.id
-        )
+        return await _search(ctx, self.model, prompt, hosted.web_search(), _hosted_hits, query.count)
 
 
 def _hosted_hits(response: LLMResponse) -> Iterable[SearchHit]:
-    for result in response.tool_results:
-        if not (result.provider_executed and result.name == hosted.WEB_SEARCH):
-            continue
+    for result in _search_results(response):
         value = result.result
         if not isinstance(value, dict):
             continue

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Collection
-from typing import Final, Literal, Protocol
+from typing import Final, Literal, Protocol, get_args
 from urllib.parse import urlsplit
 
 import msgspec
@@ -57,17 +57,7 @@ RuleId = Literal[
     "search-evidence",
     "provenance",
 ]
-RULES: Final[tuple[RuleId, ...]] = (
-    "sources-heading",
-    "inline-citation",
-    "forbidden-host",
-    "forbidden-token",
-    "set-equality",
-    "url-compare",
-    "sources-last",
-    "search-evidence",
-    "provenance",
-)
+RULES: Final[tuple[RuleId, ...]] = get_args(RuleId)  # in the order the checker runs them
 NO_RESULTS: Final = "NO_RESULTS"
 SOURCES_HEADING: Final = "## Sources"
 
