@@ -39,7 +39,8 @@ from ..schema.events import LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
 from .decoding import output_error
 from .errors import error_from_response, http_context
-from .prepare import is_streaming, model_of, prepare
+from .model import model_of
+from .prepare import is_streaming, prepare
 from .prepared import PreparedRequest
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
 from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, transport_error
