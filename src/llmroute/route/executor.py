@@ -37,8 +37,8 @@ from ..schema.errors import (
 )
 from ..schema.events import LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
+from .classify import from_response, http_context
 from .decoding import output_error
-from .errors import error_from_response, http_context
 from .model import model_of
 from .prepare import is_streaming, prepare
 from .prepared import PreparedRequest
@@ -178,7 +178,7 @@ async def _open(ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, d
         with contextlib.suppress(httpx.HTTPError), secrets_in_scope(prepared.secrets):
             body = await wire.read_capped(ctx.max_error_bytes)
     await attempt.close()  # never drain a large error body: the connection is dropped instead
-    raise error_from_response(
+    raise from_response(
         wire.status,
         wire.headers,
         body,
