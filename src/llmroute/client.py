@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx
 
+from .route.compiler import prepare
 from .route.executor import ExecutionContext, run_step
 from .route.policy import RetryPolicy, Timeouts
-from .route.prepare import prepare
 from .route.prepared import PreparedRequest
 from .route.redact import install_log_redaction
 from .schema.errors import ClientClosedError, InvalidRequestError

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import pkgutil
 import subprocess
 import sys
@@ -187,3 +188,10 @@ def test_lower_layers_never_import_higher_ones() -> None:
         if _floor(target) > _floor(module)
     ]
     assert upward == []
+
+
+def test_no_module_named_like_a_builtin_or_stdlib_module() -> None:
+    # `from .types import x` next to `import types` reads wrong and shadows in tracebacks and IDEs.
+    taken = set(dir(builtins)) | set(sys.stdlib_module_names)
+    clashes = [str(path.relative_to(SRC)) for path in SRC.rglob("*.py") if path.stem in taken]
+    assert clashes == []

@@ -38,9 +38,9 @@ from ..schema.errors import (
 from ..schema.events import LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
 from .classify import from_response, http_context
+from .compiler import is_streaming, prepare
 from .decoding import output_error
 from .model import model_of
-from .prepare import is_streaming, prepare
 from .prepared import PreparedRequest
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
 from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, transport_error

@@ -21,7 +21,7 @@ from ..schema.request import LLMRequest, OutputSchema
 from ..schema.response import LLMResponse
 from ..schema.tools import ToolChoice, ToolDefinition
 from .codec import ValidationFailed, convert, schema_of
-from .schema import strict_schema
+from .schema_projection import strict_schema
 
 if TYPE_CHECKING:
     from ..route.policy import RetryPolicy, Timeouts

@@ -1,4 +1,5 @@
-"""Compile an ``LLMRequest`` into the exact bytes to send (no I/O beyond credential lookup)."""
+"""``prepare(request)``: compile an ``LLMRequest`` into a ``PreparedRequest``, the exact bytes to send
+(no I/O beyond credential lookup; the value itself is ``route.prepared``)."""
 
 from __future__ import annotations
 
