@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import llmroute
+from llmroute.websearch.cli import DEMO_SCENES
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.wheel, pytest.mark.timeout(600)]
@@ -34,6 +35,8 @@ def test_wheel_demo_in_a_fresh_venv(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "LICENSE not shipped"
     assert "llmroute/demo/recordings/NOTICE.md" in names
+    for scene in DEMO_SCENES:  # the grounded search's recordings ship too, not only the YAML in the checkout
+        assert f"llmroute/demo/recordings/{scene.recording}.json" in names
     assert "llmroute/py.typed" in names
 
     env_dir = tmp_path / "venv"
@@ -51,3 +54,8 @@ def test_wheel_demo_in_a_fresh_venv(tmp_path: Path) -> None:
     assert "The weather in Paris is sunny" in out
     assert "hosted tool call web_search" in out and "[cite]" in out
     assert out.count("  finish: ") == 7
+    # The grounded search after the scenes: each provider's tool result with [n] markers and Sources.
+    for scene in DEMO_SCENES:
+        assert f"== Grounded search ({scene.title}, {scene.model})" in out
+    assert out.count("\n\nSources:\n[1] ") == len(DEMO_SCENES)
+    assert "temperatures hovering around 69°F.[1]" in out
