@@ -562,6 +562,36 @@ async def test_chatgpt_login_without_account_id_is_an_oauth_failure(server: Faul
     assert "opaque-token" not in result.to_json() and server.received == []
 
 
+async def test_a_refused_chatgpt_login_is_retried_with_the_one_the_auth_file_holds_now(
+    server: FaultServer, tmp_path: Path
+) -> None:
+    text = "Python 3.14 is out ([python.org](https://www.python.org/))"
+    refused = json_reply({"error": {"message": "token expired", "code": "token_expired"}}, 401)
+    server.add(refused, Reply(200, parts=[codex_stream(text, "https://www.python.org/")]), refused)
+    stale, renewed = codex_token("acct-1"), codex_token("acct-2")
+    auth_file = tmp_path / "auth.json"
+    auth_file.write_text(json.dumps({"openai": {"type": "oauth", "access": stale, "refresh": "r1"}}))
+    progress: list[str] = []
+    options = {"openai": {"codexBaseURL": server.base_url}}
+    search, _ = make(server, ["openai"], options=options, auth=auth_file, on_progress=progress.append)
+    # the user's own tool renews the login after the search has read the file
+    auth_file.write_text(json.dumps({"openai": {"type": "oauth", "access": renewed, "refresh": "r2"}}))
+    async with search:
+        result = await search.run({"query": "python"})
+        assert result.error is None, result.error
+        assert [r.headers["authorization"] for r in server.received] == [
+            f"Bearer {stale}",
+            f"Bearer {renewed}",
+        ]
+        assert server.received[1].headers["chatgpt-account-id"] == "acct-2"
+        assert "openai: login refused; the auth file has a newer one, using it" in progress
+        # refused again with the file unchanged: reported, not retried, and no token in the report
+        again = await search.run({"query": "python"})
+    assert again.error is not None and again.error.type == "OPENAI_OAUTH_WEB_SEARCH_FAILED"
+    assert again.error.status == 401 and len(server.received) == 3
+    assert renewed not in again.to_json() and stale not in again.to_json()
+
+
 # -- the tool in the core runtime -------------------------------------------------------------------
 
 
@@ -816,7 +846,11 @@ async def test_cited_style_links_only_grounded_urls(server: FaultServer) -> None
 
 
 async def test_cited_style_refuses_an_answer_without_grounding(server: FaultServer) -> None:
-    ungrounded = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Paris, surely."}]}, "finishReason": "STOP"}]}
+    ungrounded = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": "Paris, surely."}]}, "finishReason": "STOP"}
+        ]
+    }
     server.add(json_reply(ungrounded))
     search, _ = make(server, ["google"], env={"GEMINI_API_KEY": KEY}, style="cited")
     async with search:

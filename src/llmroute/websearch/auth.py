@@ -3,7 +3,8 @@
 - **Gemini Code Assist** (``cloudcode-pa`` ``v1internal``): ``GoogleToken`` hands out the access
   token of an opencode ``oauth`` login, refreshed at Google's token endpoint shortly before it
   expires (when a refresh token and an OAuth client are configured); ``CodeAssistProjects`` finds
-  the Code Assist project with ``v1internal:loadCodeAssist``, cached per token.
+  the Code Assist project with ``v1internal:loadCodeAssist`` (onboarding a user who has no tier
+  yet with ``v1internal:onboardUser``), cached per token.
 - **ChatGPT Codex backend**: ``chatgpt_account_id`` reads the account id the backend wants in the
   ``chatgpt-account-id`` header from the access token's claims.
 
@@ -26,7 +27,7 @@ import msgspec
 
 from ..route.errors import error_from_response
 from ..route.redact import Secret
-from ..schema.errors import AuthenticationError, TransportError
+from ..schema.errors import AuthenticationError, LLMError, TimeoutError, TransportError
 from .config import ConfigError, OAuthLogin
 
 __all__ = [
@@ -135,69 +136,168 @@ class GoogleToken:
 
 
 class CodeAssistProjects:
-    """``v1internal:loadCodeAssist`` project discovery, cached per access token (by its hash).
+    """The Code Assist project of a login, found once per access token (cached by its hash).
 
-    Uses the ``cloudaicompanionProject`` the service manages for the user (a string or
-    ``{"id": ...}``); else the configured project when the user has a tier; else an error naming
-    the reason Google gives (onboarding a new user is left to the official tools)."""
+    ``v1internal:loadCodeAssist`` names the project the service manages for the user (a string or
+    ``{"id": ...}``); a user with a tier but no managed project uses the configured one; a user
+    with no tier yet is onboarded (``v1internal:onboardUser`` on the default allowed tier, its
+    long-running operation polled every ``poll_interval`` seconds for at most ``onboard_timeout``).
+    Failing all that, a ``ConfigError`` names the reasons Google gives."""
 
-    __slots__ = ("_cache", "_http")
+    __slots__ = ("_cache", "_http", "onboard_timeout", "poll_interval")
 
-    def __init__(self, http: Callable[[], httpx.AsyncClient]) -> None:
+    def __init__(
+        self,
+        http: Callable[[], httpx.AsyncClient],
+        *,
+        poll_interval: float = 5.0,
+        onboard_timeout: float = 120.0,
+    ) -> None:
         self._http = http
         self._cache: dict[str, str] = {}
+        self.poll_interval = poll_interval
+        self.onboard_timeout = onboard_timeout
 
     async def project(self, base_url: str, token: str, configured: str | None = None) -> str:
         key = hashlib.sha256(f"{base_url}\0{token}".encode()).hexdigest()
         found = self._cache.get(key)
         if found is None:
-            found = await self._load(base_url, token, configured)
+            found = await self._resolve(_CodeAssistCalls(self._http, base_url, token), configured)
             self._cache[key] = found
         return found
 
-    async def _load(self, base_url: str, token: str, configured: str | None) -> str:
-        metadata: dict[str, Any] = {
-            "ideType": "IDE_UNSPECIFIED",
-            "platform": "PLATFORM_UNSPECIFIED",
-            "pluginType": "GEMINI",
-        }
+    async def _resolve(self, calls: _CodeAssistCalls, configured: str | None) -> str:
+        metadata = dict(_METADATA, duetProject=configured) if configured else dict(_METADATA)
         body: dict[str, Any] = {"metadata": metadata}
         if configured:
             body["cloudaicompanionProject"] = configured
-            metadata["duetProject"] = configured
-        url = base_url.rstrip("/") + "/v1internal:loadCodeAssist"
-        headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
+        loaded = await calls.load(body)
+        managed = _project_id(loaded.get("cloudaicompanionProject"))
+        if managed:
+            return managed
+        if loaded.get("currentTier"):
+            if configured:
+                return configured
+            raise _no_project(loaded)
+        onboarded = await self._onboard(calls, _default_tier(loaded), configured)
+        project = _project_id(_dict(onboarded.get("response")).get("cloudaicompanionProject"))
+        if project:
+            return project
+        if configured:
+            return configured
+        raise _no_project(loaded)
+
+    async def _onboard(self, calls: _CodeAssistCalls, tier: str, configured: str | None) -> dict[str, Any]:
+        # the free tier runs in a project Google manages: naming one fails with Precondition Failed
+        body: dict[str, Any] = {"tierId": tier, "metadata": dict(_METADATA)}
+        if tier != _FREE_TIER and configured:
+            body["cloudaicompanionProject"] = configured
+            body["metadata"]["duetProject"] = configured
+        operation = await calls.post("onboardUser", body)
+        waited = 0.0
+        while operation.get("done") is not True:
+            if waited >= self.onboard_timeout:
+                raise TimeoutError(
+                    f"google code assist: onboarding did not finish within {self.onboard_timeout:g} s; try again",
+                    deadline="total",
+                    provider="google",
+                )
+            await anyio.sleep(self.poll_interval)
+            waited += self.poll_interval
+            name = operation.get("name")
+            if isinstance(name, str) and name:
+                operation = await calls.get(name)
+            else:  # no operation to poll: asking again reports the same onboarding
+                operation = await calls.post("onboardUser", body)
+        if isinstance(operation.get("error"), dict):
+            message = _dict(operation["error"]).get("message")
+            raise ConfigError(f"google code assist: onboarding failed: {message or 'no reason given'}")
+        return operation
+
+
+_METADATA: dict[str, str] = {
+    "ideType": "IDE_UNSPECIFIED",
+    "platform": "PLATFORM_UNSPECIFIED",
+    "pluginType": "GEMINI",
+}
+_FREE_TIER = "free-tier"
+_LEGACY_TIER = "legacy-tier"
+
+
+class _CodeAssistCalls:
+    """The ``v1internal`` calls of project discovery, with the core's error mapping."""
+
+    __slots__ = ("_headers", "_http", "base_url", "token")
+
+    def __init__(self, http: Callable[[], httpx.AsyncClient], base_url: str, token: str) -> None:
+        self._http = http
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self._headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
+
+    async def load(self, body: dict[str, Any]) -> dict[str, Any]:
         try:
-            response = await self._http().post(
-                url, content=msgspec.json.encode(body), headers=headers, timeout=_TIMEOUT
+            return await self.post("loadCodeAssist", body)
+        except LLMError as error:
+            # a VPC Service Controls perimeter refuses the call for standard-tier users
+            if error.http is not None and "SECURITY_POLICY_VIOLATED" in (error.http.body or ""):
+                return {"currentTier": {"id": "standard-tier"}}
+            raise
+
+    async def post(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
+        url = f"{self.base_url}/v1internal:{method}"
+        return await self._call("POST", url, method, msgspec.json.encode(body))
+
+    async def get(self, operation: str) -> dict[str, Any]:
+        return await self._call("GET", f"{self.base_url}/v1internal/{operation}", "getOperation", None)
+
+    async def _call(self, verb: str, url: str, method: str, content: bytes | None) -> dict[str, Any]:
+        try:
+            response = await self._http().request(
+                verb, url, content=content, headers=self._headers, timeout=_TIMEOUT
             )
         except httpx.HTTPError as exc:
             raise TransportError(
-                f"google code assist: loadCodeAssist failed ({type(exc).__name__})", provider="google"
+                f"google code assist: {method} failed ({type(exc).__name__})", provider="google"
             ) from None
         if response.status_code >= 300:
             raise error_from_response(
-                response.status_code, response.headers, response.content[:4096], method="POST", url=url,
-                provider="google code assist", secrets=(token,),
+                response.status_code, response.headers, response.content[:4096], method=verb, url=url,
+                provider="google code assist", secrets=(self.token,),
             )  # fmt: skip
-        data = _json(response.content)
-        managed = data.get("cloudaicompanionProject")
-        if isinstance(managed, dict):
-            managed = cast("dict[str, Any]", managed).get("id")
-        if isinstance(managed, str) and managed:
-            return managed
-        if configured and data.get("currentTier"):
-            return configured
-        reasons = [
-            str(cast("dict[str, Any]", t).get("reasonMessage"))
-            for t in cast("list[Any]", data.get("ineligibleTiers") or [])
-            if isinstance(t, dict) and cast("dict[str, Any]", t).get("reasonMessage")
-        ]
-        why = f": {'; '.join(reasons)}" if reasons else ""
-        raise ConfigError(
-            "google code assist: no project for this login" + why
-            + "; set provider.google.options.projectId or GOOGLE_CLOUD_PROJECT"
-        )  # fmt: skip
+        return _json(response.content)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
+
+
+def _project_id(value: Any) -> str | None:
+    """A project named as a string or as ``{"id": ...}``."""
+    if isinstance(value, dict):
+        value = _dict(value).get("id")
+    return value if isinstance(value, str) and value else None
+
+
+def _default_tier(loaded: dict[str, Any]) -> str:
+    for tier in cast("list[Any]", loaded.get("allowedTiers") or []):
+        entry = _dict(tier)
+        if entry.get("isDefault") and isinstance(entry.get("id"), str):
+            return cast(str, entry["id"])
+    return _LEGACY_TIER
+
+
+def _no_project(loaded: dict[str, Any]) -> ConfigError:
+    reasons = [
+        str(_dict(t).get("reasonMessage"))
+        for t in cast("list[Any]", loaded.get("ineligibleTiers") or [])
+        if _dict(t).get("reasonMessage")
+    ]
+    why = f": {'; '.join(reasons)}" if reasons else ""
+    return ConfigError(
+        "google code assist: no project for this login" + why
+        + "; set provider.google.options.projectId or GOOGLE_CLOUD_PROJECT"
+    )  # fmt: skip
 
 
 def _json(body: bytes) -> dict[str, Any]:

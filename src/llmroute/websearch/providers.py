@@ -8,7 +8,7 @@ only streams.
 | provider | login | call |
 |---|---|---|
 | ``google`` | API key | ``models/{model}:generateContent`` + ``googleSearch`` (``x-goog-api-key``) |
-| ``google`` | OAuth | Code Assist ``v1internal:generateContent``, ``{model, project, request}``; project from ``projectId`` or ``loadCodeAssist`` |
+| ``google`` | OAuth | Code Assist ``v1internal:generateContent``, ``{model, project, request}``; project from ``loadCodeAssist`` (or ``projectId``; ``onboardUser`` for a new user) |
 | ``openai`` | API key | ``/v1/responses`` + ``web_search`` |
 | ``openai`` | OAuth | ChatGPT Codex backend ``/responses`` (``chatgpt-account-id``, streaming, ``store: false``) |
 | ``openrouter`` | API key | ``/api/v1/responses`` + ``plugins: [{"id": "web", "max_results"}]`` |
@@ -138,6 +138,10 @@ class Calls:
             return False
         token.expire()
         return True
+
+    def forget(self, provider: str) -> None:
+        """Drop what was kept for the provider's previous login (its refreshing token)."""
+        self._tokens.pop(provider, None)
 
     async def _code_assist(self, s: ProviderSettings, login: OAuthLogin, query: str) -> LLMRequest:
         o = s.options

@@ -28,7 +28,16 @@ from ..schema.errors import AuthenticationError, LLMError
 from ..tools.tool import Tool
 from .answer import GroundedAnswer
 from .cited import UngroundedAnswerError, render_cited
-from .config import PROVIDERS, ConfigError, Login, ProviderSettings, load_auth, load_config, settings_for
+from .config import (
+    PROVIDERS,
+    ConfigError,
+    Login,
+    OAuthLogin,
+    ProviderSettings,
+    load_auth,
+    load_config,
+    settings_for,
+)
 from .extract import collect
 from .limits import LimitExceeded, SearchLimits
 from .providers import LABELS, MISSING, SEARCH_SYSTEM, Calls, failure_type
@@ -112,6 +121,8 @@ class GroundedSearch:
             raise ConfigError(f"max_results must be a positive int, got {max_results!r}")
         self.config = load_config(config)
         self.logins: dict[str, Login] = load_auth(auth)
+        # a path is read again when a login is refused: the user's own tool may have renewed it
+        self._auth_path = None if auth is None or isinstance(auth, Mapping) else auth
         self.env: Mapping[str, str] = os.environ if env is None else env
         unknown = [p for p in self.providers if p not in PROVIDERS]
         if unknown:
@@ -195,14 +206,35 @@ class GroundedSearch:
     # -- providers in order ------------------------------------------------------------------------
 
     async def _ask(self, settings: ProviderSettings, query: str) -> GroundedAnswer:
-        """One provider's answer; a refused OAuth login is refreshed and asked once more."""
+        """One provider's answer. A refused OAuth login is asked once more: with the login now in
+        the ``auth`` file when the user's own tool has renewed it there (nothing is refreshed, so
+        no refresh token is rotated behind that tool's back), else refreshed when it can be."""
         try:
             return await self._once(settings, query)
         except AuthenticationError:
+            renewed = self._renewed_login(settings)
+            if renewed is not None:
+                self._progress(f"{settings.id}: login refused; the auth file has a newer one, using it")
+                return await self._once(renewed, query)
             if not self._calls.reauthorize(settings.id):
                 raise
             self._progress(f"{settings.id}: login refused, refreshing it once")
             return await self._once(settings, query)
+
+    def _renewed_login(self, settings: ProviderSettings) -> ProviderSettings | None:
+        """The provider's settings with the OAuth login the ``auth`` file holds now, when that
+        differs from the refused one; ``None`` otherwise (or when the file cannot be read)."""
+        if self._auth_path is None or not isinstance(settings.login, OAuthLogin):
+            return None
+        try:
+            fresh = load_auth(self._auth_path).get(settings.id)
+        except ConfigError:
+            return None
+        if not isinstance(fresh, OAuthLogin) or fresh.access.reveal() == settings.login.access.reveal():
+            return None
+        self.logins[settings.id] = fresh
+        self._calls.forget(settings.id)
+        return settings_for(settings.id, self.config, self.logins, self.env)
 
     async def _once(self, settings: ProviderSettings, query: str) -> GroundedAnswer:
         request = await self._calls.build(settings, query)

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from llmroute.route.redact import Secret
-from llmroute.schema.errors import AuthenticationError, InvalidRequestError
+from llmroute.schema.errors import AuthenticationError, InvalidRequestError, LLMError, TimeoutError
 from llmroute.websearch.auth import CodeAssistProjects, GoogleToken, chatgpt_account_id
 from llmroute.websearch.config import (
     ApiKeyLogin,
@@ -208,8 +208,14 @@ async def test_load_code_assist_discovers_and_caches_the_project_per_token() -> 
         assert request.url.path == "/v1internal:loadCodeAssist"
         bodies.append(json.loads(request.content))
         token = request.headers["authorization"]
-        if token == "Bearer t3":
-            return httpx.Response(200, json={"ineligibleTiers": [{"reasonMessage": "Account not eligible"}]})
+        if token == "Bearer t3":  # a tier, but no project anywhere
+            return httpx.Response(
+                200,
+                json={
+                    "currentTier": {"id": "standard-tier"},
+                    "ineligibleTiers": [{"reasonMessage": "Account not eligible"}],
+                },
+            )
         project = {"id": "managed-2"} if token == "Bearer t2" else "managed-1"
         return httpx.Response(
             200, json={"currentTier": {"id": "free-tier"}, "cloudaicompanionProject": project}
@@ -226,6 +232,101 @@ async def test_load_code_assist_discovers_and_caches_the_project_per_token() -> 
         )
         with pytest.raises(ConfigError, match=r"Account not eligible.*GOOGLE_CLOUD_PROJECT"):
             await projects.project("https://ca.test", "t3")
+
+
+def code_assist(routes: dict[str, list[Any]], seen: list[tuple[str, str, Any]]) -> httpx.AsyncClient:
+    """A Code Assist service answering each path from its own script, in order."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        seen.append((request.method, path, json.loads(request.content) if request.content else None))
+        reply = routes[path].pop(0)
+        return reply if isinstance(reply, httpx.Response) else httpx.Response(200, json=reply)
+
+    return mock(handler)
+
+
+async def test_a_user_without_a_tier_is_onboarded_on_the_free_tier_without_a_project() -> None:
+    seen: list[tuple[str, str, Any]] = []
+    routes: dict[str, list[Any]] = {
+        "/v1internal:loadCodeAssist": [
+            {"allowedTiers": [{"id": "legacy-tier"}, {"id": "free-tier", "isDefault": True}]}
+        ],
+        "/v1internal:onboardUser": [{"name": "operations/op-1", "done": False}],
+        "/v1internal/operations/op-1": [
+            {"name": "operations/op-1", "done": False},
+            {
+                "name": "operations/op-1",
+                "done": True,
+                "response": {"cloudaicompanionProject": {"id": "fresh-9"}},
+            },
+        ],
+    }
+    async with code_assist(routes, seen) as http:
+        projects = CodeAssistProjects(lambda: http, poll_interval=0)
+        assert await projects.project("https://ca.test", "t1", "mine") == "fresh-9"
+        assert await projects.project("https://ca.test", "t1", "mine") == "fresh-9"  # cached
+    assert [(m, p) for m, p, _ in seen] == [
+        ("POST", "/v1internal:loadCodeAssist"),
+        ("POST", "/v1internal:onboardUser"),
+        ("GET", "/v1internal/operations/op-1"),
+        ("GET", "/v1internal/operations/op-1"),
+    ]
+    onboard = seen[1][2]
+    # naming a project on the free tier fails with Precondition Failed: none is sent
+    assert onboard == {
+        "tierId": "free-tier",
+        "metadata": {
+            "ideType": "IDE_UNSPECIFIED",
+            "platform": "PLATFORM_UNSPECIFIED",
+            "pluginType": "GEMINI",
+        },
+    }
+
+
+async def test_onboarding_a_paid_tier_names_the_configured_project_and_may_answer_at_once() -> None:
+    seen: list[tuple[str, str, Any]] = []
+    routes: dict[str, list[Any]] = {
+        "/v1internal:loadCodeAssist": [{}],  # no allowed tiers: the legacy tier
+        "/v1internal:onboardUser": [{"done": True, "response": {}}],
+    }
+    async with code_assist(routes, seen) as http:
+        assert await CodeAssistProjects(lambda: http).project("https://ca.test", "t1", "mine") == "mine"
+    assert seen[1][2]["tierId"] == "legacy-tier"
+    assert seen[1][2]["cloudaicompanionProject"] == "mine" and seen[1][2]["metadata"]["duetProject"] == "mine"
+
+
+async def test_onboarding_that_fails_or_never_finishes_is_a_typed_error() -> None:
+    seen: list[tuple[str, str, Any]] = []
+    failed = {"done": True, "error": {"code": 9, "message": "Precondition Failed"}}
+    routes: dict[str, list[Any]] = {
+        "/v1internal:loadCodeAssist": [{}, {}],
+        "/v1internal:onboardUser": [failed, {"done": False}, {"done": False}, {"done": False}],
+    }
+    async with code_assist(routes, seen) as http:
+        projects = CodeAssistProjects(lambda: http, poll_interval=0.01, onboard_timeout=0.02)
+        with pytest.raises(ConfigError, match="onboarding failed: Precondition Failed"):
+            await projects.project("https://ca.test", "t1")
+        with pytest.raises(TimeoutError, match=r"onboarding did not finish within 0\.02 s") as info:
+            await projects.project("https://ca.test", "t2")
+    assert isinstance(info.value, LLMError) and "t2" not in str(info.value)
+    # without an operation name, asking again is how the service reports progress
+    assert [p for _, p, _ in seen[3:]] == ["/v1internal:onboardUser"] * 3
+
+
+async def test_a_vpc_service_controls_refusal_reads_as_a_standard_tier() -> None:
+    seen: list[tuple[str, str, Any]] = []
+    refusal = {
+        "error": {"code": 403, "message": "denied", "details": [{"reason": "SECURITY_POLICY_VIOLATED"}]}
+    }
+    routes: dict[str, list[Any]] = {
+        "/v1internal:loadCodeAssist": [httpx.Response(403, json=refusal), httpx.Response(403, json=refusal)]
+    }
+    async with code_assist(routes, seen) as http:
+        projects = CodeAssistProjects(lambda: http)
+        assert await projects.project("https://ca.test", "t1", "corp-1") == "corp-1"
+        with pytest.raises(ConfigError, match="no project for this login"):
+            await projects.project("https://ca.test", "t2")
 
 
 def jwt(claims: dict[str, Any]) -> str:
