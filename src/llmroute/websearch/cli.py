@@ -168,6 +168,13 @@ async def demo(out: TextIO, limit: int = 1200) -> None:
         async with client, GroundedSearch([scene.provider], config=config, env={}, client=client) as search:
             result = await search.run({"query": scene.query})
         body, sep, sources = result.llm_content.partition("\n\nSources:\n")
-        out.write(body if len(body) <= limit else body[: limit - 1] + "…")
-        out.write(f"{sep}{sources}\n")
+        out.write(f"{_cut(body, limit)}{sep}{sources}\n")
         out.flush()
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters, cut after a whole paragraph where there is one."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind("\n\n", 0, limit)
+    return f"{text[:end] if end > 0 else text[: limit - 1]}\n[… {len(text) - max(end, limit - 1)} more characters]"

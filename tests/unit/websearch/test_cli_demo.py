@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from llmroute import cli
 from llmroute.demo import load_recording
 from llmroute.websearch.cli import DEMO_SCENES, demo
 
@@ -38,3 +39,22 @@ def test_bundled_search_recordings_keep_provenance_and_one_interaction() -> None
         assert len(cassette.interactions) == 1
         assert cassette.metadata["source"] == f"cassettes/{scene.source}"
         assert cassette.metadata["licence"].startswith("MIT, Copyright")
+
+
+@pytest.mark.anyio
+async def test_a_long_answer_is_cut_after_a_whole_paragraph() -> None:
+    out = io.StringIO()
+    await demo(out)
+    text = out.getvalue()
+    assert (
+        "killed at least 46" in text and "Want the" not in text
+    )  # OpenAI's answer: three items, then the cut
+    assert "[… 61 more characters]\n\nSources:\n[1] UN" in text
+
+
+def test_the_demo_says_what_it_replays_and_what_to_run_next(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["demo", "--pace", "0"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Real provider streams, recorded earlier and bundled with llmroute")
+    assert out.index("== Grounded search (Anthropic") < out.index("Live next: llmroute chat")
+    assert out.endswith("llmroute --help for the other commands.\n")
