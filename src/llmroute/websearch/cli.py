@@ -144,7 +144,7 @@ DEMO_SCENES: tuple[SearchScene, ...] = (
 
 async def demo(out: TextIO, limit: int = 1200) -> None:
     """Grounded search on the bundled recordings: each provider's answer as the tool result the
-    model reads (``[n]`` markers, ``Sources:``), the answer cut at ``limit`` characters."""
+    model reads (``[n]`` markers, ``Sources:``), an answer over ``limit`` characters cut (``_cut``)."""
     import httpx
 
     from ..console import Style, use_color
