@@ -8,7 +8,7 @@ canonical hosted ``web_search`` call/result plus ``citation`` events once the st
 segments are UTF-8 *byte* offsets into one part's text; they become Python ``str`` indices of the
 text block we emitted for that part.
 
-Code Assist (``cloudcode-pa``) is this protocol inside an envelope: see ``code_assist_protocol``.
+Code Assist (``cloudcode-pa``) is this protocol inside an envelope: see ``gemini_code_assist``.
 """
 
 from __future__ import annotations
@@ -43,19 +43,18 @@ from ..schema.mime import sniff_base64
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
+from ._offsets import byte_span_in
 from ._partial_json import PathWriter, parse_path
 from ._shared import ToolInput, decode_frame, ns, result_text, with_options
 from .errors import stream_error
+from .gemini_schema import sanitize_schema
 
 __all__ = [
     "PROTOCOL",
     "GeminiState",
     "build_body",
-    "byte_span_to_str",
-    "code_assist_protocol",
     "on_halt",
     "route",
-    "sanitize_schema",
     "step",
     "whole",
 ]
@@ -399,148 +398,6 @@ class GeminiState(StreamState):
 
 # 4. build_body ----------------------------------------------------------------------------------
 
-# Keywords of the OpenAPI-3.0 subset Gemini's ``Schema`` accepts; everything else is dropped.
-_SCHEMA_KEYS = frozenset(
-    {
-        "type",
-        "format",
-        "title",
-        "description",
-        "nullable",
-        "enum",
-        "maxItems",
-        "minItems",
-        "properties",
-        "required",
-        "minProperties",
-        "maxProperties",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "example",
-        "anyOf",
-        "propertyOrdering",
-        "default",
-        "items",
-        "minimum",
-        "maximum",
-    }
-)
-_FORMATS = {"string": {"enum", "date-time"}, "integer": {"int32", "int64"}, "number": {"float", "double"}}
-_MAX_REF_DEPTH = 16
-
-
-def sanitize_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A JSON Schema as Gemini's ``Schema`` accepts it: ``$ref``/``$defs`` inlined, ``const`` and
-    ``oneOf`` rewritten, ``null`` types folded into ``nullable``, unsupported keywords dropped."""
-    defs: dict[str, Any] = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
-    return _sanitize(schema, defs, 0)
-
-
-def _resolve_ref(ref: str, defs: dict[str, Any]) -> dict[str, Any] | None:
-    for prefix in ("#/$defs/", "#/definitions/"):
-        if ref.startswith(prefix):
-            return _as_dict(defs.get(ref[len(prefix) :]))
-    return None
-
-
-def _as_dict(value: Any) -> dict[str, Any] | None:
-    return value if isinstance(value, dict) else None  # type: ignore[return-value]
-
-
-def _as_list(value: Any) -> list[Any] | None:
-    return value if isinstance(value, list) else None  # type: ignore[return-value]
-
-
-def _sanitize(schema: Any, defs: dict[str, Any], depth: int) -> dict[str, Any]:
-    if not isinstance(schema, dict):
-        return {}
-    node: dict[str, Any] = dict(schema)  # type: ignore[arg-type]
-    ref = node.pop("$ref", None)
-    if isinstance(ref, str):
-        target = _resolve_ref(ref, defs)
-        if target is None or depth >= _MAX_REF_DEPTH:
-            return {"type": "object"}  # unresolvable or recursive beyond the limit
-        node = {**target, **node}  # siblings of $ref (description, ...) override the target
-        depth += 1
-    out: dict[str, Any] = {}
-    nullable = False
-    if "const" in node:
-        node.setdefault("enum", [node["const"]])
-    kind: Any = node.get("type")
-    kinds = _as_list(kind)
-    if kinds is not None:
-        types: list[Any] = [t for t in kinds if t != "null"]
-        nullable = len(types) < len(kinds)
-        if len(types) == 1:
-            kind = types[0]
-        elif types:
-            node.setdefault("anyOf", [{"type": t} for t in types])
-            kind = None
-        else:
-            kind = None
-    variants = _as_list(node.get("anyOf") or node.get("oneOf"))
-    if variants is not None:
-        kept: list[Any] = [v for v in variants if (_as_dict(v) or {}).get("type") != "null"]
-        nullable = nullable or len(kept) < len(variants)
-        if len(kept) == 1:
-            inner = _sanitize(kept[0], defs, depth)
-            for key in ("description", "title", "default"):
-                if key in node and key in _SCHEMA_KEYS:
-                    inner[key] = node[key]
-            if nullable:
-                inner["nullable"] = True
-            return inner
-        if kept:
-            out["anyOf"] = [_sanitize(v, defs, depth) for v in kept]
-    all_of = node.get("allOf")
-    if isinstance(all_of, list) and all_of:
-        merged: dict[str, Any] = {}
-        for part in all_of:  # type: ignore[union-attr]
-            resolved = _sanitize(part, defs, depth)
-            props = {**merged.get("properties", {}), **resolved.get("properties", {})}
-            required = [*merged.get("required", []), *resolved.get("required", [])]
-            merged.update(resolved)
-            if props:
-                merged["properties"] = props
-            if required:
-                merged["required"] = list(dict.fromkeys(required))
-        out.update(merged)
-    if kind is not None:
-        out["type"] = kind
-    for key, value in node.items():
-        if key not in _SCHEMA_KEYS or key in ("type", "anyOf"):
-            continue
-        if key == "properties" and isinstance(value, dict):
-            out["properties"] = {str(k): _sanitize(v, defs, depth) for k, v in value.items()}  # type: ignore[union-attr]
-        elif key == "items":
-            out["items"] = _sanitize(value[0] if isinstance(value, list) and value else value, defs, depth)  # type: ignore[index]
-        elif key == "format":
-            lowered = str(kind).lower() if isinstance(kind, str) else ""
-            if value in _FORMATS.get(lowered, ()):
-                out["format"] = value
-        elif key == "enum" and isinstance(value, list):
-            if all(isinstance(v, str) for v in value):  # type: ignore[union-attr]
-                out["enum"] = value
-            else:  # Gemini enums are strings only: state the allowed values instead
-                allowed = ", ".join(msgspec.json.encode(v).decode() for v in value)  # type: ignore[union-attr]
-                note = f"Allowed values: {allowed}."
-                desc = out.get("description") or node.get("description")
-                out["description"] = f"{desc} {note}" if desc else note
-        elif key == "required" and isinstance(value, list):
-            out["required"] = value
-        elif key == "description" and "description" in out:
-            continue  # already extended with enum values
-        else:
-            out[key] = value
-    props = _as_dict(out.get("properties"))
-    required = _as_list(out.get("required"))
-    if required is not None and props is not None:
-        out["required"] = [r for r in required if r in props]
-    if nullable:
-        out["nullable"] = True
-    return out
-
 
 def _text_out(part: TextPart) -> _PartOut:
     return _PartOut(text=part.text, thought_signature=_signature_of(part.provider_metadata))
@@ -586,9 +443,9 @@ def _model_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
                 if part.name == "code_execution" and isinstance(part.input, dict):
                     out.append(_PartOut(executable_code=part.input))  # type: ignore[arg-type]
                 continue  # grounding / url context calls are not replayable
-            args = _as_dict(part.input)
-            if args is None:
-                args = {"input": part.input}  # functionCall.args must be an object
+            args: Any = part.input
+            if not isinstance(args, dict):
+                args = {"input": args}  # functionCall.args must be an object
             out.append(
                 _PartOut(
                     function_call=_FunctionCallOut(part.name, args, part.id),
@@ -1057,19 +914,6 @@ def _on_code_result(state: GeminiState, result: dict[str, Any], out: list[LLMEve
     out.append(ToolResult(id, "code_execution", result, is_error=failed, provider_executed=True))
 
 
-def byte_span_to_str(data: bytes, start: int, end: int) -> tuple[int, int]:
-    """UTF-8 byte offsets ``[start, end)`` into ``data`` -> ``str`` indices into ``data.decode()``.
-    Offsets are clamped to the text; one inside a multi-byte character snaps to that character's
-    start (never raises, never yields U+FFFD)."""
-    size = len(data)
-    start = min(max(start, 0), size)
-    end = min(max(end, start), size)
-    # a prefix cut inside a character decodes without its partial bytes: that is the snap
-    s = len(data[:start].decode("utf-8", "ignore"))
-    e = len(data[:end].decode("utf-8", "ignore")) if end > start else s
-    return s, e
-
-
 class _Span(msgspec.Struct):
     block_id: str
     start: int | None
@@ -1105,16 +949,11 @@ def _locate(segment: _Segment, parts: list[_TextBuf]) -> _Span | None:
 
 def _span_in(parts: list[_TextBuf], start: int, end: int) -> _Span:
     """Byte offsets into the concatenated text of ``parts`` -> a span of one block (clipped to it)."""
-    base = 0
-    for part in parts:
-        text, data = part.final()
-        if start < base + len(data) or part is parts[-1]:
-            s, e = byte_span_to_str(data, start - base, end - base)
-            if e <= s:
-                return _Span(part.block_id, None, None, "")
-            return _Span(part.block_id, s, e, text[s:e])
-        base += len(data)
-    raise AssertionError("unreachable")  # pragma: no cover
+    finals = [part.final() for part in parts]
+    n, s, e = byte_span_in([data for _, data in finals], start, end)
+    if e <= s:
+        return _Span(parts[n].block_id, None, None, "")
+    return _Span(parts[n].block_id, s, e, finals[n][0][s:e])
 
 
 def _source(chunk: _GroundingChunk) -> tuple[str, _Source] | None:
@@ -1287,80 +1126,6 @@ def route(base_url: str, auth: Auth, *, name: str = "gemini", **changes: Any) ->
             base_url,
             "/models/{model}:streamGenerateContent",
             whole_path="/models/{model}:generateContent",
-            stream_query=_STREAM_QUERY,
-        ),
-        auth=auth,
-        framing=SSEFraming(),
-        **changes,
-    )
-
-
-# Code Assist (cloudcode-pa v1internal): the same protocol in an envelope ------------------------
-
-
-class _CodeAssistBody(msgspec.Struct):
-    model: str
-    project: str
-    request: Any
-
-
-class _CodeAssistFrame(_Chunk, rename="camel"):
-    """``{"response": {...}, "traceId": ...}``. It extends ``_Chunk`` so one decode also reads a
-    frame that is not wrapped (an ``error`` object, a frame already unwrapped) as a plain chunk."""
-
-    response: _Chunk | None = None
-    trace_id: str | None = None
-
-
-_envelope_decoder = msgspec.json.Decoder(_CodeAssistFrame)
-_decode_envelope = _envelope_decoder.decode
-
-
-def _code_assist_step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
-    """The Gemini step on the unwrapped chunk, decoded once."""
-    data = frame.data
-    try:
-        envelope = _decode_envelope(data)
-    except msgspec.DecodeError:
-        if not data.strip():
-            return
-        envelope = decode_frame(_envelope_decoder, data, "code assist frame")
-    _on_chunk(state, envelope.response if envelope.response is not None else envelope, out)
-
-
-def _code_assist_whole(state: GeminiState, body: bytes, out: list[LLMEvent]) -> None:
-    """``v1internal:generateContent``: the same envelope around one whole response."""
-    envelope = decode_frame(_envelope_decoder, body, "code assist response")
-    _on_chunk(state, envelope.response if envelope.response is not None else envelope, out)
-
-
-def code_assist_protocol(project: str) -> Protocol:
-    """``PROTOCOL`` for Code Assist: body wrapped as ``{model, project, request}``, each frame's
-    ``response`` handed to the same chunk handler; state and ``on_halt`` are Gemini's own."""
-
-    def build(request: LLMRequest, model: Model) -> _CodeAssistBody:
-        return _CodeAssistBody(model.id, project, build_body(request, model))
-
-    return msgspec.structs.replace(
-        PROTOCOL,
-        name="gemini-code-assist",
-        build_body=build,
-        step=_code_assist_step,
-        whole=_code_assist_whole,
-    )
-
-
-CODE_ASSIST_BASE_URL = "https://cloudcode-pa.googleapis.com"
-
-
-def code_assist_route(base_url: str, auth: Auth, project: str, **changes: Any) -> Route:
-    return Route(
-        name="gemini-code-assist",
-        protocol=code_assist_protocol(project),
-        endpoint=Endpoint(
-            base_url,
-            "/v1internal:streamGenerateContent",
-            whole_path="/v1internal:generateContent",
             stream_query=_STREAM_QUERY,
         ),
         auth=auth,

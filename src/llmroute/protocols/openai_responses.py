@@ -69,6 +69,7 @@ from ..schema.mime import sniff_base64
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
+from ._offsets import utf16_to_index
 from ._shared import (
     Blocks,
     ToolInput,
@@ -1273,15 +1274,6 @@ def _plausible(segment: str, url: str) -> bool:
     return bool(segment) and (url in segment or segment[0] in "([")
 
 
-def _utf16_to_index(text: str, units: int) -> int:
-    count = 0
-    for i, ch in enumerate(text):
-        if count >= units:
-            return i
-        count += 2 if ord(ch) > 0xFFFF else 1
-    return len(text)
-
-
 def _citation_span(
     text: str, start: int | None, end: int | None, url: str | None
 ) -> tuple[int | None, int | None]:
@@ -1297,7 +1289,7 @@ def _citation_span(
         return start, end
     candidates = [(start, end)]
     if any(ord(ch) > 0xFFFF for ch in text):
-        candidates.append((_utf16_to_index(text, start), _utf16_to_index(text, end)))
+        candidates.append((utf16_to_index(text, start), utf16_to_index(text, end)))
     valid = [(s, e) for s, e in candidates if e <= len(text)]
     for test in (_is_marker, _plausible):
         for s, e in valid:
