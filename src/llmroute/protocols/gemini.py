@@ -2,11 +2,10 @@
 
 ``:streamGenerateContent?alt=sse`` sends one complete ``GenerateContentResponse`` per event; its
 ``parts`` hold only the new delta. Non-streamed (``stream=False``), ``:generateContent`` answers
-with one such response holding every part: the same chunk handler reads it as a one-chunk stream. Grounding (``groundingMetadata``) usually arrives with the last
-chunk, sometimes earlier, and may be split across chunks: it is merged field-wise and turned into the
-canonical hosted ``web_search`` call/result plus ``citation`` events once the stream ends. Support
-segments are UTF-8 *byte* offsets into one part's text; they become Python ``str`` indices of the
-text block we emitted for that part.
+with one such response holding every part: the same chunk handler reads it as a one-chunk stream.
+Grounding (``groundingMetadata``) becomes the canonical hosted ``web_search`` call/result plus
+``citation`` events once the stream ends: see ``gemini_grounding``. Tool schemas are rewritten for
+Gemini's ``Schema`` by ``gemini_schema``.
 
 Code Assist (``cloudcode-pa``) is this protocol inside an envelope: see ``gemini_code_assist``.
 """
@@ -18,7 +17,6 @@ from typing import Any
 import msgspec
 
 from ..framing.sse import SSEEvent, SSEFraming
-from ..hosted import WEB_SEARCH, search_result
 from ..route.auth import Auth
 from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
@@ -27,7 +25,6 @@ from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
-    Citation,
     FinishReason,
     LLMEvent,
     Media,
@@ -43,10 +40,19 @@ from ..schema.mime import sniff_base64
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._offsets import byte_span_in
 from ._partial_json import PathWriter, parse_path
 from ._shared import ToolInput, decode_frame, ns, result_text, with_options
 from .errors import stream_error
+from .gemini_grounding import (
+    NS,
+    GroundingMetadata,
+    MergedGrounding,
+    PartText,
+    UrlContext,
+    UrlMetadata,
+    emit_grounding,
+    hosted_id,
+)
 from .gemini_schema import sanitize_schema
 
 __all__ = [
@@ -58,8 +64,6 @@ __all__ = [
     "step",
     "whole",
 ]
-
-NS = "google"  # provider_metadata namespace for what must round-trip (thought signatures)
 
 
 # 1. request body Structs -------------------------------------------------------------------------
@@ -220,59 +224,13 @@ class _Content(msgspec.Struct):
     role: str | None = None
 
 
-class _Source(msgspec.Struct, rename="camel", omit_defaults=True):
-    """``web``, ``retrievedContext`` (file search / RAG) and ``maps`` grounding chunks alike."""
-
-    uri: str | None = None
-    title: str | None = None
-    domain: str | None = None
-    text: str | None = None
-    file_search_store: str | None = None
-
-
-class _GroundingChunk(msgspec.Struct, rename="camel", omit_defaults=True):
-    web: _Source | None = None
-    retrieved_context: _Source | None = None
-    maps: _Source | None = None
-
-
-class _Segment(msgspec.Struct, rename="camel"):
-    part_index: int | None = None
-    start_index: int | None = None
-    end_index: int | None = None
-    text: str | None = None
-
-
-class _Support(msgspec.Struct, rename="camel"):
-    segment: _Segment | None = None
-    grounding_chunk_indices: list[int] | None = None
-    confidence_scores: list[float] | None = None
-
-
-class _Grounding(msgspec.Struct, rename="camel"):
-    web_search_queries: list[str] | None = None
-    grounding_chunks: list[_GroundingChunk] | None = None
-    grounding_supports: list[_Support] | None = None
-    search_entry_point: dict[str, Any] | None = None
-    retrieval_metadata: dict[str, Any] | None = None
-
-
-class _UrlMetadata(msgspec.Struct, rename="camel"):
-    retrieved_url: str | None = None
-    url_retrieval_status: str | None = None
-
-
-class _UrlContext(msgspec.Struct, rename="camel"):
-    url_metadata: list[_UrlMetadata] | None = None
-
-
 class _Candidate(msgspec.Struct, rename="camel"):
     content: _Content | None = None
     finish_reason: str | None = None
     finish_message: str | None = None
     index: int = 0
-    grounding_metadata: _Grounding | None = None
-    url_context_metadata: _UrlContext | None = None
+    grounding_metadata: GroundingMetadata | None = None
+    url_context_metadata: UrlContext | None = None
 
 
 class _PromptFeedback(msgspec.Struct, rename="camel"):
@@ -295,53 +253,6 @@ _usage_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 # 3. parser state --------------------------------------------------------------------------------
-
-
-class _TextBuf:
-    """One logical part as the non-streamed response would hold it: consecutive streamed deltas of
-    the same kind are one part. ``kind`` is ``text``, ``thought`` or ``other`` (calls, code); only
-    ``text`` parts keep their ``chunks`` (grounding spans point into answer text alone)."""
-
-    __slots__ = ("_final", "block_id", "chunks", "kind", "signature")
-
-    def __init__(self, kind: str, block_id: str, signature: str | None) -> None:
-        self.kind = kind
-        self.block_id = block_id
-        self.chunks: list[str] = []
-        self.signature = signature
-        self._final: tuple[str, bytes] | None = None
-
-    def final(self) -> tuple[str, bytes]:
-        """The whole text and its UTF-8 bytes (once the stream has ended)."""
-        if self._final is None:
-            text = "".join(self.chunks)
-            self._final = (text, text.encode())
-        return self._final
-
-
-class _MergedGrounding:
-    """Field-wise merge across chunks: the latest non-empty value of each field wins."""
-
-    __slots__ = ("chunks", "entry_point", "queries", "retrieval", "supports")
-
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-        self.chunks: list[_GroundingChunk] = []
-        self.supports: list[_Support] = []
-        self.entry_point: dict[str, Any] | None = None
-        self.retrieval: dict[str, Any] | None = None
-
-    def merge(self, g: _Grounding) -> None:
-        if g.web_search_queries:
-            self.queries = g.web_search_queries
-        if g.grounding_chunks:
-            self.chunks = g.grounding_chunks
-        if g.grounding_supports:
-            self.supports = g.grounding_supports
-        if g.search_entry_point:
-            self.entry_point = g.search_entry_point
-        if g.retrieval_metadata:
-            self.retrieval = g.retrieval_metadata
 
 
 class _StreamedCall:
@@ -377,8 +288,8 @@ class GeminiState(StreamState):
 
     def __init__(self) -> None:
         super().__init__()
-        self.parts: list[_TextBuf] = []
-        self.open: _TextBuf | None = None  # the open text/reasoning block
+        self.parts: list[PartText] = []
+        self.open: PartText | None = None  # the open text/reasoning block
         self.counter = 0  # block ids
         self.local_calls = 0
         self.call_ids: set[str] = set()  # ids the provider gave its function calls
@@ -387,8 +298,8 @@ class GeminiState(StreamState):
         self.finish_message: str | None = None
         self.block_reason: str | None = None
         self.raw_usage: msgspec.Raw | None = None
-        self.grounding = _MergedGrounding()
-        self.url_context: list[_UrlMetadata] = []
+        self.grounding = MergedGrounding()
+        self.url_context: list[UrlMetadata] = []
         self.response_id: str | None = None
         self.file_search_id: str | None = None
         self.pending_code_id: str | None = None  # the code call awaiting its codeExecutionResult
@@ -789,7 +700,7 @@ def _on_text(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
             current.signature = sig
     else:
         _close(state, out)
-        current = _TextBuf(kind, _next_id(state, "reasoning" if part.thought else "text"), sig)
+        current = PartText(kind, _next_id(state, "reasoning" if part.thought else "text"), sig)
         state.parts.append(current)
         state.open = current
         meta = {NS: {"thoughtSignature": sig}} if sig is not None and not part.thought else None
@@ -836,7 +747,7 @@ def _on_function_call(state: GeminiState, part: _Part, out: list[LLMEvent]) -> N
         meta = {NS: {"thoughtSignature": sig}} if sig is not None else None
         tool = ToolInput(_call_id(state, call.id), call.name, out, metadata=meta)
         state.local_calls += 1
-        state.parts.append(_TextBuf("other", tool.id, sig))
+        state.parts.append(PartText("other", tool.id, sig))
         if not call.will_continue and call.partial_args is None:
             tool.finish(out, input=call.args if call.args is not None else {})
             return
@@ -877,14 +788,8 @@ def _on_media(state: GeminiState, part: _Part, blob: _InlineData, out: list[LLME
         blob.data,
         {NS: {"thoughtSignature": sig}} if sig is not None else None,
     )
-    state.parts.append(_TextBuf("other", media.id, sig))
+    state.parts.append(PartText("other", media.id, sig))
     out.append(media)
-
-
-def _hosted_id(state: GeminiState, kind: str) -> str:
-    n = state.hosted
-    state.hosted += 1
-    return f"{kind}_{state.response_id}_{n}" if state.response_id else f"{kind}_{n}"
 
 
 def _is_file_search(code: dict[str, Any]) -> bool:
@@ -896,157 +801,22 @@ def _is_file_search(code: dict[str, Any]) -> bool:
 def _on_code(state: GeminiState, code: dict[str, Any], out: list[LLMEvent]) -> None:
     _close(state, out)
     if _is_file_search(code):
-        tool = ToolInput(_hosted_id(state, "file_search"), "file_search", out, provider_executed=True)
+        tool = ToolInput(hosted_id(state, "file_search"), "file_search", out, provider_executed=True)
         state.file_search_id = tool.id
     else:
-        tool = ToolInput(_hosted_id(state, "code"), "code_execution", out, provider_executed=True)
+        tool = ToolInput(hosted_id(state, "code"), "code_execution", out, provider_executed=True)
         state.pending_code_id = tool.id
-    state.parts.append(_TextBuf("other", tool.id, None))
+    state.parts.append(PartText("other", tool.id, None))
     tool.finish(out, input=code)
 
 
 def _on_code_result(state: GeminiState, result: dict[str, Any], out: list[LLMEvent]) -> None:
     _close(state, out)
-    id = state.pending_code_id or _hosted_id(state, "code")  # a result without its call gets its own id
+    id = state.pending_code_id or hosted_id(state, "code")  # a result without its call gets its own id
     state.pending_code_id = None
-    state.parts.append(_TextBuf("other", id, None))
+    state.parts.append(PartText("other", id, None))
     failed = result.get("outcome") not in (None, "OUTCOME_OK")
     out.append(ToolResult(id, "code_execution", result, is_error=failed, provider_executed=True))
-
-
-class _Span(msgspec.Struct):
-    block_id: str
-    start: int | None
-    end: int | None
-    text: str
-
-
-def _locate(segment: _Segment, parts: list[_TextBuf]) -> _Span | None:
-    """Which emitted text block a support segment covers, and where (``str`` indices).
-
-    Candidates, in order: the part ``partIndex`` names (when it is answer text); the first answer
-    part (``partIndex`` is omitted when it is 0, even behind thought parts); all answer text
-    concatenated. The first whose slice equals ``segment.text`` wins; else the first candidate."""
-    answers = [p for p in parts if p.kind == "text"]
-    if not answers or segment.end_index is None:
-        return None
-    start, end = segment.start_index or 0, segment.end_index
-    options: list[list[_TextBuf]] = []
-    index = segment.part_index
-    if index is not None and 0 <= index < len(parts) and parts[index].kind == "text":
-        options.append([parts[index]])
-    if [answers[0]] not in options:
-        options.append([answers[0]])
-    if len(answers) > 1:
-        options.append(answers)
-    spans = [_span_in(option, start, end) for option in options]
-    if segment.text is not None:
-        for span in spans:
-            if span.text == segment.text:
-                return span
-    return spans[0]
-
-
-def _span_in(parts: list[_TextBuf], start: int, end: int) -> _Span:
-    """Byte offsets into the concatenated text of ``parts`` -> a span of one block (clipped to it)."""
-    finals = [part.final() for part in parts]
-    n, s, e = byte_span_in([data for _, data in finals], start, end)
-    if e <= s:
-        return _Span(parts[n].block_id, None, None, "")
-    return _Span(parts[n].block_id, s, e, finals[n][0][s:e])
-
-
-def _source(chunk: _GroundingChunk) -> tuple[str, _Source] | None:
-    if chunk.web is not None:
-        return "web", chunk.web
-    if chunk.retrieved_context is not None:
-        return "retrieved_context", chunk.retrieved_context
-    if chunk.maps is not None:
-        return "maps", chunk.maps
-    return None
-
-
-def _source_dict(kind: str, source: _Source, index: int) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": kind, "url": source.uri, "title": source.title}
-    if source.domain:
-        item["domain"] = source.domain
-    if source.text is not None:
-        item["text"] = source.text
-    if source.file_search_store is not None:
-        item["file_search_store"] = source.file_search_store
-    item["chunk_index"] = index
-    return item
-
-
-def _emit_grounding(state: GeminiState, out: list[LLMEvent]) -> None:
-    g = state.grounding
-    sources = [(i, s) for i, c in enumerate(g.chunks) if (s := _source(c)) is not None]
-    web = [(i, s) for i, (kind, s) in sources if kind == "web"]
-    if state.url_context:
-        id = _hosted_id(state, "url_context")
-        urls = [u.retrieved_url for u in state.url_context]
-        tool = ToolInput(id, "url_context", out, provider_executed=True)
-        tool.finish(out, input={"urls": urls})
-        result = [{"url": u.retrieved_url, "status": u.url_retrieval_status} for u in state.url_context]
-        out.append(ToolResult(id, "url_context", result, provider_executed=True))
-    if g.queries or (web and not state.url_context):
-        _emit_search(state, out)
-    elif sources and not state.url_context:
-        id = state.file_search_id
-        if id is None:
-            id = _hosted_id(state, "file_search")
-            ToolInput(id, "file_search", out, provider_executed=True).finish(out, input={})
-        result = {"sources": [_source_dict(kind, s, i) for i, (kind, s) in sources]}
-        out.append(ToolResult(id, "file_search", result, provider_executed=True))
-    _emit_citations(state, out)
-
-
-def _emit_search(state: GeminiState, out: list[LLMEvent]) -> None:
-    """The canonical ``web_search`` call/result: source *i* is grounding chunk *i* (no
-    deduplication, so ``[i+1]`` markers number chunks as gemini-cli does). The chunks as sent
-    (``web.domain``, ``retrievedContext``, ...), ``searchEntryPoint`` and ``retrievalMetadata`` stay
-    in the result's ``provider_metadata["google"]``."""
-    g = state.grounding
-    id = _hosted_id(state, WEB_SEARCH)
-    ToolInput(id, WEB_SEARCH, out, provider_executed=True).finish(out, input={"queries": list(g.queries)})
-    pairs = [(found[1].uri, found[1].title) if (found := _source(c)) else (None, None) for c in g.chunks]
-    meta: dict[str, Any] = {"groundingChunks": msgspec.to_builtins(g.chunks)}
-    if g.entry_point is not None:
-        meta["searchEntryPoint"] = g.entry_point
-    if g.retrieval:
-        meta["retrievalMetadata"] = g.retrieval
-    result = search_result(pairs, g.queries, dedupe=False)
-    out.append(ToolResult(id, WEB_SEARCH, result, provider_executed=True, provider_metadata={NS: meta}))
-
-
-def _emit_citations(state: GeminiState, out: list[LLMEvent]) -> None:
-    chunks = state.grounding.chunks
-    for support in state.grounding.supports:
-        segment = support.segment
-        if segment is None or not support.grounding_chunk_indices:
-            continue
-        span = _locate(segment, state.parts)
-        if span is None:
-            continue
-        scores = support.confidence_scores or []
-        for n, index in enumerate(dict.fromkeys(support.grounding_chunk_indices)):
-            if not 0 <= index < len(chunks):
-                continue  # indices may point past groundingChunks
-            found = _source(chunks[index])
-            if found is None:
-                continue
-            kind, source = found
-            meta: dict[str, Any] = {"chunk_index": index, "source_type": kind}
-            if source.domain:
-                meta["domain"] = source.domain
-            if n < len(scores):
-                meta["confidence"] = scores[n]
-            if source.file_search_store is not None:
-                meta["file_search_store"] = source.file_search_store
-            cited = segment.text if segment.text is not None else (span.text or None)
-            out.append(
-                Citation(span.block_id, source.uri, source.title, span.start, span.end, cited, {NS: meta})
-            )
 
 
 def _usage(state: GeminiState) -> Usage | None:
@@ -1077,7 +847,7 @@ def on_halt(state: GeminiState, out: list[LLMEvent]) -> None:
     _end_streamed_call(state, out)
     if state.done:
         return
-    _emit_grounding(state, out)
+    emit_grounding(state, out)
     if state.block_reason is not None and state.finish_reason is None:
         reason: FinishReason = "content-filter"
     else:
