@@ -42,6 +42,7 @@ from ._shared import (
 )
 from ._websearch import emit_search, hit_pairs, search_from_citations
 from .errors import stream_error
+from .openai_chat_reasoning import details_text, end_reasoning, on_reasoning_details, reasoning_details_out
 
 __all__ = [
     "PROTOCOL",
@@ -396,7 +397,7 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
                 content=text or None,
                 tool_calls=calls or None,
                 reasoning_content=(reasoning or None) if quirks.send_reasoning else None,
-                reasoning_details=_reasoning_details_out(message) if quirks.send_reasoning_details else None,
+                reasoning_details=reasoning_details_out(message) if quirks.send_reasoning_details else None,
             )
         ]
     out: list[Any] = []
@@ -415,24 +416,6 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
         # Chat tool messages carry text only; images a tool returned follow as a user message.
         out.append(_UserMessage(content=media))
     return out
-
-
-def _reasoning_details_out(message: Message) -> list[dict[str, Any]] | None:
-    """OpenRouter reasoning details as received (signatures and encrypted blobs intact); a part
-    without them (reasoning from another provider) is sent as plain reasoning text."""
-    details: list[dict[str, Any]] = []
-    for part in message.content:
-        if not isinstance(part, ReasoningPart):
-            continue
-        kept = (part.provider_metadata or {}).get("reasoning_details")
-        if isinstance(kept, list):
-            details.extend(d for d in kept if isinstance(d, dict))  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-        elif part.text:
-            detail: dict[str, Any] = {"type": "reasoning.text", "text": part.text}
-            if part.signature:
-                detail["signature"] = part.signature
-            details.append(detail)
-    return details or None
 
 
 def _tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
@@ -628,12 +611,12 @@ def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
     reasoning = _reasoning_text(state.quirks, delta)
     details = delta.reasoning_details
     if not reasoning and details:
-        reasoning = _details_text(details)
+        reasoning = details_text(details)
     if reasoning:
         blocks.end_text(out)  # text and reasoning are never open together
         blocks.reasoning_delta(reasoning, out)
     if details:
-        _on_reasoning_details(state, details, out)
+        on_reasoning_details(state, details, out)
     if delta.executed_tools:
         _on_executed_tools(state, delta.executed_tools, out)
     if delta.content:
@@ -699,7 +682,7 @@ def _end_audio(state: ChatState, out: list[LLMEvent]) -> None:
 
 def _on_text(state: ChatState, text: str, out: list[LLMEvent]) -> None:
     """Message text (content or refusal): one block, its start offset recorded for citations."""
-    _end_reasoning(state, out)
+    end_reasoning(state, out)
     blocks = state.blocks
     opening = blocks.text is None
     block = blocks.text_delta(text, out)
@@ -716,77 +699,8 @@ def _reasoning_text(quirks: ChatQuirks, delta: _Delta) -> str | None:
     return None
 
 
-# OpenRouter reasoning_details: text / summary fragments (also sent as ``reasoning``), signatures and
-# encrypted blobs. Fragments of one detail are merged; the merged list rides on reasoning-end so the
-# next request can send it back untouched.
-
-_MERGED_TEXT = ("text", "summary")
-
-
-def _details_text(details: list[Any]) -> str | None:
-    """Reasoning text carried only in ``reasoning_details`` (``reasoning`` field absent)."""
-    parts = [
-        value
-        for detail in details
-        for key in _MERGED_TEXT
-        if isinstance(value := _obj(detail).get(key), str) and value
-    ]
-    return "".join(parts) or None
-
-
-def _on_reasoning_details(state: ChatState, details: list[Any], out: list[LLMEvent]) -> None:
-    for raw in details:
-        detail = _obj(raw)
-        if not any(detail.get(key) for key in ("text", "summary", "data", "signature")):
-            continue  # the empty opener some upstreams send
-        state.blocks.end_text(out)
-        state.blocks.reasoning_delta("", out)  # encrypted-only reasoning still gets a block
-        _merge_detail(state.reasoning_details, detail)
-
-
-def _merge_detail(merged: list[dict[str, Any]], detail: dict[str, Any]) -> None:
-    last = merged[-1] if merged else None
-    kind = detail.get("type")
-    if (
-        last is None
-        or kind not in ("reasoning.text", "reasoning.summary")
-        or last.get("type") != kind
-        or last.get("index") != detail.get("index")
-    ):
-        merged.append({k: v for k, v in detail.items() if v is not None})
-        return
-    for key, value in detail.items():
-        if key in _MERGED_TEXT and isinstance(value, str):
-            last[key] = str(last.get(key) or "") + value
-        elif value is not None and value != "":
-            last[key] = value
-
-
-def _end_reasoning(state: ChatState, out: list[LLMEvent]) -> None:
-    blocks = state.blocks
-    if blocks.reasoning is None:
-        return
-    details = state.reasoning_details
-    if not details:
-        blocks.end_reasoning(out)
-        return
-    state.reasoning_details = []
-    signature: str | None = None
-    encrypted: str | None = None
-    for detail in details:
-        if isinstance(value := detail.get("signature"), str) and value:
-            signature = value
-        if (
-            detail.get("type") == "reasoning.encrypted"
-            and isinstance(value := detail.get("data"), str)
-            and value
-        ):
-            encrypted = value
-    blocks.end_reasoning(out, signature, encrypted, {"reasoning_details": details})
-
-
 def _close_blocks(state: ChatState, out: list[LLMEvent]) -> None:
-    _end_reasoning(state, out)
+    end_reasoning(state, out)
     state.blocks.end_text(out)
 
 
