@@ -18,6 +18,7 @@ import msgspec
 
 from ..framing.sse import SSEEvent, SSEFraming
 from ..route.auth import Auth
+from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
@@ -42,6 +43,7 @@ from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
 from ._partial_json import PathWriter, parse_path
 from ._shared import ToolInput, decode_frame, ns, result_text, with_options
+<<<<<<< HEAD
 from .errors import stream_error
 from .gemini_grounding import (
     NS,
@@ -54,6 +56,8 @@ from .gemini_grounding import (
     hosted_id,
 )
 from .gemini_schema import sanitize_schema
+=======
+>>>>>>> main
 
 __all__ = [
     "PROTOCOL",
@@ -616,7 +620,7 @@ def whole(state: GeminiState, body: bytes, out: list[LLMEvent]) -> None:
 
 def _on_chunk(state: GeminiState, chunk: _Chunk, out: list[LLMEvent]) -> None:
     if chunk.error is not None:
-        raise stream_error(chunk.error, "gemini")
+        raise from_stream_event(chunk.error, "gemini")
     if not state.started:
         state.started = True
         state.response_id = chunk.response_id
