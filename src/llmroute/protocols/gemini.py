@@ -43,8 +43,6 @@ from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
 from ._partial_json import PathWriter, parse_path
 from ._shared import ToolInput, decode_frame, ns, result_text, with_options
-<<<<<<< HEAD
-from .errors import stream_error
 from .gemini_grounding import (
     NS,
     GroundingMetadata,
@@ -56,8 +54,6 @@ from .gemini_grounding import (
     hosted_id,
 )
 from .gemini_schema import sanitize_schema
-=======
->>>>>>> main
 
 __all__ = [
     "PROTOCOL",

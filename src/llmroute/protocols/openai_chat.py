@@ -42,11 +42,7 @@ from ._shared import (
     with_options,
 )
 from ._websearch import emit_search, hit_pairs, search_from_citations
-<<<<<<< HEAD
-from .errors import stream_error
 from .openai_chat_reasoning import details_text, end_reasoning, on_reasoning_details, reasoning_details_out
-=======
->>>>>>> main
 
 __all__ = [
     "PROTOCOL",

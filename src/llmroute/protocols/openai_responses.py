@@ -70,12 +70,7 @@ from ._shared import (
     ns,
     with_options,
 )
-<<<<<<< HEAD
 from ._websearch import search_from_citations
-from .errors import stream_error
-=======
-from ._websearch import hit_pairs, search_from_citations
->>>>>>> main
 
 __all__ = [
     "HOSTED_ITEMS",
