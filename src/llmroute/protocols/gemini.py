@@ -12,6 +12,7 @@ Code Assist (``cloudcode-pa``) is this protocol inside an envelope: see ``gemini
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -42,7 +43,7 @@ from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
 from ._partial_json import PathWriter, parse_path
-from ._shared import ToolInput, decode_frame, ns, result_text, with_options
+from ._shared import ToolInput, decode_frame, lower_hosted, ns, result_text, with_options
 from .gemini_grounding import (
     NS,
     GroundingMetadata,
@@ -56,6 +57,8 @@ from .gemini_grounding import (
 from .gemini_schema import sanitize_schema
 
 __all__ = [
+    "HOSTED_TOOLS",
+    "NAME",
     "PROTOCOL",
     "GeminiState",
     "build_body",
@@ -65,8 +68,10 @@ __all__ = [
     "whole",
 ]
 
+NAME = "gemini"
 
-# 1. request body Structs -------------------------------------------------------------------------
+
+# 1. quirks, constants and request body Structs ----------------------------------------------------
 
 
 class _Blob(msgspec.Struct, rename="camel"):
@@ -164,7 +169,7 @@ class GeminiBody(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel
     labels: dict[str, str] | None = None
 
 
-# 2. stream event Structs ------------------------------------------------------------------------
+# 2. stream event Structs --------------------------------------------------------------------------
 
 
 class _PartialArg(msgspec.Struct, rename="camel"):
@@ -187,7 +192,7 @@ class _PartialArg(msgspec.Struct, rename="camel"):
             return self.list_value
         if self.null_value is not msgspec.UNSET:
             return None
-        raise InvalidProviderOutputError(f"gemini: partialArgs entry at {self.json_path!r} has no value")
+        raise InvalidProviderOutputError(f"{NAME}: partialArgs entry at {self.json_path!r} has no value")
 
 
 class _FunctionCall(msgspec.Struct, rename="camel"):
@@ -252,7 +257,7 @@ _decode = _decoder.decode
 _usage_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
-# 3. parser state --------------------------------------------------------------------------------
+# 3. parser state ----------------------------------------------------------------------------------
 
 
 class _StreamedCall:
@@ -307,7 +312,7 @@ class GeminiState(StreamState):
         self.streamed: _StreamedCall | None = None  # the call whose arguments are streaming
 
 
-# 4. build_body ----------------------------------------------------------------------------------
+# 4. build_body ------------------------------------------------------------------------------------
 
 
 def _text_out(part: TextPart) -> _PartOut:
@@ -319,7 +324,7 @@ def _signature_of(metadata: dict[str, Any] | None) -> str | None:
     return sig if isinstance(sig, str) else None
 
 
-def _media_out(part: MediaPart) -> _PartOut:
+def _lower_media(part: MediaPart) -> _PartOut:
     if part.is_url:
         return _PartOut(file_data=_FileData(part.mime_type, part.data))  # type: ignore[arg-type]
     # media the model produced carries its thought signature back (Gemini 3 image output)
@@ -333,9 +338,9 @@ def _user_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
         if isinstance(part, TextPart):
             out.append(_PartOut(text=part.text))
         elif isinstance(part, MediaPart):
-            out.append(_media_out(part))
+            out.append(_lower_media(part))
         else:
-            raise InvalidRequestError(f"gemini: a user message cannot hold a {type(part).__name__}")
+            raise InvalidRequestError(f"{NAME}: a user message cannot hold a {type(part).__name__}")
     return out
 
 
@@ -367,7 +372,7 @@ def _model_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
             if part.provider_executed and part.name == "code_execution" and isinstance(part.result, dict):
                 out.append(_PartOut(code_execution_result=part.result))  # type: ignore[arg-type]
         elif isinstance(part, MediaPart):
-            out.append(_media_out(part))
+            out.append(_lower_media(part))
     return out
 
 
@@ -382,22 +387,22 @@ def _tool_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
             response = {"name": part.name, key: result_text(part.result)}
             out.append(_PartOut(function_response=_FunctionResponseOut(part.name, response, part.id)))
             if isinstance(part.result, tuple | list):
-                media.extend(_media_out(p) for p in part.result if isinstance(p, MediaPart))  # type: ignore[union-attr]
+                media.extend(_lower_media(p) for p in part.result if isinstance(p, MediaPart))  # type: ignore[union-attr]
         elif isinstance(part, TextPart):
             out.append(_PartOut(text=part.text))
         elif isinstance(part, MediaPart):
-            out.append(_media_out(part))
+            out.append(_lower_media(part))
     return out + media  # images a tool returned follow its functionResponse in the same user turn
 
 
-def _lower(request: LLMRequest) -> tuple[list[_ContentOut], list[_PartOut]]:
+def _lower_messages(request: LLMRequest) -> tuple[list[_ContentOut], list[_PartOut]]:
     system = [_PartOut(text=p.text) for p in request.system]
     contents: list[_ContentOut] = []
     for message in request.messages:
         if message.role == "system":
             system.extend(_PartOut(text=p.text) for p in message.content if isinstance(p, TextPart))
             continue
-        parts = _parts_for(message)
+        parts = _lower_message(message)
         if not parts:
             continue
         role = "model" if message.role == "assistant" else "user"
@@ -408,7 +413,7 @@ def _lower(request: LLMRequest) -> tuple[list[_ContentOut], list[_PartOut]]:
     return contents, system
 
 
-def _parts_for(message: Message) -> list[_PartOut]:
+def _lower_message(message: Message) -> list[_PartOut]:
     if message.role == "user":
         return _user_parts(message.content)
     if message.role == "assistant":
@@ -419,43 +424,50 @@ def _parts_for(message: Message) -> list[_PartOut]:
 _HOSTED_GENERIC = ("max_uses", "allowed_domains", "user_location", "search_context_size")
 
 
-def _hosted(tool: HostedTool) -> _ToolOut:
+def _lower_web_search(tool: HostedTool) -> _ToolOut:
     options = dict(tool.options)
-    if tool.kind == "web_search":
-        unsupported = sorted(k for k in _HOSTED_GENERIC if k in options)
-        if unsupported:
-            raise InvalidRequestError(f"gemini googleSearch has no {', '.join(unsupported)} option")
-        blocked = options.pop("blocked_domains", None)
-        if blocked:
-            options["excludeDomains"] = blocked
-        return _ToolOut(google_search=options)
-    if tool.kind == "url_context":
-        return _ToolOut(url_context=options)
-    if tool.kind == "code_execution":
-        return _ToolOut(code_execution=options)
-    if tool.kind == "file_search":
-        stores = options.pop("vector_store_ids", None)
-        if stores:
-            options["fileSearchStoreNames"] = stores
-        return _ToolOut(file_search=options)
-    raise InvalidRequestError(
-        f"gemini has no hosted {tool.kind!r} tool (supported: web_search, url_context, code_execution, file_search)"
-    )
+    unsupported = sorted(k for k in _HOSTED_GENERIC if k in options)
+    if unsupported:
+        raise InvalidRequestError(f"{NAME} googleSearch has no {', '.join(unsupported)} option")
+    blocked = options.pop("blocked_domains", None)
+    if blocked:
+        options["excludeDomains"] = blocked
+    return _ToolOut(google_search=options)
 
 
-def _tools(request: LLMRequest) -> list[_ToolOut] | None:
+def _lower_url_context(tool: HostedTool) -> _ToolOut:
+    return _ToolOut(url_context=dict(tool.options))
+
+
+def _lower_code_execution(tool: HostedTool) -> _ToolOut:
+    return _ToolOut(code_execution=dict(tool.options))
+
+
+def _lower_file_search(tool: HostedTool) -> _ToolOut:
+    options = dict(tool.options)
+    stores = options.pop("vector_store_ids", None)
+    if stores:
+        options["fileSearchStoreNames"] = stores
+    return _ToolOut(file_search=options)
+
+
+def _lower_hosted(tool: HostedTool) -> _ToolOut:
+    return lower_hosted(HOSTED_TOOLS, tool, NAME)
+
+
+def _lower_tools(request: LLMRequest) -> list[_ToolOut] | None:
     functions: list[_FunctionDeclaration] = []
     hosted: list[_ToolOut] = []
     for tool in request.tools:
         if isinstance(tool, HostedTool):
-            hosted.append(_hosted(tool))
+            hosted.append(_lower_hosted(tool))
         else:
-            functions.append(_declaration(tool))
+            functions.append(_lower_tool(tool))
     tools = [_ToolOut(function_declarations=functions)] if functions else []
     return (tools + hosted) or None
 
 
-def _declaration(tool: ToolDefinition) -> _FunctionDeclaration:
+def _lower_tool(tool: ToolDefinition) -> _FunctionDeclaration:
     return _FunctionDeclaration(
         name=tool.name,
         description=tool.description or None,
@@ -463,7 +475,7 @@ def _declaration(tool: ToolDefinition) -> _FunctionDeclaration:
     )
 
 
-def _tool_config(request: LLMRequest, stream_arguments: bool | None) -> _ToolConfig | None:
+def _lower_tool_choice(request: LLMRequest, stream_arguments: bool | None) -> _ToolConfig | None:
     """``tool_choice`` as a function-calling mode, plus ``streamFunctionCallArguments`` (Gemini 3:
     arguments arrive as ``partialArgs`` pieces) when asked for."""
     choice = request.tool_choice
@@ -471,13 +483,13 @@ def _tool_config(request: LLMRequest, stream_arguments: bool | None) -> _ToolCon
         config = _FunctionCallingConfig()
     elif choice.mode == "tool":
         if choice.name is None:
-            raise InvalidRequestError("gemini: a named tool choice needs a tool name")
+            raise InvalidRequestError(f"{NAME}: a named tool choice needs a tool name")
         config = _FunctionCallingConfig("ANY", [choice.name])
     else:
         config = _FunctionCallingConfig({"auto": "AUTO", "none": "NONE", "required": "ANY"}[choice.mode])
     if stream_arguments is not None:
         if not isinstance(stream_arguments, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise InvalidRequestError("gemini: stream_function_call_arguments must be a bool")
+            raise InvalidRequestError(f"{NAME}: stream_function_call_arguments must be a bool")
         config.stream_function_call_arguments = stream_arguments
     return _ToolConfig(config) if config != _FunctionCallingConfig() else None
 
@@ -556,12 +568,12 @@ def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]
         thinking_config=thinking or None,
         **generation,
     )
-    contents, system = _lower(request)
+    contents, system = _lower_messages(request)
     body = GeminiBody(
         contents=contents,
         system_instruction=_SystemInstruction(system) if system else None,
-        tools=_tools(request),
-        tool_config=_tool_config(request, stream_arguments),
+        tools=_lower_tools(request),
+        tool_config=_lower_tool_choice(request, stream_arguments),
         generation_config=config if config != _EMPTY_CONFIG else None,
         **body_fields,
     )
@@ -574,8 +586,15 @@ def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]
 
 _EMPTY_CONFIG = _GenerationConfig()
 
+HOSTED_TOOLS: dict[str, Callable[..., Any]] = {
+    "web_search": _lower_web_search,
+    "url_context": _lower_url_context,
+    "code_execution": _lower_code_execution,
+    "file_search": _lower_file_search,
+}
 
-# 5. step / on_halt ------------------------------------------------------------------------------
+
+# 5. step / on_halt --------------------------------------------------------------------------------
 
 _FINISH: dict[str, FinishReason] = {
     "STOP": "stop",
@@ -605,18 +624,18 @@ def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     except DECODE_ERRORS:  # blank frames are skipped; the slow path reports the raw frame
         if not data.strip():
             return
-        chunk = decode_frame(_decoder, data, "gemini chunk")
+        chunk = decode_frame(_decoder, data, f"{NAME} chunk")
     _on_chunk(state, chunk, out)
 
 
 def whole(state: GeminiState, body: bytes, out: list[LLMEvent]) -> None:
     """A ``:generateContent`` body: one response with every part, read as a one-chunk stream."""
-    _on_chunk(state, decode_frame(_decoder, body, "gemini response"), out)
+    _on_chunk(state, decode_frame(_decoder, body, f"{NAME} response"), out)
 
 
 def _on_chunk(state: GeminiState, chunk: _Chunk, out: list[LLMEvent]) -> None:
     if chunk.error is not None:
-        raise from_stream_event(chunk.error, "gemini")
+        raise from_stream_event(chunk.error, NAME)
     if not state.started:
         state.started = True
         state.response_id = chunk.response_id
@@ -699,7 +718,7 @@ def _on_text(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
         if sig is not None:
             current.signature = sig
     else:
-        _close(state, out)
+        _close_all(state, out)
         current = PartText(kind, _next_id(state, "reasoning" if part.thought else "text"), sig)
         state.parts.append(current)
         state.open = current
@@ -713,7 +732,7 @@ def _on_text(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
             out.append(TextDelta(current.block_id, text))
 
 
-def _close(state: GeminiState, out: list[LLMEvent]) -> None:
+def _close_all(state: GeminiState, out: list[LLMEvent]) -> None:
     current = state.open
     if current is None:
         return
@@ -729,7 +748,7 @@ def _close(state: GeminiState, out: list[LLMEvent]) -> None:
 def _call_id(state: GeminiState, given: str | None) -> str:
     if given:
         if given in state.call_ids:  # a second call under one id: the caller could answer only one
-            raise InvalidProviderOutputError(f"gemini: function call id {given!r} repeated")
+            raise InvalidProviderOutputError(f"{NAME}: function call id {given!r} repeated")
         state.call_ids.add(given)
         return given
     n = state.local_calls
@@ -741,7 +760,7 @@ def _on_function_call(state: GeminiState, part: _Part, out: list[LLMEvent]) -> N
     call = part.function_call
     assert call is not None
     if call.name:
-        _close(state, out)
+        _close_all(state, out)
         _end_streamed_call(state, out)
         sig = part.thought_signature
         meta = {NS: {"thoughtSignature": sig}} if sig is not None else None
@@ -762,7 +781,7 @@ def _on_function_call(state: GeminiState, part: _Part, out: list[LLMEvent]) -> N
             text = streamed.writer.set(parse_path(entry.json_path), entry.value())
         except ValueError as exc:
             raise InvalidProviderOutputError(
-                f"gemini: partialArgs of {streamed.tool.name!r}: {exc}"
+                f"{NAME}: partialArgs of {streamed.tool.name!r}: {exc}"
             ) from None
         streamed.tool.delta(text, out)
     if not call.will_continue:
@@ -780,7 +799,7 @@ def _end_streamed_call(state: GeminiState, out: list[LLMEvent]) -> None:
 
 def _on_media(state: GeminiState, part: _Part, blob: _InlineData, out: list[LLMEvent]) -> None:
     """One whole image (or audio) part; its thought signature rides along so it round-trips."""
-    _close(state, out)
+    _close_all(state, out)
     sig = part.thought_signature
     media = Media(
         _next_id(state, "media"),
@@ -799,7 +818,7 @@ def _is_file_search(code: dict[str, Any]) -> bool:
 
 
 def _on_code(state: GeminiState, code: dict[str, Any], out: list[LLMEvent]) -> None:
-    _close(state, out)
+    _close_all(state, out)
     if _is_file_search(code):
         tool = ToolInput(hosted_id(state, "file_search"), "file_search", out, provider_executed=True)
         state.file_search_id = tool.id
@@ -811,7 +830,7 @@ def _on_code(state: GeminiState, code: dict[str, Any], out: list[LLMEvent]) -> N
 
 
 def _on_code_result(state: GeminiState, result: dict[str, Any], out: list[LLMEvent]) -> None:
-    _close(state, out)
+    _close_all(state, out)
     id = state.pending_code_id or hosted_id(state, "code")  # a result without its call gets its own id
     state.pending_code_id = None
     state.parts.append(PartText("other", id, None))
@@ -842,8 +861,8 @@ def _usage(state: GeminiState) -> Usage | None:
 
 def on_halt(state: GeminiState, out: list[LLMEvent]) -> None:
     if not state.done and state.finish_reason is None and state.block_reason is None:
-        raise InvalidProviderOutputError("gemini: stream ended before a finishReason")
-    _close(state, out)
+        raise InvalidProviderOutputError(f"{NAME}: stream ended before a finishReason")
+    _close_all(state, out)
     _end_streamed_call(state, out)
     if state.done:
         return
@@ -870,34 +889,37 @@ def on_halt(state: GeminiState, out: list[LLMEvent]) -> None:
     state.done = True
 
 
-# 6. the Protocol value and its default route ---------------------------------------------------
+# 6. the Protocol value and its default route ------------------------------------------------------
 
 PROTOCOL = Protocol(
-    name="gemini",
+    name=NAME,
     build_body=build_body,
     new_state=lambda _request: GeminiState(),
     step=step,
     on_halt=on_halt,
     native_output_schema=True,
     whole=whole,
+    hosted_kinds=frozenset(HOSTED_TOOLS),
 )
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 _STREAM_QUERY = {"alt": "sse"}
 
 
-def route(base_url: str, auth: Auth, *, name: str = "gemini", **changes: Any) -> Route:
+def route(endpoint: Endpoint | str, auth: Auth, *, name: str = NAME, **changes: Any) -> Route:
     """Google AI Studio / Vertex: ``{base_url}/models/{model}:streamGenerateContent?alt=sse``
-    (``:generateContent`` when not streaming)."""
-    return Route(
-        name=name,
-        protocol=PROTOCOL,
-        endpoint=Endpoint(
-            base_url,
+    (``:generateContent`` when not streaming). ``endpoint`` is an ``Endpoint`` or that base URL."""
+    if isinstance(endpoint, str):
+        endpoint = Endpoint(
+            endpoint,
             "/models/{model}:streamGenerateContent",
             whole_path="/models/{model}:generateContent",
             stream_query=_STREAM_QUERY,
-        ),
+        )
+    return Route(
+        name=name,
+        protocol=PROTOCOL,
+        endpoint=endpoint,
         auth=auth,
         framing=SSEFraming(),
         **changes,

@@ -22,7 +22,7 @@ from ..schema.request import LLMRequest
 from . import gemini
 from ._shared import decode_frame
 
-__all__ = ["CODE_ASSIST_BASE_URL", "NAME", "code_assist_protocol", "code_assist_route"]
+__all__ = ["CODE_ASSIST_BASE_URL", "NAME", "code_assist_protocol", "route"]
 
 NAME = "gemini-code-assist"
 
@@ -72,18 +72,20 @@ def code_assist_protocol(project: str) -> Protocol:
     return gemini.PROTOCOL.wrapped(NAME, wrap, _unwrap_frame, _unwrap_whole)
 
 
-def code_assist_route(base_url: str, auth: Auth, project: str, **changes: Any) -> Route:
+def route(endpoint: Endpoint | str, auth: Auth, *, project: str, name: str = NAME, **changes: Any) -> Route:
     """``{base_url}/v1internal:streamGenerateContent?alt=sse`` (``:generateContent`` when not
-    streaming) for the Code Assist ``project``."""
-    return Route(
-        name=NAME,
-        protocol=code_assist_protocol(project),
-        endpoint=Endpoint(
-            base_url,
+    streaming) for the Code Assist ``project``; ``endpoint`` is an ``Endpoint`` or that base URL."""
+    if isinstance(endpoint, str):
+        endpoint = Endpoint(
+            endpoint,
             "/v1internal:streamGenerateContent",
             whole_path="/v1internal:generateContent",
             stream_query={"alt": "sse"},
-        ),
+        )
+    return Route(
+        name=name,
+        protocol=code_assist_protocol(project),
+        endpoint=endpoint,
         auth=auth,
         framing=SSEFraming(),
         **changes,

@@ -106,8 +106,8 @@ class CodeAssist:
         self.base_url = (base_url or gemini_code_assist.CODE_ASSIST_BASE_URL).rstrip("/")
         self.auth = token_auth(access_token, "google-code-assist")
         self.headers = dict(headers) if headers else None
-        self._route = gemini_code_assist.code_assist_route(
-            self.base_url, self.auth, project, headers=self.headers
+        self._route = gemini_code_assist.route(
+            self.base_url, self.auth, project=project, headers=self.headers
         )
 
     def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
