@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -36,6 +36,7 @@ from ._shared import (
     data_url,
     decode_frame,
     json_arguments,
+    lower_hosted,
     only_fields,
     parse_tool_input,
     result_text,
@@ -45,6 +46,8 @@ from ._websearch import emit_search, hit_pairs, search_from_citations
 from .openai_chat_reasoning import details_text, end_reasoning, on_reasoning_details, reasoning_details_out
 
 __all__ = [
+    "HOSTED_TOOLS",
+    "NAME",
     "PROTOCOL",
     "REASONING_MODEL",
     "REASONING_QUIRKS",
@@ -58,7 +61,11 @@ __all__ = [
     "whole",
 ]
 
-HostedToolLowering = Callable[[HostedTool], dict[str, Any]]
+NAME = "openai-chat"
+
+# 1. quirks, constants and request body Structs ----------------------------------------------------
+
+HostedToolLowering = Callable[[HostedTool], dict[str, Any]]  # one entry of a hosted tools table
 
 
 class ChatQuirks(msgspec.Struct, frozen=True):
@@ -71,9 +78,9 @@ class ChatQuirks(msgspec.Struct, frozen=True):
     ``max_completion_tokens`` for OpenAI reasoning models. ``send_reasoning``: echo reasoning back as
     ``reasoning_content`` on assistant messages (servers that require it). ``supports_top_k``: send
     ``top_k``. ``empty_choices_ok``: chunks with no choices (Azure's prompt-filter first chunk, the
-    usage trailer) are normal, not an error. ``hosted_tools``: lowers a ``HostedTool`` to this
-    server's ``tools`` entry (OpenRouter ``openrouter:web_search``, GLM ``web_search``); without it
-    hosted tools are refused. ``send_reasoning_details``: echo OpenRouter ``reasoning_details``
+    usage trailer) are normal, not an error. ``hosted_tools``: this server's ``HOSTED_TOOLS``
+    table, kind -> lowering to its ``tools`` entry (OpenRouter ``openrouter:web_search``, GLM
+    ``web_search``); without it hosted tools are refused. ``send_reasoning_details``: echo OpenRouter ``reasoning_details``
     (signatures, encrypted reasoning) back on assistant messages. ``completion_has_reasoning``: whether
     ``completion_tokens`` already counts ``reasoning_tokens`` (OpenAI: yes; xAI: no, its
     ``total_tokens`` is prompt + completion + reasoning); ``None`` decides per response from the
@@ -90,12 +97,9 @@ class ChatQuirks(msgspec.Struct, frozen=True):
     send_reasoning: bool = False
     supports_top_k: bool = False
     empty_choices_ok: bool = True
-    hosted_tools: HostedToolLowering | None = None
+    hosted_tools: Mapping[str, HostedToolLowering] | None = None
     send_reasoning_details: bool = False
     completion_has_reasoning: bool | None = None
-
-
-# 1. request body Structs -------------------------------------------------------------------------
 
 
 class _Function(msgspec.Struct, kw_only=True):
@@ -171,7 +175,7 @@ class ChatBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     response_format: dict[str, Any] | None = None
 
 
-# 2. stream event Structs ------------------------------------------------------------------------
+# 2. stream event Structs --------------------------------------------------------------------------
 
 
 class _FnDelta(msgspec.Struct):
@@ -288,7 +292,7 @@ _text_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
 _completion_decoder = msgspec.json.Decoder(_Completion)
 
 
-# 3. parser state --------------------------------------------------------------------------------
+# 3. parser state ----------------------------------------------------------------------------------
 
 
 class ChatState(StreamState):
@@ -314,7 +318,7 @@ class ChatState(StreamState):
         "web_seen",
     )
 
-    def __init__(self, quirks: ChatQuirks, name: str = "openai-chat") -> None:
+    def __init__(self, quirks: ChatQuirks, name: str = NAME) -> None:
         super().__init__()
         self.quirks = quirks
         self.name = name
@@ -337,7 +341,7 @@ class ChatState(StreamState):
         self.audio_info: dict[str, Any] = {}  # its id and expiry
 
 
-# 4. build_body ----------------------------------------------------------------------------------
+# 4. build_body ------------------------------------------------------------------------------------
 
 
 def _user_content(parts: tuple[Any, ...]) -> str | list[dict[str, Any]]:
@@ -348,13 +352,13 @@ def _user_content(parts: tuple[Any, ...]) -> str | list[dict[str, Any]]:
         if isinstance(part, TextPart):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, MediaPart):
-            content.append(_media(part))
+            content.append(_lower_media(part))
         else:
-            raise InvalidRequestError(f"openai-chat: a user message cannot hold a {type(part).__name__}")
+            raise InvalidRequestError(f"{NAME}: a user message cannot hold a {type(part).__name__}")
     return content
 
 
-def _media(part: MediaPart) -> dict[str, Any]:
+def _lower_media(part: MediaPart) -> dict[str, Any]:
     if part.mime_type.startswith("image/"):
         return {"type": "image_url", "image_url": {"url": data_url(part)}}
     if part.mime_type.startswith("audio/") and not part.is_url:
@@ -363,7 +367,7 @@ def _media(part: MediaPart) -> dict[str, Any]:
             "input_audio": {"data": part.base64(), "format": part.mime_type.split("/")[1]},
         }
     if part.is_url:
-        raise InvalidRequestError(f"openai-chat: {part.mime_type} is only accepted inline, not by URL")
+        raise InvalidRequestError(f"{NAME}: {part.mime_type} is only accepted inline, not by URL")
     return {"type": "file", "file": {"filename": part.filename or "file", "file_data": data_url(part)}}
 
 
@@ -409,7 +413,7 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
             out.append(_ToolMessage(tool_call_id=part.id, content=result_text(part.result)))
             parts = content_parts(part.result)
             if parts:
-                media.extend(_media(p) for p in parts if isinstance(p, MediaPart))
+                media.extend(_lower_media(p) for p in parts if isinstance(p, MediaPart))
         elif isinstance(part, TextPart):
             out.append(_UserMessage(content=part.text))
     if media:
@@ -418,7 +422,7 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
     return out
 
 
-def _tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
+def _lower_tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
     choice = request.tool_choice
     if choice is None:
         return None
@@ -427,21 +431,17 @@ def _tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
     return choice.mode
 
 
-def _tools(request: LLMRequest, quirks: ChatQuirks) -> list[_ToolDef | dict[str, Any]] | None:
+def _lower_tools(request: LLMRequest, quirks: ChatQuirks) -> list[_ToolDef | dict[str, Any]] | None:
     tools: list[_ToolDef | dict[str, Any]] = []
     for tool in request.tools:
         if isinstance(tool, HostedTool):
-            if quirks.hosted_tools is None:
-                raise InvalidRequestError(
-                    f"openai-chat has no hosted {tool.kind!r} tool; use the Responses API or a provider that offers it"
-                )
-            tools.append(quirks.hosted_tools(tool))  # raises InvalidRequestError for kinds it lacks
+            tools.append(_lower_hosted(tool, quirks))
         else:
-            tools.append(_tool_def(tool))
+            tools.append(_lower_tool(tool))
     return tools or None
 
 
-def _tool_def(tool: ToolDefinition) -> _ToolDef:
+def _lower_tool(tool: ToolDefinition) -> _ToolDef:
     return _ToolDef(
         function=_FunctionDef(
             name=tool.name,
@@ -450,6 +450,10 @@ def _tool_def(tool: ToolDefinition) -> _ToolDef:
             strict=tool.strict,
         )
     )
+
+
+def _lower_hosted(tool: HostedTool, quirks: ChatQuirks) -> dict[str, Any]:
+    return lower_hosted(quirks.hosted_tools or HOSTED_TOOLS, tool, NAME)
 
 
 def _response_format(request: LLMRequest) -> dict[str, Any] | None:
@@ -471,8 +475,8 @@ def make_build_body(quirks: ChatQuirks) -> Any:
         body = ChatBody(
             model=model.id,
             messages=_lower_messages(request, quirks),
-            tools=_tools(request, quirks),
-            tool_choice=_tool_choice(request),
+            tools=_lower_tools(request, quirks),
+            tool_choice=_lower_tool_choice(request),
             stream=stream,
             stream_options=_StreamOptions(True) if quirks.include_usage and stream else None,
             max_tokens=max_tokens if quirks.max_tokens_field == "max_tokens" else None,
@@ -494,7 +498,12 @@ def make_build_body(quirks: ChatQuirks) -> Any:
 build_body = make_build_body(_DEFAULT_QUIRKS)
 
 
-# 5. step / on_halt ------------------------------------------------------------------------------
+# Chat Completions has no hosted tools of its own: servers that have some (OpenRouter, GLM) declare
+# their table as ``ChatQuirks.hosted_tools``.
+HOSTED_TOOLS: dict[str, HostedToolLowering] = {}
+
+
+# 5. step / on_halt --------------------------------------------------------------------------------
 
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",
@@ -540,12 +549,7 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
                 out.append(TextDelta(block, content))
                 state.text_len += len(content)
             return
-    try:
-        chunk = _decoder.decode(data)
-    except DECODE_ERRORS:
-        chunk = decode_frame(
-            _decoder, data, "openai-chat chunk"
-        )  # raises with the raw frame, or repairs UTF-8
+    chunk = decode_frame(_decoder, data, f"{NAME} chunk")  # raises with the raw frame, or repairs UTF-8
     _on_chunk(state, chunk, data, out)
 
 
@@ -553,7 +557,7 @@ def whole(state: ChatState, body: bytes, out: list[LLMEvent]) -> None:
     """A ``chat.completion``: its message is one delta holding every field (tool calls get their
     position as ``index``), then the finish; the body is complete, so a missing ``finish_reason``
     finishes as ``unknown`` instead of failing as a cut stream would."""
-    completion = decode_frame(_completion_decoder, body, "openai-chat response")
+    completion = decode_frame(_completion_decoder, body, f"{NAME} response")
     choices: list[_Choice] = []
     for choice in completion.choices or ():
         delta = choice.message
@@ -699,7 +703,7 @@ def _reasoning_text(quirks: ChatQuirks, delta: _Delta) -> str | None:
     return None
 
 
-def _close_blocks(state: ChatState, out: list[LLMEvent]) -> None:
+def _close_all(state: ChatState, out: list[LLMEvent]) -> None:
     end_reasoning(state, out)
     state.blocks.end_text(out)
 
@@ -721,9 +725,9 @@ def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> 
     if tool is None:
         if delta.id is None and (fn is None or fn.name is None):
             raise InvalidProviderOutputError(
-                "openai-chat: tool-call fragment for an unknown call", raw=msgspec.json.encode(delta).decode()
+                f"{NAME}: tool-call fragment for an unknown call", raw=msgspec.json.encode(delta).decode()
             )
-        _close_blocks(state, out)
+        _close_all(state, out)
         call_id = delta.id or f"call_{len(state.tools)}"
         key: int | str = (
             delta.index if state.quirks.tool_call_key == "index" and delta.index is not None else call_id
@@ -757,14 +761,14 @@ def _on_executed_tools(state: ChatState, tools: list[_ExecutedTool], out: list[L
     for tool in tools:
         entry = state.executed.get(tool.index)
         if entry is None:
-            _close_blocks(state, out)
+            _close_all(state, out)
             name = _EXECUTED_NAMES.get(tool.type, tool.type or "tool")
             entry = (_hosted_id(state, "executed", tool.index), name, False)
             state.executed[tool.index] = entry
             out.append(ToolCall(entry[0], name, parse_tool_input(tool.arguments or ""), True))
             state.searched = state.searched or name == WEB_SEARCH
         if tool.output is not None and not entry[2]:
-            _close_blocks(state, out)
+            _close_all(state, out)
             state.executed[tool.index] = (entry[0], entry[1], True)
             result, meta = _executed_result(tool, entry[1])
             out.append(ToolResult(entry[0], entry[1], result, provider_executed=True, provider_metadata=meta))
@@ -793,7 +797,7 @@ def _on_web_search(state: ChatState, hits: Any, out: list[LLMEvent]) -> None:
         new.append(entry)
     if not new:
         return
-    _close_blocks(state, out)
+    _close_all(state, out)
     state.searched = True
     call_id = _hosted_id(state, WEB_SEARCH, len(state.web_seen) - len(new))
     result = search_result(hit_pairs(new, url="link"), dedupe=False)
@@ -834,7 +838,7 @@ def _block_at(state: ChatState, position: int | None) -> tuple[str, int]:
 
 
 def _finish(state: ChatState, out: list[LLMEvent]) -> None:
-    _close_blocks(state, out)
+    _close_all(state, out)
     _end_audio(state, out)
     for tool in state.tools.values():
         tool.finish(out)
@@ -891,12 +895,12 @@ def _usage(raw: dict[str, Any], quirks: ChatQuirks) -> Usage:
 
 def on_halt(state: ChatState, out: list[LLMEvent]) -> None:
     if state.finish_reason is None and not state.done:
-        raise InvalidProviderOutputError("openai-chat: stream ended before a finish_reason or [DONE]")
+        raise InvalidProviderOutputError(f"{NAME}: stream ended before a finish_reason or [DONE]")
     _finish(state, out)
     state.done = True
 
 
-# 6. the Protocol value and its default route ---------------------------------------------------
+# 6. the Protocol value and its default route ------------------------------------------------------
 
 
 def _provider_name(request: LLMRequest, default: str) -> str:
@@ -905,7 +909,7 @@ def _provider_name(request: LLMRequest, default: str) -> str:
     return provider if isinstance(provider, str) and provider else default
 
 
-def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = "openai-chat") -> Protocol:
+def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = NAME) -> Protocol:
     return Protocol(
         name=name,
         build_body=make_build_body(quirks),
@@ -914,6 +918,7 @@ def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = "openai-chat
         on_halt=on_halt,
         native_output_schema=True,
         whole=whole,
+        hosted_kinds=frozenset(quirks.hosted_tools or HOSTED_TOOLS),
     )
 
 
@@ -924,8 +929,8 @@ def route(
     endpoint: Endpoint | str,
     auth: Auth,
     *,
+    name: str = NAME,
     quirks: ChatQuirks | None = None,
-    name: str = "openai-chat",
     **changes: Any,
 ) -> Route:
     """A Chat Completions route. ``endpoint`` is an ``Endpoint`` or a base URL (``.../v1``,
