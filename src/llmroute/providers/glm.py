@@ -116,7 +116,7 @@ class GLM:
         quirks = ChatQuirks(
             reasoning_fields=("reasoning_content",),
             send_reasoning=True,  # preserved thinking (clear_thinking: false) wants it back
-            hosted_tools=partial(hosted_tool, search_engine=row.search_engine),
+            hosted_tools={"web_search": partial(hosted_tool, search_engine=row.search_engine)},
         )
         merged = {**row.headers, **(headers or {})}
         self._chat = openai_chat.route(

@@ -19,7 +19,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..protocols import gemini
+from ..protocols import gemini, gemini_code_assist
 from ..route.auth import HeaderAuth, TokenProviderAuth, bearer, header
 from ..route.model import Model
 from ..route.redact import Secret
@@ -103,10 +103,12 @@ class CodeAssist:
                 "google.code_assist: pass project= (the Code Assist project id) or set GOOGLE_CLOUD_PROJECT"
             )
         self.project = project
-        self.base_url = (base_url or gemini.CODE_ASSIST_BASE_URL).rstrip("/")
+        self.base_url = (base_url or gemini_code_assist.CODE_ASSIST_BASE_URL).rstrip("/")
         self.auth = token_auth(access_token, "google-code-assist")
         self.headers = dict(headers) if headers else None
-        self._route = gemini.code_assist_route(self.base_url, self.auth, project, headers=self.headers)
+        self._route = gemini_code_assist.route(
+            self.base_url, self.auth, project=project, headers=self.headers
+        )
 
     def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
         return make_model(bare_model_id(model_id), self._route, "google", generation, options)

@@ -48,7 +48,7 @@ def hosted_tool(tool: HostedTool) -> dict[str, Any]:
 
 QUIRKS = ChatQuirks(
     reasoning_fields=("reasoning", "reasoning_content"),
-    hosted_tools=hosted_tool,
+    hosted_tools={"web_search": hosted_tool},
     send_reasoning_details=True,
 )
 # The row ``compatible.configure("openrouter")`` uses too (Chat only, without the options below).
