@@ -49,15 +49,13 @@ T = TypeVar("T")
 _json_encoder = msgspec.json.Encoder()
 
 
-def decode_frame(decoder: msgspec.json.Decoder[T], data: Any, what: str) -> T:
-    """Decode one frame payload (see ``route.decoding.decode_json``): invalid UTF-8 is replaced;
-    malformed JSON, wrong types or nesting too deep are an ``InvalidProviderOutputError``."""
-    return decode_json(decoder, data, what)
+# Decode one frame payload: the typed decoder first, then on failure invalid UTF-8 is replaced and
+# malformed JSON, wrong types or nesting too deep are an ``InvalidProviderOutputError`` (see
+# ``route.decoding.decode_json``). An alias, not a wrapper: it runs once per streamed event.
+decode_frame = decode_json
 
 
-def lower_hosted(
-    table: Mapping[str, Callable[..., T]], tool: HostedTool, protocol: str, *args: Any
-) -> T:
+def lower_hosted(table: Mapping[str, Callable[..., T]], tool: HostedTool, protocol: str, *args: Any) -> T:
     """``tool`` lowered by its entry in a protocol's ``HOSTED_TOOLS`` table (kind -> lowering, the
     one place a protocol declares the hosted tools it offers); a kind with no entry is an
     ``InvalidRequestError`` naming the kinds it has."""
