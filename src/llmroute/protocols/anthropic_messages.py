@@ -66,6 +66,7 @@ from ._shared import (
     content_parts,
     decode_frame,
     lower_hosted,
+    lower_tools,
     ns,
     parse_tool_input,
     result_text,
@@ -447,15 +448,8 @@ def _lower_messages(request: LLMRequest) -> tuple[list[_Text] | None, list[_Mess
 
 def _lower_tools(request: LLMRequest) -> tuple[list[Any] | None, list[dict[str, Any]] | None]:
     """The wire tools, and the MCP servers hosted ``mcp`` tools lower into (not tools on the wire)."""
-    tools: list[Any] = []
     servers: list[dict[str, Any]] = []
-    for tool in request.tools:
-        if isinstance(tool, HostedTool):
-            hosted = _lower_hosted(tool, servers)
-            if hosted is not None:
-                tools.append(hosted)
-        else:
-            tools.append(_lower_tool(tool))
+    tools: list[Any] = lower_tools(request.tools, _lower_tool, lambda tool: _lower_hosted(tool, servers))
     return tools or None, servers or None
 
 

@@ -31,6 +31,7 @@ from ._shared import (
     content_parts,
     decode_frame,
     lower_hosted,
+    lower_tools,
     ns,
     with_options,
 )
@@ -487,13 +488,7 @@ def _lower_messages(request: LLMRequest) -> tuple[list[_Block] | None, list[_Mes
 
 
 def _lower_tools(request: LLMRequest) -> list[_Tool]:
-    tools: list[_Tool] = []
-    for tool in request.tools:
-        if isinstance(tool, HostedTool):
-            tools.append(_lower_hosted(tool))
-        else:
-            tools.append(_lower_tool(tool))
-    return tools
+    return lower_tools(request.tools, _lower_tool, _lower_hosted)
 
 
 def _lower_tool(tool: ToolDefinition) -> _Tool:
