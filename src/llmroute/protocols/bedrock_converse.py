@@ -645,7 +645,10 @@ def step(state: ConverseState, frame: EventStreamMessage, out: list[LLMEvent]) -
     if state.stop_reason is not None and kind in _MESSAGE_EVENTS:
         # the step is finished: content (or a second stop) now would follow its finish
         raise InvalidProviderOutputError(f"{NAME}: {kind} after messageStop")
-    handler = _HANDLERS.get(kind or "")
+    if kind == "contentBlockDelta":  # hot path: most of a stream
+        _on_content_block_delta(state, decode_frame(_delta_decoder, frame.payload, _DELTA), out)
+        return
+    handler = _HANDLERS.get(kind)
     if handler is not None:
         decoder, what, on_event = handler
         on_event(state, decode_frame(decoder, frame.payload, what), out)
@@ -857,11 +860,12 @@ def _on_metadata(state: ConverseState, event: _Metadata, _out: list[LLMEvent]) -
         state.done = True  # metadata is the last event of a converse stream
 
 
-# event type -> (payload decoder, what a malformed payload is called, handler)
-_HANDLERS: dict[
-    str, tuple[msgspec.json.Decoder[Any], str, Callable[[ConverseState, Any, list[LLMEvent]], None]]
-] = {
-    "contentBlockDelta": (_delta_decoder, "bedrock contentBlockDelta", _on_content_block_delta),
+_DELTA = "bedrock contentBlockDelta"
+_OnEvent = Callable[[ConverseState, Any, list[LLMEvent]], None]
+# ``:event-type`` (``None`` when a message has none) -> (payload decoder, what a malformed
+# payload is called, handler)
+_HANDLERS: dict[str | None, tuple[msgspec.json.Decoder[Any], str, _OnEvent]] = {
+    "contentBlockDelta": (_delta_decoder, _DELTA, _on_content_block_delta),
     "contentBlockStart": (_start_decoder, "bedrock contentBlockStart", _on_content_block_start),
     "contentBlockStop": (_stop_decoder, "bedrock contentBlockStop", _on_content_block_stop),
     "messageStop": (_message_stop_decoder, "bedrock messageStop", _on_message_stop),
