@@ -46,7 +46,6 @@ __all__ = [
     "build_body",
     "exception_error",
     "on_halt",
-    "region_endpoint",
     "route",
     "runtime_url",
     "step",
@@ -413,7 +412,7 @@ def _lower_media(part: MediaPart, index: int) -> _Block:
     raise InvalidRequestError(f"{NAME} does not accept {part.mime_type} content")
 
 
-def _reasoning(part: ReasoningPart) -> _Block | None:
+def _lower_reasoning(part: ReasoningPart) -> _Block | None:
     if part.encrypted:
         return _Block(reasoningContent=_Reasoning(redactedContent=part.encrypted))
     signature: str | None = part.signature or ns(part.provider_metadata, NAMESPACE).get("signature")
@@ -448,7 +447,7 @@ def _lower_part(part: Part, index: int) -> _Block | None:
     if isinstance(part, MediaPart):
         return _lower_media(part, index)
     if isinstance(part, ReasoningPart):
-        return _reasoning(part)
+        return _lower_reasoning(part)
     if isinstance(part, ToolCallPart):
         return _Block(
             toolUse=_ToolUse(
@@ -666,7 +665,7 @@ def _violation(what: str) -> InvalidProviderOutputError:
 
 def whole(state: ConverseState, body: bytes, out: list[LLMEvent]) -> None:
     """A ``/converse`` response: each content block as start/delta/stop, then stop and metadata."""
-    response = decode_frame(_whole_decoder, body, "bedrock converse response")
+    response = decode_frame(_whole_decoder, body, f"{NAME} response")
     message = response.output.message if response.output is not None else None
     for index, block in enumerate(message.content or () if message is not None else ()):
         _on_whole_block(state, index, block, out)
@@ -860,16 +859,16 @@ def _on_metadata(state: ConverseState, event: _Metadata, _out: list[LLMEvent]) -
         state.done = True  # metadata is the last event of a converse stream
 
 
-_DELTA = "bedrock contentBlockDelta"
+_DELTA = f"{NAME} contentBlockDelta"
 _OnEvent = Callable[[ConverseState, Any, list[LLMEvent]], None]
 # ``:event-type`` (``None`` when a message has none) -> (payload decoder, what a malformed
 # payload is called, handler)
 _HANDLERS: dict[str | None, tuple[msgspec.json.Decoder[Any], str, _OnEvent]] = {
     "contentBlockDelta": (_delta_decoder, _DELTA, _on_content_block_delta),
-    "contentBlockStart": (_start_decoder, "bedrock contentBlockStart", _on_content_block_start),
-    "contentBlockStop": (_stop_decoder, "bedrock contentBlockStop", _on_content_block_stop),
-    "messageStop": (_message_stop_decoder, "bedrock messageStop", _on_message_stop),
-    "metadata": (_metadata_decoder, "bedrock metadata", _on_metadata),
+    "contentBlockStart": (_start_decoder, f"{NAME} contentBlockStart", _on_content_block_start),
+    "contentBlockStop": (_stop_decoder, f"{NAME} contentBlockStop", _on_content_block_stop),
+    "messageStop": (_message_stop_decoder, f"{NAME} messageStop", _on_message_stop),
+    "metadata": (_metadata_decoder, f"{NAME} metadata", _on_metadata),
 }
 
 
@@ -930,20 +929,11 @@ def runtime_url(region: str, base_url: str | None = None) -> str:
     return base_url or f"https://bedrock-runtime.{region}.amazonaws.com"
 
 
-def region_endpoint(region: str, base_url: str | None = None) -> Endpoint:
-    """The Converse endpoint of ``region`` (at ``base_url`` when given)."""
-    return _converse_endpoint(runtime_url(region, base_url))
-
-
-def _converse_endpoint(base_url: str) -> Endpoint:
-    return Endpoint(base_url, "/model/{model}/converse-stream", whole_path="/model/{model}/converse")
-
-
 def route(endpoint: Endpoint | str, auth: Auth, *, name: str = NAME, **changes: Any) -> Route:
     """A Converse route. ``endpoint`` is an ``Endpoint`` or a base URL (``runtime_url(region)`` for
     AWS's regional one; ``/model/{model}/converse-stream`` is appended)."""
     if isinstance(endpoint, str):
-        endpoint = _converse_endpoint(endpoint)
+        endpoint = Endpoint(endpoint, "/model/{model}/converse-stream", whole_path="/model/{model}/converse")
     return Route(
         name=name,
         protocol=PROTOCOL,
