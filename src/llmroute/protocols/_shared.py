@@ -1,5 +1,7 @@
 """Helpers every protocol uses: typed frame decoding, block lifecycle, tool-input accumulation,
-and lowering of tool results and media. Quirk-free by design: quirks live in the protocol modules."""
+and lowering of tools (``lower_tools``; hosted ones through each protocol's ``HOSTED_TOOLS`` table
+by ``lower_hosted``), tool results and media. Quirk-free by design: quirks live in the protocol
+modules."""
 
 from __future__ import annotations
 
