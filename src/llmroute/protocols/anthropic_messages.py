@@ -40,11 +40,7 @@ from ..framing.base import Framing
 from ..framing.sse import SSEEvent, SSEFraming
 from ..hosted import SearchResult, search_result
 from ..route.auth import Auth
-<<<<<<< HEAD
-=======
 from ..route.classify import from_stream_event
-from ..route.decoding import DECODE_ERRORS
->>>>>>> main
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState

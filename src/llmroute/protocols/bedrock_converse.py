@@ -18,18 +18,12 @@ from ..route.classify import from_exception_frame
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
-<<<<<<< HEAD
 from ..schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from ..schema.errors import InvalidProviderOutputError, InvalidRequestError, LLMError
-=======
-from ..schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
->>>>>>> main
 from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolResult
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-<<<<<<< HEAD
 from ._shared import (
     Blocks,
     ToolInput,
@@ -41,10 +35,6 @@ from ._shared import (
     ns,
     with_options,
 )
-from .errors import stream_error
-=======
-from ._shared import Blocks, ToolInput, cache_targets, content_parts, decode_frame, ns, with_options
->>>>>>> main
 
 __all__ = [
     "ACCEPT",
@@ -53,11 +43,6 @@ __all__ = [
     "PROTOCOL",
     "ConverseBody",
     "build_body",
-<<<<<<< HEAD
-    "exception_error",
-=======
-    "endpoint",
->>>>>>> main
     "on_halt",
     "route",
     "runtime_url",
