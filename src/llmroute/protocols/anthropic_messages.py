@@ -32,13 +32,12 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 
 from ..framing.base import Framing
 from ..framing.sse import SSEEvent, SSEFraming
-from ..hosted import SearchResult, search_result
 from ..route.auth import Auth
 from ..route.classify import from_stream_event
 from ..route.endpoint import Endpoint
@@ -56,7 +55,6 @@ from ..schema.events import (
     TextDelta,
     TextEnd,
     TextStart,
-    ToolResult,
 )
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
@@ -73,7 +71,14 @@ from ._shared import (
     result_text,
     with_options,
 )
-from ._websearch import hit_pairs
+from .anthropic_server_tools import (
+    lower_code_execution,
+    lower_mcp,
+    lower_web_fetch,
+    lower_web_search,
+    on_server_tool_result,
+    on_web_search_tool_result,
+)
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -612,7 +617,7 @@ def envelope(
     return wrap
 
 
-# -- hosted tools: one lowering each, offered through HOSTED_TOOLS
+# -- hosted tools: one lowering each (see anthropic_server_tools), offered through HOSTED_TOOLS
 
 
 def _lower_hosted(tool: HostedTool, servers: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -620,43 +625,12 @@ def _lower_hosted(tool: HostedTool, servers: list[dict[str, Any]]) -> dict[str, 
     return lower_hosted(HOSTED_TOOLS, tool, NAME, servers)
 
 
-def _hosted_options(tool: HostedTool) -> tuple[str | None, dict[str, Any]]:
-    """The wire ``type`` (given as ``type`` or ``version``) and the other options."""
-    options = dict(tool.options)
-    return options.pop("type", None) or options.pop("version", None), options
-
-
-def _lower_web_search(tool: HostedTool, _servers: list[dict[str, Any]]) -> dict[str, Any]:
-    version, options = _hosted_options(tool)
-    options.pop("search_context_size", None)  # OpenAI's knob; Anthropic has none
-    location = options.get("user_location")
-    if isinstance(location, dict) and "type" not in location:
-        options["user_location"] = {"type": "approximate", **location}
-    return {"type": version or "web_search_20250305", "name": "web_search", **options}
-
-
-def _lower_web_fetch(tool: HostedTool, _servers: list[dict[str, Any]]) -> dict[str, Any]:
-    version, options = _hosted_options(tool)
-    return {"type": version or "web_fetch_20250910", "name": "web_fetch", **options}
-
-
-def _lower_code_execution(tool: HostedTool, _servers: list[dict[str, Any]]) -> dict[str, Any]:
-    version, options = _hosted_options(tool)
-    return {"type": version or "code_execution_20250825", "name": "code_execution", **options}
-
-
-def _lower_mcp(tool: HostedTool, servers: list[dict[str, Any]]) -> None:
-    """An MCP server is a top-level ``mcp_servers`` entry, not a tool."""
-    _, options = _hosted_options(tool)
-    server = {"type": "url", "url": options.pop("server_url"), "name": options.pop("server_label")}
-    servers.append({**server, **options})
-
-
+# each kind's lowering (in ``anthropic_server_tools``) takes the tool and the MCP servers list
 HOSTED_TOOLS: dict[str, Callable[..., Any]] = {
-    "web_search": _lower_web_search,
-    "web_fetch": _lower_web_fetch,
-    "code_execution": _lower_code_execution,
-    "mcp": _lower_mcp,
+    "web_search": lower_web_search,
+    "web_fetch": lower_web_fetch,
+    "code_execution": lower_code_execution,
+    "mcp": lower_mcp,
 }
 
 
@@ -763,50 +737,11 @@ def _on_content_block_start(state: AnthropicState, event: _Event, out: list[LLME
         opened.initial = block.input
     elif (hosted := HOSTED_ITEMS.get(kind)) is not None or kind.endswith("_tool_result"):
         # a result arrives whole; its stop event closes nothing
-        (hosted or _on_server_tool_result)(state, block, out)
+        (hosted or on_server_tool_result)(state, block, out)
         return
     else:
         return  # a block type this parser does not know: its deltas are ignored
     state.open[index] = opened
-
-
-def _on_server_tool_result(state: AnthropicState, block: _BlockIn, out: list[LLMEvent]) -> None:
-    """A server tool's ``*_tool_result`` block -> a provider-executed ``ToolResult`` carrying the
-    block's content as is (the block type rides in the metadata, for the round-trip)."""
-    id, name, info = _result_info(state, block)
-    out.append(ToolResult(id, name, block.content, _is_error(block), True, {NAMESPACE: info}))
-
-
-def _on_web_search_tool_result(state: AnthropicState, block: _BlockIn, out: list[LLMEvent]) -> None:
-    """The canonical search result; the block's own content (``encrypted_content``, ``page_age``,
-    ``error_code``) rides in the metadata and is what the lowering sends back."""
-    id, name, info = _result_info(state, block)
-    info["content"] = block.content
-    result = _search_result(block.content, state.server_inputs.get(id))
-    out.append(ToolResult(id, name, result, _is_error(block), True, {NAMESPACE: info}))
-
-
-def _result_info(state: AnthropicState, block: _BlockIn) -> tuple[str, str, dict[str, Any]]:
-    """The result's call id, its call's name and the metadata every result block keeps."""
-    id = block.tool_use_id or ""
-    name = state.server_names.get(id) or block.type.removesuffix("_tool_result")
-    info: dict[str, Any] = {"type": block.type}
-    if block.caller is not None:
-        info["caller"] = block.caller
-    return id, name, info
-
-
-def _is_error(block: _BlockIn) -> bool:
-    content = block.content
-    kind = content.get("type") if isinstance(content, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    return bool(block.is_error) or (isinstance(kind, str) and kind.endswith("_error"))
-
-
-def _search_result(content: Any, call_input: Any) -> SearchResult:
-    """``web_search_tool_result`` content (a list of ``web_search_result``, or an error object)
-    -> the canonical result; the query is the ``server_tool_use`` input's."""
-    query = cast("dict[str, Any]", call_input).get("query") if isinstance(call_input, dict) else None
-    return search_result(hit_pairs(content), [query])
 
 
 def _on_content_block_delta(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
@@ -903,15 +838,16 @@ _HANDLERS: dict[str, Callable[[AnthropicState, _Event, list[LLMEvent]], None]] =
     "error": _on_error,
 }
 
-# provider-executed result blocks by type (any other ``*_tool_result`` reads as ``_on_server_tool_result``)
+# provider-executed result blocks by type (any other ``*_tool_result`` reads as
+# ``on_server_tool_result``); the handlers are in ``anthropic_server_tools``
 HOSTED_ITEMS: dict[str, Callable[[AnthropicState, _BlockIn, list[LLMEvent]], None]] = {
-    "web_search_tool_result": _on_web_search_tool_result,
-    "web_fetch_tool_result": _on_server_tool_result,
-    "code_execution_tool_result": _on_server_tool_result,
-    "bash_code_execution_tool_result": _on_server_tool_result,
-    "text_editor_code_execution_tool_result": _on_server_tool_result,
-    "mcp_tool_result": _on_server_tool_result,
-    "tool_result": _on_server_tool_result,  # programmatic tool calling: a result its code produced
+    "web_search_tool_result": on_web_search_tool_result,
+    "web_fetch_tool_result": on_server_tool_result,
+    "code_execution_tool_result": on_server_tool_result,
+    "bash_code_execution_tool_result": on_server_tool_result,
+    "text_editor_code_execution_tool_result": on_server_tool_result,
+    "mcp_tool_result": on_server_tool_result,
+    "tool_result": on_server_tool_result,  # programmatic tool calling: a result its code produced
 }
 
 
