@@ -163,7 +163,7 @@ class Bedrock:
             self.region, api_key=api_key, credentials=credentials, explicit_sigv4=explicit and api_key is None
         )
         self._converse = bedrock_converse.route(
-            self.region, self.auth, base_url=base_url, headers=self.headers
+            bedrock_converse.runtime_url(self.region, base_url), self.auth, headers=self.headers
         )
         self._anthropic: Route | None = None
 
