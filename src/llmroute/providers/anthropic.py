@@ -52,20 +52,10 @@ class Anthropic:
         """A Messages API model. ``generation`` sets defaults (``max_tokens`` falls back to 4096)."""
         return make_model(model_id, self._route, "anthropic", generation, options)
 
-    def model(self, model_id: str, **kwargs: Any) -> Model:
-        """The recommended API for ``model_id`` (Messages)."""
-        return self.messages(model_id, **kwargs)
+    model = messages
 
     def __repr__(self) -> str:
         return f"Anthropic(base_url={self.base_url!r})"
 
 
-def configure(
-    api_key: str | Secret | None = None,
-    *,
-    base_url: str | None = None,
-    version: str = DEFAULT_VERSION,
-    betas: Sequence[str] | None = None,
-    headers: dict[str, str] | None = None,
-) -> Anthropic:
-    return Anthropic(api_key, base_url=base_url, version=version, betas=betas, headers=headers)
+configure = Anthropic

@@ -16,6 +16,7 @@ returning a Microsoft Entra access token, e.g. from ``azure.identity.aio``) requ
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from typing import Any
 
 from ..protocols import openai_chat, openai_responses
@@ -82,9 +83,7 @@ class Azure:
         if token_provider is None and api_key is None and key.peek() is None and has_azure_identity():
             token_provider = azure_identity()
         self.auth: Auth = (
-            TokenProviderAuth(token_provider)
-            if token_provider is not None
-            else HeaderAuth("api-key", key)
+            TokenProviderAuth(token_provider) if token_provider is not None else HeaderAuth("api-key", key)
         )
         self.headers = headers
         endpoint = Endpoint(
@@ -97,7 +96,6 @@ class Azure:
         self._chat_reasoning = self._chat.with_(
             protocol=openai_chat.make_protocol(openai_chat.REASONING_QUIRKS)
         )
-        self._responses: Route | None = None
 
     def chat(
         self,
@@ -119,33 +117,18 @@ class Azure:
         self, deployment: str, *, generation: GenerationOptions | None = None, **options: Any
     ) -> Model:
         """A deployment over the v1 Responses API (``{resource}/openai/v1/responses``)."""
-        if self._responses is None:
-            self._responses = openai_responses.route(
-                f"{self.root}/openai/v1", self.auth, name="azure-responses", headers=self.headers
-            )
         return make_model(deployment, self._responses, "azure", generation, options)
 
-    def model(self, deployment: str, **kwargs: Any) -> Model:
-        return self.chat(deployment, **kwargs)
+    model = chat
+
+    @cached_property
+    def _responses(self) -> Route:
+        return openai_responses.route(
+            f"{self.root}/openai/v1", self.auth, name="azure-responses", headers=self.headers
+        )
 
     def __repr__(self) -> str:
         return f"Azure({self.root!r}, api_version={self.api_version!r}, auth={self.auth!r})"
 
 
-def configure(
-    resource: str | None = None,
-    *,
-    base_url: str | None = None,
-    api_key: str | Secret | None = None,
-    token_provider: TokenProvider | None = None,
-    api_version: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> Azure:
-    return Azure(
-        resource,
-        base_url=base_url,
-        api_key=api_key,
-        token_provider=token_provider,
-        api_version=api_version,
-        headers=headers,
-    )
+configure = Azure

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+from functools import cached_property
 from typing import Any
 
 import msgspec
@@ -19,7 +20,7 @@ import msgspec
 from ..framing.eventstream import EventStreamFraming, EventStreamMessage
 from ..framing.sse import SSEEvent
 from ..protocols import bedrock_converse
-from ..route.auth import ApiKey, Auth, BearerAuth
+from ..route.auth import Auth, bearer
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.prepared import PreparedRequest
@@ -80,9 +81,9 @@ class BedrockAuth:
     ) -> None:
         self._region = region
         self._credentials = credentials or AwsCredentials()
-        key = ApiKey(api_key, (API_KEY_ENV,), PROVIDER)
-        self._bearer = api_key is not None or (not explicit_sigv4 and key.peek() is not None)
-        self._auth: Auth = BearerAuth(key) if self._bearer else SigV4Auth(PROVIDER, region, self._credentials)
+        bearer_auth = bearer(api_key, API_KEY_ENV, provider=PROVIDER)
+        self._bearer = api_key is not None or (not explicit_sigv4 and bearer_auth.key.peek() is not None)
+        self._auth: Auth = bearer_auth if self._bearer else SigV4Auth(PROVIDER, region, self._credentials)
 
     def uses_bearer(self) -> bool:
         return self._bearer
@@ -164,7 +165,6 @@ class Bedrock:
         self._converse = bedrock_converse.route(
             self.region, self.auth, base_url=base_url, headers=self.headers
         )
-        self._anthropic: Route | None = None
 
     @property
     def converse_route(self) -> Route:
@@ -185,50 +185,30 @@ class Bedrock:
         """A Claude model through Bedrock's native Anthropic Messages API
         (``/model/{id}/invoke-with-response-stream``; ``/model/{id}/invoke`` with ``stream=False``).
         Keyword options are Anthropic body fields (``thinking``, ``anthropic_beta``, ...)."""
-        if self._anthropic is None:
-            from ..protocols import anthropic_messages
-
-            endpoint = Endpoint(
-                bedrock_converse.runtime_url(self.region, self.base_url),
-                "/model/{model}/invoke-with-response-stream",
-                whole_path="/model/{model}/invoke",
-            )
-            self._anthropic = anthropic_messages.route(
-                endpoint,
-                self.auth,
-                framing=EventStreamFraming(),
-                protocol=anthropic_protocol(),
-                name="bedrock-anthropic-messages",
-                headers=self.headers,
-            )
         return make_model(model_id, self._anthropic, PROVIDER, generation, options)
 
-    def model(self, model_id: str, **kwargs: Any) -> Model:
-        """The recommended API for ``model_id`` (Converse)."""
-        return self.converse(model_id, **kwargs)
+    model = converse  # the recommended API
+
+    @cached_property
+    def _anthropic(self) -> Route:
+        from ..protocols import anthropic_messages
+
+        endpoint = Endpoint(
+            bedrock_converse.runtime_url(self.region, self.base_url),
+            "/model/{model}/invoke-with-response-stream",
+            whole_path="/model/{model}/invoke",
+        )
+        return anthropic_messages.route(
+            endpoint,
+            self.auth,
+            framing=EventStreamFraming(),
+            protocol=anthropic_protocol(),
+            name="bedrock-anthropic-messages",
+            headers=self.headers,
+        )
 
     def __repr__(self) -> str:
         return f"Bedrock(region={self.region!r}, auth={self.auth!r})"
 
 
-def configure(
-    region: str | None = None,
-    access_key_id: str | None = None,
-    secret_access_key: str | Secret | None = None,
-    session_token: str | Secret | None = None,
-    profile: str | None = None,
-    api_key: str | Secret | None = None,
-    base_url: str | None = None,
-    *,
-    headers: dict[str, str] | None = None,
-) -> Bedrock:
-    return Bedrock(
-        region,
-        access_key_id=access_key_id,
-        secret_access_key=secret_access_key,
-        session_token=session_token,
-        profile=profile,
-        api_key=api_key,
-        base_url=base_url,
-        headers=headers,
-    )
+configure = Bedrock

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from ..protocols import openai_chat
 from ..protocols.openai_chat import ChatQuirks
-from ..route.auth import ApiKey, BearerAuth
+from ..route.auth import bearer
 from ..route.model import Model
 from ..route.redact import Secret
 from ..schema.errors import InvalidRequestError, NoRouteError
@@ -112,7 +112,7 @@ class GLM:
             raise NoRouteError(f"glm: unknown region {region!r}; use 'cn' (BigModel) or 'intl' (Z.ai)")
         self.region = region
         self.base_url = (base_url or (row.coding_url if coding else row.base_url)).rstrip("/")
-        self.auth = BearerAuth(ApiKey(api_key, row.env, "glm"))
+        self.auth = bearer(api_key, *row.env, provider="glm")
         quirks = ChatQuirks(
             reasoning_fields=("reasoning_content",),
             send_reasoning=True,  # preserved thinking (clear_thinking: false) wants it back
@@ -127,19 +127,10 @@ class GLM:
         """A GLM model. Extra keyword options become body fields (``thinking``, ``do_sample``, ...)."""
         return make_model(model_id, self._chat, "glm", generation, options)
 
-    def model(self, model_id: str, **kwargs: Any) -> Model:
-        return self.chat(model_id, **kwargs)
+    model = chat
 
     def __repr__(self) -> str:
         return f"GLM(region={self.region!r}, base_url={self.base_url!r})"
 
 
-def configure(
-    api_key: str | Secret | None = None,
-    *,
-    region: Region = "cn",
-    base_url: str | None = None,
-    coding: bool = False,
-    headers: dict[str, str] | None = None,
-) -> GLM:
-    return GLM(api_key, region=region, base_url=base_url, coding=coding, headers=headers)
+configure = GLM

@@ -17,17 +17,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from ..protocols import gemini
 from ..route.auth import HeaderAuth, TokenProviderAuth, bearer, header
-from ..route.model import Model
+from ..route.model import Model, Route
 from ..route.redact import Secret
 from ..schema.errors import AuthenticationError, NoRouteError
 from ..schema.options import GenerationOptions
 from ._facade import env_base_url, env_default, make_model
 
-__all__ = ["DEFAULT_BASE_URL", "CodeAssist", "Google", "code_assist", "configure", "token_auth"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "CodeAssist",
+    "GeminiFacade",
+    "Google",
+    "code_assist",
+    "configure",
+    "token_auth",
+]
 
 DEFAULT_BASE_URL = gemini.DEFAULT_BASE_URL
 ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -35,7 +43,20 @@ ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 AccessToken = str | Secret | Callable[[], Awaitable[str]]
 
 
-class Google:
+class GeminiFacade:
+    """The Gemini protocol behind one route: ``google``, ``google.code_assist`` and ``vertex``."""
+
+    provider: ClassVar[str] = "google"  # the provider-options namespace
+    _route: Route
+
+    def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
+        """A Gemini model. Keyword options are Google provider options (see the module doc)."""
+        return make_model(bare_model_id(model_id), self._route, self.provider, generation, options)
+
+    model = gemini
+
+
+class Google(GeminiFacade):
     def __init__(
         self,
         api_key: str | Secret | None = None,
@@ -44,28 +65,18 @@ class Google:
         headers: dict[str, str] | None = None,
     ) -> None:
         version = env_default(None, "GOOGLE_GENAI_API_VERSION") or "v1beta"
-        self.base_url = env_base_url(base_url, "GOOGLE_GEMINI_BASE_URL", DEFAULT_BASE_URL, suffix=f"/{version}")
+        self.base_url = env_base_url(
+            base_url, "GOOGLE_GEMINI_BASE_URL", DEFAULT_BASE_URL, suffix=f"/{version}"
+        )
         self.auth = header("x-goog-api-key", api_key, *ENV, provider="google")
         self.headers = dict(headers) if headers else None
         self._route = gemini.route(self.base_url, self.auth, headers=self.headers)
-
-    def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
-        """A Gemini model. Keyword options are Google provider options (see the module doc)."""
-        return make_model(bare_model_id(model_id), self._route, "google", generation, options)
-
-    model = gemini
 
     def __repr__(self) -> str:
         return f"Google(base_url={self.base_url!r})"
 
 
-def configure(
-    api_key: str | Secret | None = None,
-    *,
-    base_url: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> Google:
-    return Google(api_key, base_url=base_url, headers=headers)
+configure = Google
 
 
 def bare_model_id(model_id: str) -> str:
@@ -86,12 +97,12 @@ def token_auth(access_token: AccessToken | None, provider: str) -> HeaderAuth | 
     return bearer(access_token, provider=provider)
 
 
-class CodeAssist:
+class CodeAssist(GeminiFacade):
     """Gemini through Code Assist (``cloudcode-pa.googleapis.com/v1internal``)."""
 
     def __init__(
         self,
-        access_token: AccessToken | None,
+        access_token: AccessToken | None = None,
         *,
         project: str | None = None,
         base_url: str | None = None,
@@ -108,20 +119,8 @@ class CodeAssist:
         self.headers = dict(headers) if headers else None
         self._route = gemini.code_assist_route(self.base_url, self.auth, project, headers=self.headers)
 
-    def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
-        return make_model(bare_model_id(model_id), self._route, "google", generation, options)
-
-    model = gemini
-
     def __repr__(self) -> str:
         return f"CodeAssist(project={self.project!r}, base_url={self.base_url!r})"
 
 
-def code_assist(
-    access_token: AccessToken | None = None,
-    *,
-    project: str | None = None,
-    base_url: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> CodeAssist:
-    return CodeAssist(access_token, project=project, base_url=base_url, headers=headers)
+code_assist = CodeAssist

@@ -12,16 +12,13 @@ protocol as ``google``; provider options may be given under ``"vertex"`` or ``"g
 from __future__ import annotations
 
 import os
-from typing import Any
 from urllib.parse import quote
 
 from ..protocols import gemini
-from ..route.model import Model
 from ..schema.errors import AuthenticationError, NoRouteError
-from ..schema.options import GenerationOptions
-from ._facade import env_base_url, make_model
+from ._facade import env_base_url
 from .credentials import google_adc, has_google_auth
-from .google import AccessToken, bare_model_id, token_auth
+from .google import AccessToken, GeminiFacade, token_auth
 
 __all__ = ["Vertex", "configure"]
 
@@ -34,7 +31,9 @@ def _host(location: str) -> str:
     )
 
 
-class Vertex:
+class Vertex(GeminiFacade):
+    provider = "vertex"
+
     def __init__(
         self,
         *,
@@ -75,23 +74,8 @@ class Vertex:
         self.headers = dict(headers) if headers else None
         self._route = gemini.route(self.base_url, self.auth, name="vertex-gemini", headers=self.headers)
 
-    def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
-        return make_model(bare_model_id(model_id), self._route, "vertex", generation, options)
-
-    model = gemini
-
     def __repr__(self) -> str:
         return f"Vertex(project={self.project!r}, location={self.location!r})"
 
 
-def configure(
-    *,
-    project: str | None = None,
-    location: str | None = None,
-    access_token: AccessToken | None = None,
-    base_url: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> Vertex:
-    return Vertex(
-        project=project, location=location, access_token=access_token, base_url=base_url, headers=headers
-    )
+configure = Vertex

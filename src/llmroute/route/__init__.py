@@ -1,6 +1,6 @@
 """Route pieces: Protocol x Endpoint x Auth x Framing, transports, the executor and the Client."""
 
-from .auth import ApiKey, Auth, BearerAuth, HeaderAuth, NoAuth, TokenProviderAuth, bearer, header
+from .auth import ApiKey, Auth, HeaderAuth, NoAuth, TokenProviderAuth, bearer, header
 from .client import Client
 from .endpoint import Endpoint
 from .model import Model, Route
@@ -15,7 +15,6 @@ from .transport import HttpTransport, Transport, Wire
 __all__ = [
     "ApiKey",
     "Auth",
-    "BearerAuth",
     "Client",
     "Endpoint",
     "EventStream",

@@ -13,7 +13,6 @@ from .redact import Secret
 __all__ = [
     "ApiKey",
     "Auth",
-    "BearerAuth",
     "HeaderAuth",
     "NoAuth",
     "TokenProviderAuth",
@@ -107,15 +106,13 @@ class HeaderAuth:
         return f"HeaderAuth({self.name!r}, {self.key!r})"
 
 
-def BearerAuth(key: ApiKey) -> HeaderAuth:
-    return HeaderAuth("authorization", key, "Bearer ")
-
-
 def bearer(api_key: str | Secret | None, *env: str, provider: str = "") -> HeaderAuth:
-    return BearerAuth(ApiKey(api_key, env, provider))
+    """``Authorization: Bearer <key>``: ``api_key``, else the first of ``env`` that is set."""
+    return HeaderAuth("authorization", ApiKey(api_key, env, provider), "Bearer ")
 
 
 def header(name: str, api_key: str | Secret | None, *env: str, provider: str = "") -> HeaderAuth:
+    """``name: <key>``: ``api_key``, else the first of ``env`` that is set."""
     return HeaderAuth(name, ApiKey(api_key, env, provider))
 
 
