@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+import llmroute
 from llmroute.providers import (
     anthropic,
     azure,
@@ -92,3 +93,40 @@ def test_bearer_is_the_one_way_to_a_bearer_key() -> None:
     assert not hasattr(auth, "BearerAuth")
     header = auth.bearer("k", "SOME_ENV", provider="p")
     assert (header.name, header.prefix, header.key.env) == ("authorization", "Bearer ", ("SOME_ENV",))
+
+
+SECRET_INT = 4242424242  # a key of the wrong type must not be echoed either
+
+
+@pytest.mark.parametrize(
+    ("build", "param"),
+    [
+        (lambda: openai.configure(api_key=SECRET_INT), "api_key"),
+        (lambda: anthropic.configure(api_key=b"sk-bytes"), "api_key"),
+        (lambda: openai.configure(base_url=5), "base_url"),
+        (lambda: openai.configure(api_key="k", organization=1), "organization"),
+        (lambda: openai.configure(api_key="k", headers=[("a", "b")]), "headers"),
+        (lambda: google.configure(api_key="k", headers={"x-trace": 1}), "headers['x-trace']"),
+        (lambda: anthropic.configure(api_key="k", betas="web-fetch-2025-09-10"), "betas"),
+        (lambda: google.code_assist(access_token=SECRET_INT, project="p"), "access_token"),
+        (lambda: azure.configure("r", token_provider="a-token-not-a-callable"), "token_provider"),
+        (lambda: azure.configure(1, api_key="k"), "resource"),
+        (lambda: bedrock.configure(region=1, api_key="k"), "region"),
+        (
+            lambda: bedrock.configure(region="us-east-1", access_key_id="a", secret_access_key=SECRET_INT),
+            "secret_access_key",
+        ),
+        (lambda: compatible.configure(1), "family"),
+        (lambda: compatible.configure("groq", api_key="k", quirks={"supports_top_k": True}), "quirks"),
+        (lambda: xai.configure(api_key="k").model(5), "model"),
+        (lambda: openai.configure(api_key="k").chat("m", generation={"temperature": 0}), "generation"),
+        (lambda: openrouter.configure(api_key="k").chat("m", web="exa"), "web"),
+    ],
+)
+def test_wrong_argument_types_fail_typed_and_name_the_argument(build: Callable[[], Any], param: str) -> None:
+    with pytest.raises(llmroute.InvalidRequestError) as info:
+        build()
+    assert info.value.param == param
+    assert str(SECRET_INT) not in str(info.value)
+    assert "sk-bytes" not in str(info.value)
+    assert "a-token-not-a-callable" not in str(info.value)

@@ -1,14 +1,51 @@
-"""What every facade shares: turning keyword defaults into a ``Model``."""
+"""What every facade shares: checking its arguments, reading the vendor SDK's variables, and
+turning keyword defaults into a ``Model``."""
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 from ..route.model import Model, Route
+from ..schema.errors import InvalidRequestError
 from ..schema.options import GenerationOptions
+from ..schema.validate import check_generation
 
-__all__ = ["env_base_url", "env_default", "make_model"]
+__all__ = ["check_callable", "check_headers", "check_text", "env_base_url", "env_default", "make_model"]
+
+
+def _wrong(provider: str, param: str, expected: str, value: object) -> InvalidRequestError:
+    # The type, never the value: a misplaced key must not end up in a message or a log.
+    return InvalidRequestError(
+        f"{provider}: {param} must be {expected}, got {type(value).__name__}", param=param, provider=provider
+    )
+
+
+def check_text(provider: str, **arguments: object) -> None:
+    """Each argument is a ``str`` or ``None``, else a ``InvalidRequestError`` naming it."""
+    for param, value in arguments.items():
+        if value is not None and not isinstance(value, str):
+            raise _wrong(provider, param, "a string", value)
+
+
+def check_callable(provider: str, param: str, value: object) -> None:
+    if value is not None and not callable(value):
+        raise _wrong(provider, param, "an async callable returning a token", value)
+
+
+def check_headers(provider: str, headers: object) -> dict[str, str] | None:
+    """A copy of ``headers`` (``None`` when empty) once every name and value is a string."""
+    if headers is None:
+        return None
+    if not isinstance(headers, Mapping):
+        raise _wrong(provider, "headers", "a dict of header names to values", headers)
+    for name, value in cast(Mapping[object, object], headers).items():
+        if not isinstance(name, str):
+            raise _wrong(provider, "headers", "a dict with string names", name)
+        if not isinstance(value, str):
+            raise _wrong(provider, f"headers[{name!r}]", "a string", value)
+    return dict(cast(Mapping[str, str], headers)) or None
 
 
 def env_default(explicit: str | None, *names: str) -> str | None:
@@ -42,10 +79,11 @@ def make_model(
     generation: GenerationOptions | None = None,
     options: dict[str, Any] | None = None,
 ) -> Model:
-    if not model_id:
-        from ..schema.errors import InvalidRequestError
-
-        raise InvalidRequestError(f"{provider}: a model id is required")
+    if not isinstance(cast(object, model_id), str) or not model_id:
+        raise InvalidRequestError(
+            f"{provider}: a model id is required (a non-empty string)", param="model", provider=provider
+        )
+    check_generation(generation)
     return Model(
         id=model_id,
         route=route,

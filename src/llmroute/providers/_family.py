@@ -5,7 +5,7 @@ facade built from one. Shared by ``compatible`` and the facades that own their r
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import msgspec
 
@@ -15,9 +15,9 @@ from ..protocols.openai_responses import ResponsesQuirks
 from ..route.auth import Auth, NoAuth, bearer
 from ..route.model import Model, Route
 from ..route.redact import Secret
-from ..schema.errors import NoRouteError
+from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import make_model
+from ._facade import check_headers, check_text, make_model
 
 __all__ = ["Family", "FamilyFacade", "FamilyWithResponses"]
 
@@ -43,6 +43,14 @@ class FamilyFacade:
         quirks: ChatQuirks | None,
         name: str,
     ) -> None:
+        check_text(name, base_url=base_url)
+        if quirks is not None and not isinstance(cast(object, quirks), ChatQuirks):
+            raise InvalidRequestError(
+                f"{name}: quirks must be a ChatQuirks, got {type(quirks).__name__}",
+                param="quirks",
+                provider=name,
+            )
+        headers = check_headers(name, headers)
         self.name = name
         self.base_url = (base_url or (family.base_url if family else "")).rstrip("/")
         if not self.base_url:

@@ -27,7 +27,7 @@ from ..route.model import Model, Route
 from ..route.redact import Secret
 from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import env_default, make_model
+from ._facade import check_callable, check_headers, check_text, env_default, make_model
 from .credentials import azure_identity, has_azure_identity
 
 __all__ = ["DEFAULT_API_VERSION", "Azure", "configure"]
@@ -58,6 +58,9 @@ class Azure:
         api_version: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text("azure", resource=resource, base_url=base_url, api_version=api_version)
+        check_callable("azure", "token_provider", token_provider)
+        headers = check_headers("azure", headers)
         api_version = env_default(api_version, "OPENAI_API_VERSION")
         if api_version is None:
             api_version = DEFAULT_API_VERSION

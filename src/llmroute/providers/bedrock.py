@@ -13,7 +13,7 @@ import base64
 import binascii
 import os
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -27,9 +27,9 @@ from ..route.prepared import PreparedRequest
 from ..route.protocol import Protocol
 from ..route.redact import Secret
 from ..route.sigv4 import AwsCredentials, SigV4Auth, profile_region
-from ..schema.errors import InvalidProviderOutputError, NoRouteError
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import make_model
+from ._facade import check_headers, check_text, make_model
 
 __all__ = [
     "ANTHROPIC_VERSION",
@@ -154,9 +154,17 @@ class Bedrock:
         base_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text(PROVIDER, region=region, access_key_id=access_key_id, profile=profile, base_url=base_url)
+        for param, secret in (("secret_access_key", secret_access_key), ("session_token", session_token)):
+            if not isinstance(cast(object, secret), str | Secret | None):
+                raise InvalidRequestError(
+                    f"bedrock: {param} must be a str or llmroute.Secret, got {type(secret).__name__}",
+                    param=param,
+                    provider=PROVIDER,
+                )
         self.region = resolve_region(region, profile)
         self.base_url = base_url
-        self.headers = headers or None
+        self.headers = check_headers(PROVIDER, headers)
         explicit = access_key_id is not None or secret_access_key is not None or profile is not None
         credentials = AwsCredentials(access_key_id, secret_access_key, session_token, profile)
         self.auth = BedrockAuth(

@@ -10,6 +10,7 @@ from ..protocols.openai_chat import ChatQuirks
 from ..route.redact import Secret
 from ..schema.errors import NoRouteError
 from . import openrouter, xai
+from ._facade import check_text
 from ._family import Family, FamilyFacade
 
 __all__ = ["FAMILIES", "Compatible", "Family", "configure"]
@@ -62,6 +63,7 @@ class Compatible(FamilyFacade):
         quirks: ChatQuirks | None = None,
         name: str | None = None,
     ) -> None:
+        check_text("compatible", family=family, name=name)
         row = None
         if family is not None:
             row = FAMILIES.get(family)

@@ -25,7 +25,7 @@ from ..route.redact import Secret
 from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
 from ..schema.tools import HostedTool
-from ._facade import make_model
+from ._facade import check_headers, check_text, make_model
 
 __all__ = ["REGIONS", "GLM", "Region", "configure", "hosted_tool"]
 
@@ -107,6 +107,7 @@ class GLM:
         coding: bool = False,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text("glm", region=region, base_url=base_url)
         row = REGIONS.get(region)
         if row is None:
             raise NoRouteError(f"glm: unknown region {region!r}; use 'cn' (BigModel) or 'intl' (Z.ai)")
@@ -118,7 +119,7 @@ class GLM:
             send_reasoning=True,  # preserved thinking (clear_thinking: false) wants it back
             hosted_tools=partial(hosted_tool, search_engine=row.search_engine),
         )
-        merged = {**row.headers, **(headers or {})}
+        merged = {**row.headers, **(check_headers("glm", headers) or {})}
         self._chat = openai_chat.route(
             self.base_url, self.auth, quirks=quirks, name="glm-chat", headers=merged or None
         )

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from ..protocols import gemini
 from ..route.auth import HeaderAuth, TokenProviderAuth, bearer, header
 from ..route.model import Model, Route
 from ..route.redact import Secret
-from ..schema.errors import AuthenticationError, NoRouteError
+from ..schema.errors import AuthenticationError, InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import env_base_url, env_default, make_model
+from ._facade import check_headers, check_text, env_base_url, env_default, make_model
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -64,12 +64,13 @@ class Google(GeminiFacade):
         base_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text("google", base_url=base_url)
         version = env_default(None, "GOOGLE_GENAI_API_VERSION") or "v1beta"
         self.base_url = env_base_url(
             base_url, "GOOGLE_GEMINI_BASE_URL", DEFAULT_BASE_URL, suffix=f"/{version}"
         )
         self.auth = header("x-goog-api-key", api_key, *ENV, provider="google")
-        self.headers = dict(headers) if headers else None
+        self.headers = check_headers("google", headers)
         self._route = gemini.route(self.base_url, self.auth, headers=self.headers)
 
     def __repr__(self) -> str:
@@ -94,6 +95,13 @@ def token_auth(access_token: AccessToken | None, provider: str) -> HeaderAuth | 
         )
     if callable(access_token):
         return TokenProviderAuth(access_token)
+    if not isinstance(cast(object, access_token), str | Secret):
+        raise InvalidRequestError(
+            f"{provider}: access_token must be a token string or an async callable returning one, "
+            f"got {type(access_token).__name__}",
+            param="access_token",
+            provider=provider,
+        )
     return bearer(access_token, provider=provider)
 
 
@@ -108,6 +116,7 @@ class CodeAssist(GeminiFacade):
         base_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text("google.code_assist", project=project, base_url=base_url)
         project = project or os.environ.get("GOOGLE_CLOUD_PROJECT")
         if not project:
             raise NoRouteError(
@@ -116,7 +125,7 @@ class CodeAssist(GeminiFacade):
         self.project = project
         self.base_url = (base_url or gemini.CODE_ASSIST_BASE_URL).rstrip("/")
         self.auth = token_auth(access_token, "google-code-assist")
-        self.headers = dict(headers) if headers else None
+        self.headers = check_headers("google.code_assist", headers)
         self._route = gemini.code_assist_route(self.base_url, self.auth, project, headers=self.headers)
 
     def __repr__(self) -> str:

@@ -14,7 +14,7 @@ from ..route.model import Model, Route
 from ..route.redact import Secret
 from ..schema.errors import InvalidRequestError
 from ..schema.options import GenerationOptions
-from ._facade import env_base_url, env_default, make_model
+from ._facade import check_headers, check_text, env_base_url, env_default, make_model
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAI", "configure"]
 
@@ -31,11 +31,12 @@ class OpenAI:
         project: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text("openai", base_url=base_url, organization=organization, project=project)
         self.base_url = env_base_url(base_url, "OPENAI_BASE_URL", DEFAULT_BASE_URL)
         self.auth = bearer(api_key, "OPENAI_API_KEY", provider="openai")
         organization = env_default(organization, "OPENAI_ORG_ID")
         project = env_default(project, "OPENAI_PROJECT_ID")
-        extra = dict(headers or {})
+        extra = check_headers("openai", headers) or {}
         if organization:
             extra["openai-organization"] = organization
         if project:

@@ -13,7 +13,7 @@ typed errors, and usage with ``cost`` (in ``usage.provider_metadata``) and web-s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ..protocols.openai_chat import ChatQuirks
 from ..route.model import Model
@@ -21,6 +21,7 @@ from ..route.redact import Secret
 from ..schema.errors import InvalidRequestError
 from ..schema.options import GenerationOptions
 from ..schema.tools import HostedTool
+from ._facade import check_headers, check_text
 from ._family import Family, FamilyWithResponses
 
 __all__ = ["DEFAULT_BASE_URL", "FAMILY", "QUIRKS", "OpenRouter", "configure", "hosted_tool"]
@@ -63,7 +64,8 @@ class OpenRouter(FamilyWithResponses):
         app_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        extra = dict(headers or {})
+        check_text("openrouter", app_name=app_name, app_url=app_url)
+        extra = check_headers("openrouter", headers) or {}
         if app_url:
             extra["HTTP-Referer"] = app_url  # app attribution on openrouter.ai
         if app_name:
@@ -90,6 +92,12 @@ class OpenRouter(FamilyWithResponses):
         ``responses(...)`` is OpenRouter's (beta) Responses API."""
         if online and not model_id.endswith(":online"):
             model_id = f"{model_id}:online"
+        if not isinstance(cast(object, web), bool | dict | None):
+            raise InvalidRequestError(
+                f"openrouter: web must be True or the plugin's options as a dict, got {type(web).__name__}",
+                param="web",
+                provider="openrouter",
+            )
         if web:
             plugin = {"id": "web", **(web if isinstance(web, dict) else {})}
             options["plugins"] = [*options.get("plugins", ()), plugin]

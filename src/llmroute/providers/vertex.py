@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from ..protocols import gemini
 from ..schema.errors import AuthenticationError, NoRouteError
-from ._facade import env_base_url
+from ._facade import check_headers, check_text, env_base_url
 from .credentials import google_adc, has_google_auth
 from .google import AccessToken, GeminiFacade, token_auth
 
@@ -43,6 +43,7 @@ class Vertex(GeminiFacade):
         base_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text("vertex", project=project, location=location, base_url=base_url)
         if access_token is None:
             if not has_google_auth():
                 raise AuthenticationError(
@@ -71,7 +72,7 @@ class Vertex(GeminiFacade):
         host = env_base_url(base_url, "GOOGLE_VERTEX_BASE_URL", _host(location))
         self.base_url = f"{host}/v1/projects/{quote(project, safe='')}/locations/{quote(location, safe='')}/publishers/google"
         self.auth = token_auth(access_token, "vertex")
-        self.headers = dict(headers) if headers else None
+        self.headers = check_headers("vertex", headers)
         self._route = gemini.route(self.base_url, self.auth, name="vertex-gemini", headers=self.headers)
 
     def __repr__(self) -> str:

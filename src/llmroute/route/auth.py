@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 from ..schema.errors import AuthenticationError, InvalidRequestError
 from .prepared import PreparedRequest
@@ -36,7 +36,8 @@ class NoAuth:
 class ApiKey:
     """An explicit key, else the first set environment variable, read when a request is prepared.
     Surrounding whitespace (a pasted newline) is stripped; an explicit key that is empty after
-    that is an ``InvalidRequestError`` (``param="api_key"``), a blank variable counts as unset."""
+    that, or not a ``str``/``Secret`` (caught at once), is an ``InvalidRequestError``
+    (``param="api_key"``); a blank variable counts as unset."""
 
     __slots__ = ("_value", "env", "provider")
 
@@ -45,6 +46,13 @@ class ApiKey:
     ) -> None:
         if isinstance(value, Secret):
             value = value.reveal()
+        elif not isinstance(cast(object, value), str | None):
+            who = f"{provider}: " if provider else ""
+            raise InvalidRequestError(  # the type only: the value may be a key passed by mistake
+                f"{who}api_key must be a str or llmroute.Secret, got {type(value).__name__}",
+                param="api_key",
+                provider=provider or None,
+            )
         self._value = Secret(value.strip()) if value is not None else None
         self.env = tuple(env)
         self.provider = provider
