@@ -130,3 +130,16 @@ def test_wrong_argument_types_fail_typed_and_name_the_argument(build: Callable[[
     assert str(SECRET_INT) not in str(info.value)
     assert "sk-bytes" not in str(info.value)
     assert "a-token-not-a-callable" not in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_azure_missing_key_names_the_other_ways_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AZURE_OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(azure, "has_azure_identity", lambda: False)
+    request = llmroute.request(azure.configure("res").model("prod"), prompt="hi")
+    async with llmroute.Client() as client:
+        with pytest.raises(
+            llmroute.AuthenticationError, match=r"AZURE_OPENAI_API_KEY; or pass token_provider="
+        ) as info:
+            await client.prepare(request)
+    assert info.value.kind == "missing"

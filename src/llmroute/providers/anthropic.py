@@ -29,6 +29,9 @@ DEFAULT_VERSION = "2023-06-01"
 
 
 class Anthropic:
+    """The Anthropic API (``configure`` is this class): ``.messages(id)``, also ``.model(id)``.
+    Unset ``api_key``/``base_url`` come from ``ANTHROPIC_API_KEY``/``ANTHROPIC_BASE_URL``."""
+
     def __init__(
         self,
         api_key: str | Secret | None = None,

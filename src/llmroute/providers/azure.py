@@ -48,6 +48,9 @@ def _root(base_url: str) -> str:
 
 
 class Azure:
+    """Azure OpenAI (``configure`` is this class): ``.chat(deployment)`` (also ``.model(...)``)
+    and ``.responses(deployment)``. Resource, key and API version: see the module doc."""
+
     def __init__(
         self,
         resource: str | None = None,
@@ -82,7 +85,12 @@ class Azure:
         if not api_version:
             raise InvalidRequestError("azure: api_version must not be empty")
         self.api_version = api_version
-        key = ApiKey(api_key, _KEY_ENV, "azure")
+        key = ApiKey(
+            api_key,
+            _KEY_ENV,
+            "azure",
+            other="pass token_provider=, or pip install 'llmroute[azure]' for Microsoft Entra ID tokens",
+        )
         if token_provider is None and api_key is None and key.peek() is None and has_azure_identity():
             token_provider = azure_identity()
         self.auth: Auth = (

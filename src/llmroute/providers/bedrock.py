@@ -142,6 +142,9 @@ def anthropic_protocol() -> Protocol:
 
 
 class Bedrock:
+    """AWS Bedrock (``configure`` is this class): ``.converse(id)`` (also ``.model(id)``) and
+    ``.anthropic(id)`` for Claude's native Messages API. Region and auth: see the module doc."""
+
     def __init__(
         self,
         region: str | None = None,

@@ -50,8 +50,9 @@ FAMILIES: dict[str, Family] = {
 
 
 class Compatible(FamilyFacade):
-    """A known family by name (its base URL, key variables and quirks), or any server at
-    ``base_url=`` (``api_key=`` optional: local servers usually need none)."""
+    """An OpenAI-compatible server (``configure`` is this class): a known family by name (its base
+    URL, key variables and quirks), or any server at ``base_url=`` (``api_key=`` optional: local
+    servers usually need none). ``.chat(id)``, also ``.model(id)``."""
 
     def __init__(
         self,

@@ -98,6 +98,10 @@ def hosted_tool(tool: HostedTool, *, search_engine: str = "search_std") -> dict[
 
 
 class GLM:
+    """GLM (``configure`` is this class): ``.chat(id)``, also ``.model(id)``. ``region="cn"``
+    (BigModel, ``ZHIPUAI_API_KEY``) or ``"intl"`` (Z.ai, ``ZAI_API_KEY``); ``coding=True`` for the
+    coding plan's endpoint."""
+
     def __init__(
         self,
         api_key: str | Secret | None = None,

@@ -57,6 +57,9 @@ class GeminiFacade:
 
 
 class Google(GeminiFacade):
+    """The Gemini API (``configure`` is this class): ``.gemini(id)``, also ``.model(id)``. The key
+    defaults to ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``."""
+
     def __init__(
         self,
         api_key: str | Secret | None = None,
@@ -106,7 +109,8 @@ def token_auth(access_token: AccessToken | None, provider: str) -> HeaderAuth | 
 
 
 class CodeAssist(GeminiFacade):
-    """Gemini through Code Assist (``cloudcode-pa.googleapis.com/v1internal``)."""
+    """Gemini through Code Assist (``cloudcode-pa.googleapis.com/v1internal``; ``google.code_assist``
+    is this class): ``.gemini(id)``, also ``.model(id)``."""
 
     def __init__(
         self,

@@ -22,6 +22,9 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 class OpenAI:
+    """The OpenAI API (``configure`` is this class): ``.responses(id)`` (also ``.model(id)``) and
+    ``.chat(id)``. Unset arguments come from the openai SDK's variables (module doc)."""
+
     def __init__(
         self,
         api_key: str | Secret | None = None,

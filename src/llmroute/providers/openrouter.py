@@ -55,6 +55,10 @@ DEFAULT_BASE_URL = FAMILY.base_url
 
 
 class OpenRouter(FamilyWithResponses):
+    """OpenRouter (``configure`` is this class): ``.chat(id)`` (also ``.model(id)``) and
+    ``.responses(id)``. The key defaults to ``OPENROUTER_API_KEY``; ``app_name``/``app_url`` are
+    sent for attribution on openrouter.ai."""
+
     def __init__(
         self,
         api_key: str | Secret | None = None,

@@ -32,6 +32,9 @@ def _host(location: str) -> str:
 
 
 class Vertex(GeminiFacade):
+    """Gemini on Vertex AI (``configure`` is this class): ``.gemini(id)``, also ``.model(id)``.
+    Credentials: ``access_token=`` or Application Default Credentials (module doc)."""
+
     provider = "vertex"
 
     def __init__(

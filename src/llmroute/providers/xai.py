@@ -31,9 +31,9 @@ RESPONSES_QUIRKS = ResponsesQuirks(hosted_custom_tools=True, hosted_kinds=("x_se
 
 
 class XAI(FamilyWithResponses):
-    """Grok over Chat Completions (``chat``, also ``model``) and xAI's Responses API
-    (``responses``: server-side tools reported as hosted calls). Extra keyword options become body
-    fields (``reasoning_effort``, ...)."""
+    """xAI (``configure`` is this class): Grok over Chat Completions (``.chat(id)``, also
+    ``.model(id)``) and xAI's Responses API (``.responses(id)``: server-side tools reported as
+    hosted calls). Extra keyword options become body fields (``reasoning_effort``, ...)."""
 
     responses_quirks = RESPONSES_QUIRKS
 

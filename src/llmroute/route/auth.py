@@ -39,11 +39,17 @@ class ApiKey:
     that, or not a ``str``/``Secret`` (caught at once), is an ``InvalidRequestError``
     (``param="api_key"``); a blank variable counts as unset."""
 
-    __slots__ = ("_value", "env", "provider")
+    __slots__ = ("_value", "env", "other", "provider")
 
     def __init__(
-        self, value: str | Secret | None = None, env: Sequence[str] = (), provider: str = ""
+        self,
+        value: str | Secret | None = None,
+        env: Sequence[str] = (),
+        provider: str = "",
+        *,
+        other: str = "",
     ) -> None:
+        """``other``: the provider's other ways in, for the missing-key message."""
         if isinstance(value, Secret):
             value = value.reveal()
         elif not isinstance(cast(object, value), str | None):
@@ -56,6 +62,7 @@ class ApiKey:
         self._value = Secret(value.strip()) if value is not None else None
         self.env = tuple(env)
         self.provider = provider
+        self.other = other
 
     def peek(self) -> Secret | None:
         """The key if one is available now (explicit or from the environment), else ``None``."""
@@ -76,17 +83,18 @@ class ApiKey:
             raise InvalidRequestError(
                 f"api_key{who} is empty or whitespace", param="api_key", provider=self.provider
             )
+        other = f"; or {self.other}" if self.other else ""
         if self.env:
             hint = " or ".join(self.env)
             blank = [name for name in self.env if name in os.environ]
             note = f" ({', '.join(blank)} is set but blank)" if blank else ""
             raise AuthenticationError(
-                f"no API key{who}: pass api_key=... or set {hint}{note}",
+                f"no API key{who}: pass api_key=... or set {hint}{note}{other}",
                 kind="missing",
                 provider=self.provider,
             )
         raise AuthenticationError(
-            f"no API key{who}: pass api_key=...", kind="missing", provider=self.provider
+            f"no API key{who}: pass api_key=...{other}", kind="missing", provider=self.provider
         )
 
     def __repr__(self) -> str:
