@@ -119,6 +119,7 @@ SECRET_INT = 4242424242  # a key of the wrong type must not be echoed either
         (lambda: compatible.configure(1), "family"),
         (lambda: compatible.configure("groq", api_key="k", quirks={"supports_top_k": True}), "quirks"),
         (lambda: xai.configure(api_key="k").model(5), "model"),
+        (lambda: google.configure(api_key="k").model(5), "model"),
         (lambda: openai.configure(api_key="k").chat("m", generation={"temperature": 0}), "generation"),
         (lambda: openrouter.configure(api_key="k").chat("m", web="exa"), "web"),
     ],

@@ -1,18 +1,31 @@
 """What every facade shares: checking its arguments, reading the vendor SDK's variables, and
-turning keyword defaults into a ``Model``."""
+turning keyword defaults into a ``Model``; and what the three Gemini facades share."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any, cast
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ClassVar, cast
 
+from ..route.auth import HeaderAuth, TokenProviderAuth, bearer
 from ..route.model import Model, Route
-from ..schema.errors import InvalidRequestError
+from ..route.redact import Secret
+from ..schema.errors import AuthenticationError, InvalidRequestError
 from ..schema.options import GenerationOptions
 from ..schema.validate import check_generation
 
-__all__ = ["check_callable", "check_headers", "check_text", "env_base_url", "env_default", "make_model"]
+__all__ = [
+    "AccessToken",
+    "GeminiFacade",
+    "bare_model_id",
+    "check_callable",
+    "check_headers",
+    "check_text",
+    "env_base_url",
+    "env_default",
+    "make_model",
+    "token_auth",
+]
 
 
 def _wrong(provider: str, param: str, expected: str, value: object) -> InvalidRequestError:
@@ -91,3 +104,46 @@ def make_model(
         defaults=generation,
         provider_options={provider: options} if options else None,
     )
+
+
+# The Gemini facades (google, google.code_assist, vertex) ---------------------------------------
+
+AccessToken = str | Secret | Callable[[], Awaitable[str]]
+
+
+class GeminiFacade:
+    """The Gemini protocol behind one route: ``google``, ``google.code_assist`` and ``vertex``."""
+
+    provider: ClassVar[str] = "google"  # the provider-options namespace
+    _route: Route
+
+    def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
+        """A Gemini model. Keyword options are Google provider options (see the module doc)."""
+        return make_model(bare_model_id(model_id), self._route, self.provider, generation, options)
+
+    model = gemini
+
+
+def bare_model_id(model_id: str) -> str:
+    """``models/gemini-2.5-flash`` -> ``gemini-2.5-flash`` (the path adds ``models/`` itself)."""
+    return model_id.removeprefix("models/") if isinstance(cast(object, model_id), str) else model_id
+
+
+def token_auth(access_token: AccessToken | None, provider: str) -> HeaderAuth | TokenProviderAuth:
+    """Bearer auth from a fixed token or an async callable that returns a fresh one per request."""
+    if access_token is None or access_token == "":
+        raise AuthenticationError(
+            f"{provider}: pass access_token= (a token string or an async callable returning a fresh token)",
+            kind="missing",
+            provider=provider,
+        )
+    if callable(access_token):
+        return TokenProviderAuth(access_token)
+    if not isinstance(cast(object, access_token), str | Secret):
+        raise InvalidRequestError(
+            f"{provider}: access_token must be a token string or an async callable returning one, "
+            f"got {type(access_token).__name__}",
+            param="access_token",
+            provider=provider,
+        )
+    return bearer(access_token, provider=provider)

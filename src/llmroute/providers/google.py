@@ -16,44 +16,31 @@ Provider options live under ``"google"``: ``thinking_budget``, ``include_thought
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, cast
 
 from ..protocols import gemini
-from ..route.auth import HeaderAuth, TokenProviderAuth, bearer, header
-from ..route.model import Model, Route
+from ..route.auth import header
 from ..route.redact import Secret
-from ..schema.errors import AuthenticationError, InvalidRequestError, NoRouteError
-from ..schema.options import GenerationOptions
-from ._facade import check_headers, check_text, env_base_url, env_default, make_model
+from ..schema.errors import NoRouteError
+from ._facade import (
+    AccessToken,
+    GeminiFacade,
+    check_headers,
+    check_text,
+    env_base_url,
+    env_default,
+    token_auth,
+)
 
 __all__ = [
     "DEFAULT_BASE_URL",
     "CodeAssist",
-    "GeminiFacade",
     "Google",
     "code_assist",
     "configure",
-    "token_auth",
 ]
 
 DEFAULT_BASE_URL = gemini.DEFAULT_BASE_URL
 ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-
-AccessToken = str | Secret | Callable[[], Awaitable[str]]
-
-
-class GeminiFacade:
-    """The Gemini protocol behind one route: ``google``, ``google.code_assist`` and ``vertex``."""
-
-    provider: ClassVar[str] = "google"  # the provider-options namespace
-    _route: Route
-
-    def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
-        """A Gemini model. Keyword options are Google provider options (see the module doc)."""
-        return make_model(bare_model_id(model_id), self._route, self.provider, generation, options)
-
-    model = gemini
 
 
 class Google(GeminiFacade):
@@ -81,31 +68,6 @@ class Google(GeminiFacade):
 
 
 configure = Google
-
-
-def bare_model_id(model_id: str) -> str:
-    """``models/gemini-2.5-flash`` -> ``gemini-2.5-flash`` (the path adds ``models/`` itself)."""
-    return model_id.removeprefix("models/")
-
-
-def token_auth(access_token: AccessToken | None, provider: str) -> HeaderAuth | TokenProviderAuth:
-    """Bearer auth from a fixed token or an async callable that returns a fresh one per request."""
-    if access_token is None or access_token == "":
-        raise AuthenticationError(
-            f"{provider}: pass access_token= (a token string or an async callable returning a fresh token)",
-            kind="missing",
-            provider=provider,
-        )
-    if callable(access_token):
-        return TokenProviderAuth(access_token)
-    if not isinstance(cast(object, access_token), str | Secret):
-        raise InvalidRequestError(
-            f"{provider}: access_token must be a token string or an async callable returning one, "
-            f"got {type(access_token).__name__}",
-            param="access_token",
-            provider=provider,
-        )
-    return bearer(access_token, provider=provider)
 
 
 class CodeAssist(GeminiFacade):

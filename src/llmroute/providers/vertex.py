@@ -16,9 +16,8 @@ from urllib.parse import quote
 
 from ..protocols import gemini
 from ..schema.errors import AuthenticationError, NoRouteError
-from ._facade import check_headers, check_text, env_base_url
+from ._facade import AccessToken, GeminiFacade, check_headers, check_text, env_base_url, token_auth
 from .credentials import google_adc, has_google_auth
-from .google import AccessToken, GeminiFacade, token_auth
 
 __all__ = ["Vertex", "configure"]
 
