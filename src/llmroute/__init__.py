@@ -80,31 +80,23 @@ from .schema import (
 )
 
 if TYPE_CHECKING:
-    from .route import (
-        Client,
-        EventStream,
-        Model,
-        PreparedRequest,
-        RetryPolicy,
-        Route,
-        Secret,
-        SyncClient,
-        SyncEventStream,
-        Timeouts,
-    )
+    from .client import Client
+    from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
+    from .stream import EventStream
+    from .sync import SyncClient, SyncEventStream
     from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
 
-# The route layer pulls in httpx; load it on first use so `import llmroute` stays fast.
+# The Client pulls in httpx; load it on first use so `import llmroute` stays fast.
 _LAZY = {
-    "Client": "route",
-    "EventStream": "route",
+    "Client": "client",
+    "EventStream": "stream",
     "Model": "route",
     "PreparedRequest": "route",
     "RetryPolicy": "route",
     "Route": "route",
     "Secret": "route",
-    "SyncClient": "route",
-    "SyncEventStream": "route",
+    "SyncClient": "sync",
+    "SyncEventStream": "sync",
     "Timeouts": "route",
     "ObjectResponse": "tools",
     "Tool": "tools",

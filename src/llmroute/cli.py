@@ -12,8 +12,8 @@ import anyio
 
 from ._version import __version__
 from .build import request
+from .client import Client
 from .console import Renderer, use_color
-from .route.client import Client
 from .route.model import Model
 from .schema.errors import LLMError
 from .schema.options import GenerationOptions
@@ -173,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     """Exit codes: 0 success, 1 a provider or network failure, 2 bad options or configuration
     (argparse's own usage errors included), 130 interrupted."""
     parser = argparse.ArgumentParser(
-        prog="llmroute", description="One typed request model and one event stream for every major LLM provider."
+        prog="llmroute",
+        description="One typed request model and one event stream for every major LLM provider.",
     )
     parser.add_argument("--version", action="version", version=f"llmroute {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

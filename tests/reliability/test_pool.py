@@ -11,7 +11,7 @@ import pytest
 
 import llmroute
 from llmroute import Timeouts
-from llmroute.route.client import DEFAULT_MAX_CONNECTIONS
+from llmroute.client import DEFAULT_MAX_CONNECTIONS
 
 from .server import FaultServer, Reply, Sleep, chat_stream
 from .test_faults import BOUND, chat_request, settled

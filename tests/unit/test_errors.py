@@ -10,7 +10,13 @@ import httpx
 import pytest
 
 import llmroute
-from llmroute.route.errors import error_from_response, is_context_overflow, is_quota, parse_retry_after
+from llmroute.route.classify import (
+    from_response,
+    from_stream_event,
+    is_context_overflow,
+    is_quota,
+    parse_retry_after,
+)
 from llmroute.route.policy import RetryPolicy, Timeouts
 from llmroute.route.prepared import PreparedRequest
 from llmroute.route.transport import transport_error
@@ -20,7 +26,7 @@ def _map(
     status: int, body: Any, headers: dict[str, str] | None = None, provider: str = "p"
 ) -> llmroute.LLMError:
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return error_from_response(
+    return from_response(
         status, headers or {}, raw, method="POST", url="https://api.example.com/v1/x", provider=provider
     )
 
@@ -626,28 +632,27 @@ def test_transport_error_mapping(exc: Exception, cls: type[llmroute.LLMError], d
 
 
 def test_in_stream_errors_follow_the_http_rules() -> None:
-    from llmroute.protocols.errors import stream_error
 
     daily = {
         "code": 429,
         "status": "RESOURCE_EXHAUSTED",
         "message": "You exceeded your current quota, please check your plan and billing details.",
     }
-    assert isinstance(stream_error(daily, "gemini"), llmroute.QuotaExceededError)
+    assert isinstance(from_stream_event(daily, "gemini"), llmroute.QuotaExceededError)
     minute = {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "Quota"}
-    assert isinstance(stream_error(minute, "gemini"), llmroute.RateLimitError)
+    assert isinstance(from_stream_event(minute, "gemini"), llmroute.RateLimitError)
     assert isinstance(
-        stream_error({"code": "upstream_timeout", "message": "x"}, "openai", status=503),
+        from_stream_event({"code": "upstream_timeout", "message": "x"}, "openai", status=503),
         llmroute.ProviderInternalError,
     )
-    assert stream_error({"code": "upstream_timeout", "message": "x"}, "openai", status=503).retryable
+    assert from_stream_event({"code": "upstream_timeout", "message": "x"}, "openai", status=503).retryable
     assert isinstance(
-        stream_error({"type": "ThrottlingException", "message": "slow down"}, "bedrock"),
+        from_stream_event({"type": "ThrottlingException", "message": "slow down"}, "bedrock"),
         llmroute.RateLimitError,
     )
-    denied = stream_error({"type": "AccessDeniedException", "message": "no"}, "bedrock")
+    denied = from_stream_event({"type": "AccessDeniedException", "message": "no"}, "bedrock")
     assert isinstance(denied, llmroute.AuthenticationError) and denied.kind == "forbidden"
     low = {"type": "invalid_request_error", "message": "Your credit balance is too low to access the API."}
-    assert isinstance(stream_error(low, "anthropic"), llmroute.QuotaExceededError)
+    assert isinstance(from_stream_event(low, "anthropic"), llmroute.QuotaExceededError)
     flagged = {"type": "invalid_request_error", "message": "Output blocked by content filtering policy"}
-    assert isinstance(stream_error(flagged, "anthropic"), llmroute.ContentPolicyError)
+    assert isinstance(from_stream_event(flagged, "anthropic"), llmroute.ContentPolicyError)

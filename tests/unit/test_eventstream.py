@@ -21,7 +21,7 @@ from llmroute.framing.eventstream import (
     EventStreamMessage,
     encode_message,
 )
-from llmroute.protocols.bedrock_converse import exception_error
+from llmroute.route.classify import from_exception_frame
 from llmroute.schema.errors import (
     AuthenticationError,
     ContextOverflowError,
@@ -270,7 +270,7 @@ def _exception(kind: str, message: str) -> EventStreamMessage:
 def test_exception_messages_map_to_typed_errors(
     kind: str, message: str, cls: type[Exception], retryable: bool
 ) -> None:
-    error = exception_error(_exception(kind, message))
+    error = from_exception_frame(_exception(kind, message))
     assert type(error) is cls
     assert error.retryable is retryable
     assert error.code == kind
@@ -284,6 +284,6 @@ def test_error_message_type_uses_error_code_headers() -> None:
         ":error-message": "Rate exceeded",
     }
     [msg] = decode_all([encode_message(headers, b"")])
-    error = exception_error(msg)
+    error = from_exception_frame(msg)
     assert isinstance(error, RateLimitError)
     assert "Rate exceeded" in str(error)

@@ -21,9 +21,9 @@ def test_version_has_one_source() -> None:
 
 
 def _user_agent() -> str:
-    from llmroute.route import prepare
+    from llmroute.route import compiler
 
-    return prepare._USER_AGENT  # pyright: ignore[reportPrivateUsage]
+    return compiler._USER_AGENT  # pyright: ignore[reportPrivateUsage]
 
 
 def test_metadata_users_and_indexes_read() -> None:
@@ -34,7 +34,10 @@ def test_metadata_users_and_indexes_read() -> None:
     assert (ROOT / "src" / "llmroute" / "py.typed").exists()
     assert (ROOT / "CHANGELOG.md").exists()
     for folder in ("opencode", "pydantic-ai", "vercel-ai"):
-        assert "MIT" in (ROOT / "cassettes" / folder / "LICENSE").read_text(encoding="utf-8") or folder == "vercel-ai"
+        assert (
+            "MIT" in (ROOT / "cassettes" / folder / "LICENSE").read_text(encoding="utf-8")
+            or folder == "vercel-ai"
+        )
 
 
 def test_dev_tools_are_not_test_dependencies() -> None:

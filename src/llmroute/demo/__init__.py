@@ -18,8 +18,8 @@ import httpx
 import msgspec
 
 from ..build import request
+from ..client import Client
 from ..console import Renderer, Style
-from ..route.client import Client
 from ..route.model import Model
 from ..schema.options import GenerationOptions
 from ..schema.tools import ToolDefinition
@@ -161,7 +161,10 @@ async def run(
             generation=GenerationOptions(max_tokens=1024),
         )
         renderer = Renderer(out, color=color, live=live, reasoning_limit=_REASONING_SHOWN)
-        async with Client(http=httpx.AsyncClient(transport=transport)) as client, client.stream(built) as events:
+        async with (
+            Client(http=httpx.AsyncClient(transport=transport)) as client,
+            client.stream(built) as events,
+        ):
             async for event in events:
                 renderer.write(event)
     return 0

@@ -8,7 +8,7 @@ every frame, quadratic when a body arrives as one chunk). Header blocks repeat b
 stream, so parsed headers are cached by their bytes.
 
 ``exception`` / ``error`` messages are yielded like any other: turning one into a typed error is the
-protocol's job (``protocols.bedrock_converse.exception_error``). The framing only raises
+protocol's job (``route.classify.from_exception_frame``). The framing only raises
 ``InvalidProviderOutputError`` for frames it cannot read (checksums, size, truncation).
 """
 

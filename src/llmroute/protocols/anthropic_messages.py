@@ -40,6 +40,7 @@ from ..framing.base import Framing
 from ..framing.sse import SSEEvent, SSEFraming
 from ..hosted import SearchResult, search_result
 from ..route.auth import Auth
+from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
@@ -72,7 +73,6 @@ from ._shared import (
     with_options,
 )
 from ._websearch import hit_pairs
-from .errors import stream_error
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -856,7 +856,7 @@ def _on_message_stop(state: AnthropicState, _event: _Event, out: list[LLMEvent])
 
 
 def _on_error(_state: AnthropicState, event: _Event, _out: list[LLMEvent]) -> None:
-    raise stream_error(event.error or {"message": "Anthropic Messages stream error"}, "anthropic")
+    raise from_stream_event(event.error or {"message": "Anthropic Messages stream error"}, "anthropic")
 
 
 _HANDLERS: dict[str, Callable[[AnthropicState, _Event, list[LLMEvent]], None]] = {

@@ -13,18 +13,17 @@ from msgspec import UNSET, UnsetType
 
 from ..framing.eventstream import EventStreamFraming, EventStreamMessage
 from ..route.auth import Auth
-from ..route.decoding import DECODE_ERRORS
+from ..route.classify import from_exception_frame
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from ..schema.errors import InvalidProviderOutputError, InvalidRequestError, LLMError
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolResult
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
 from ._shared import Blocks, ToolInput, cache_targets, content_parts, decode_frame, ns, with_options
-from .errors import stream_error
 
 __all__ = [
     "ACCEPT",
@@ -33,7 +32,6 @@ __all__ = [
     "ConverseBody",
     "build_body",
     "endpoint",
-    "exception_error",
     "on_halt",
     "route",
     "runtime_url",
@@ -589,34 +587,9 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
-class _ErrorBody(msgspec.Struct):
-    message: str | None = None
-    Message: str | None = None
-
-
-_error_body_decoder = msgspec.json.Decoder(_ErrorBody)
-
-
-def exception_error(frame: EventStreamMessage, provider: str = "bedrock") -> LLMError:
-    """An ``exception`` / ``error`` event-stream message -> its typed error, by the one in-stream
-    classifier (``protocols.errors.stream_error``): the AWS exception type (``:exception-type``, or
-    ``:error-code`` on error messages) is the kind; the text is ``:error-message`` or the payload's
-    ``message``."""
-    kind = frame.exception_type or "unknown"
-    header = frame.headers.get(":error-message")
-    text = header if isinstance(header, str) else None
-    if text is None and frame.payload:
-        try:
-            body = _error_body_decoder.decode(frame.payload)
-            text = body.message or body.Message
-        except DECODE_ERRORS:
-            text = frame.payload[:500].decode("utf-8", "replace")
-    return stream_error({"type": kind, "message": f"{kind}: {text or 'no message'}"}, provider)
-
-
 def step(state: ConverseState, frame: EventStreamMessage, out: list[LLMEvent]) -> None:
     if frame.message_type != "event":
-        raise exception_error(frame)
+        raise from_exception_frame(frame)
     kind = frame.event_type
     if state.stop_reason is not None and kind in _MESSAGE_EVENTS:
         # the step is finished: content (or a second stop) now would follow its finish

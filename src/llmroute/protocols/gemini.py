@@ -20,6 +20,7 @@ import msgspec
 from ..framing.sse import SSEEvent, SSEFraming
 from ..hosted import WEB_SEARCH, search_result
 from ..route.auth import Auth
+from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
@@ -45,7 +46,6 @@ from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
 from ._partial_json import PathWriter, parse_path
 from ._shared import ToolInput, decode_frame, ns, result_text, with_options
-from .errors import stream_error
 
 __all__ = [
     "PROTOCOL",
@@ -848,7 +848,7 @@ def whole(state: GeminiState, body: bytes, out: list[LLMEvent]) -> None:
 
 def _on_chunk(state: GeminiState, chunk: _Chunk, out: list[LLMEvent]) -> None:
     if chunk.error is not None:
-        raise stream_error(chunk.error, "gemini")
+        raise from_stream_event(chunk.error, "gemini")
     if not state.started:
         state.started = True
         state.response_id = chunk.response_id

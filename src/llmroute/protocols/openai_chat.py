@@ -16,6 +16,7 @@ import msgspec
 from ..framing.sse import SSEEvent, SSEFraming
 from ..hosted import WEB_SEARCH, search_result
 from ..route.auth import Auth
+from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
@@ -41,7 +42,6 @@ from ._shared import (
     with_options,
 )
 from ._websearch import emit_search, hit_pairs, search_from_citations
-from .errors import stream_error
 
 __all__ = [
     "PROTOCOL",
@@ -599,7 +599,7 @@ def _on_chunk(state: ChatState, chunk: _Chunk, data: bytes, out: list[LLMEvent])
         state.started = True
         state.metadata = {"id": chunk.id, "model": chunk.model}
     if chunk.error is not None:
-        raise stream_error(chunk.error, state.name)  # OpenRouter / Groq: an error after HTTP 200
+        raise from_stream_event(chunk.error, state.name)  # OpenRouter / Groq: an error after HTTP 200
     if chunk.web_search is not None:
         _on_web_search(state, chunk.web_search, out)
     choices = chunk.choices

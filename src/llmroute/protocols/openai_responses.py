@@ -40,6 +40,7 @@ import msgspec
 from ..framing.sse import SSEEvent, SSEFraming
 from ..hosted import SearchResult, search_result
 from ..route.auth import Auth
+from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
@@ -82,7 +83,6 @@ from ._shared import (
     with_options,
 )
 from ._websearch import hit_pairs, search_from_citations
-from .errors import stream_error
 
 __all__ = [
     "HOSTED_ITEMS",
@@ -1339,7 +1339,7 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
         state.usage = _usage(response.usage, state.searches)
     status = response.status or ev.type.removeprefix("response.")
     if status == "failed":
-        raise stream_error(response.error or {"message": "response failed"}, NAME)
+        raise from_stream_event(response.error or {"message": "response failed"}, NAME)
     _close_all(state, out)
     if state.cited_urls and not state.searched:  # OpenRouter's web plugin reports no call
         state.searched = True
@@ -1360,7 +1360,7 @@ def _on_error(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
         error = decode_frame(_raw_decoder, ev.error, "openai-responses error")
     if ev.code or ev.message:
         error = {"code": ev.code, "message": ev.message, **error}
-    raise stream_error(error, NAME, status=ev.status)
+    raise from_stream_event(error, NAME, status=ev.status)
 
 
 def _close_all(state: ResponsesState, out: list[LLMEvent]) -> None:

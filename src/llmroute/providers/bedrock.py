@@ -21,6 +21,7 @@ from ..framing.eventstream import EventStreamFraming, EventStreamMessage
 from ..framing.sse import SSEEvent
 from ..protocols import bedrock_converse
 from ..route.auth import Auth, bearer
+from ..route.classify import from_exception_frame
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.prepared import PreparedRequest
@@ -111,7 +112,7 @@ def unwrap_chunk(frame: EventStreamMessage) -> SSEEvent:
     """An ``invoke-with-response-stream`` message -> the Anthropic SSE event it carries (the
     ``chunk`` payload's base64 ``bytes``); exception messages raise their typed error."""
     if frame.message_type != "event":
-        raise bedrock_converse.exception_error(frame)
+        raise from_exception_frame(frame)
     if frame.event_type != "chunk":
         return _PING  # nothing for the inner protocol
     try:

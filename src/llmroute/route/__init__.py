@@ -1,25 +1,23 @@
-"""Route pieces: Protocol x Endpoint x Auth x Framing, transports, the executor and the Client."""
+"""Route pieces: Protocol x Endpoint x Auth x Framing, policy and the prepared request.
+
+Nothing here imports httpx, so protocol modules (which import these pieces) stay light. The
+transports and the executor live in `route.transport` / `route.executor`; the Client is
+`llmroute.client`.
+"""
 
 from .auth import ApiKey, Auth, HeaderAuth, NoAuth, TokenProviderAuth, bearer, header
-from .client import Client
 from .endpoint import Endpoint
 from .model import Model, Route
 from .policy import RetryPolicy, Timeouts
 from .prepared import PreparedRequest
 from .protocol import Protocol, StreamState
 from .redact import Secret
-from .stream import EventStream
-from .sync import SyncClient, SyncEventStream
-from .transport import HttpTransport, Transport, Wire
 
 __all__ = [
     "ApiKey",
     "Auth",
-    "Client",
     "Endpoint",
-    "EventStream",
     "HeaderAuth",
-    "HttpTransport",
     "Model",
     "NoAuth",
     "PreparedRequest",
@@ -28,12 +26,8 @@ __all__ = [
     "Route",
     "Secret",
     "StreamState",
-    "SyncClient",
-    "SyncEventStream",
     "TokenProviderAuth",
     "Timeouts",
-    "Transport",
-    "Wire",
     "bearer",
     "header",
 ]

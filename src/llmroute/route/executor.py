@@ -37,9 +37,10 @@ from ..schema.errors import (
 )
 from ..schema.events import LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
+from .classify import from_response, http_context
+from .compiler import is_streaming, prepare
 from .decoding import output_error
-from .errors import error_from_response, http_context
-from .prepare import is_streaming, model_of, prepare
+from .model import model_of
 from .prepared import PreparedRequest
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
 from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, transport_error
@@ -177,7 +178,7 @@ async def _open(ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, d
         with contextlib.suppress(httpx.HTTPError), secrets_in_scope(prepared.secrets):
             body = await wire.read_capped(ctx.max_error_bytes)
     await attempt.close()  # never drain a large error body: the connection is dropped instead
-    raise error_from_response(
+    raise from_response(
         wire.status,
         wire.headers,
         body,

@@ -8,12 +8,15 @@ from typing import Any
 import msgspec
 
 from ..framing.base import Framing
+from ..schema.errors import NoRouteError
 from ..schema.options import GenerationOptions
+from ..schema.request import LLMRequest
+from ..schema.validate import check_model
 from .auth import Auth
 from .endpoint import Endpoint
 from .protocol import Protocol
 
-__all__ = ["Model", "Route"]
+__all__ = ["Model", "Route", "model_of"]
 
 
 class Route(msgspec.Struct, frozen=True):
@@ -57,3 +60,14 @@ class Model(msgspec.Struct, frozen=True):
 
     def __repr__(self) -> str:
         return f"Model({self.provider}:{self.id} via {self.route.name})"
+
+
+def model_of(request: LLMRequest) -> Model:
+    """``request.model``, checked: a ``Model`` (``LLMRequest.model`` is typed loosely)."""
+    model = request.model
+    check_model(model)
+    if not isinstance(model, Model):
+        raise NoRouteError(
+            f"request.model must be an llmroute Model (from a provider facade), got {type(model).__name__}"
+        )
+    return model

@@ -45,7 +45,7 @@ def transport_error(
     """httpx failures -> ``TransportError`` (``TimeoutError`` for timeouts) with the redacted URL,
     never the headers. ``phase`` names the deadline a read timeout belongs to; ``pool`` is the
     connection pool's size, named when a request timed out waiting for a free connection."""
-    from .errors import http_context
+    from .classify import http_context
 
     kind = type(exc).__name__
     url = redact_url(prepared.url)

@@ -24,7 +24,7 @@ import httpx
 
 from ..framing.sse import SSEEvent
 from ..schema.errors import NoRouteError, TimeoutError, TransportError
-from .errors import http_context
+from .classify import http_context
 from .prepared import PreparedRequest
 from .redact import redact_url
 

@@ -32,9 +32,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from ..route.client import Client
+from ..client import Client
 from ..route.redact import redact_text
-from ..route.stream import EventStream
 from ..schema.content import ToolCallPart
 from ..schema.errors import (
     AuthenticationError,
@@ -48,6 +47,7 @@ from ..schema.errors import (
     TimeoutError,
 )
 from ..schema.events import Finish, LLMEvent, ReasoningDelta, TextDelta, ToolCall, ToolResult
+from ..stream import EventStream
 from . import chat, responses
 from .config import Gateway
 

@@ -9,7 +9,7 @@ value, response = await client.generate_object(request, schema=Answer)
 """
 
 from .runtime import DEFAULT_CONCURRENCY, dispatch, execute_calls, run_tools
-from .schema import json_schema, strict_schema, strip_null_defaults
+from .schema_projection import json_schema, strict_schema, strip_null_defaults
 from .stop import StopCondition, has_tool_call, step_count_is
 from .structured import ObjectResponse, generate_object, output_request
 from .tool import InvalidToolInput, Tool, ToolFailure, tool

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import msgspec
 
-from .schema import json_schema, project_schema, strip_null_defaults
+from .schema_projection import json_schema, project_schema, strip_null_defaults
 
 __all__ = ["ValidationFailed", "convert", "is_pydantic", "is_pydantic_model", "schema_of", "to_builtins"]
 
@@ -43,7 +43,7 @@ def is_pydantic(tp: object) -> bool:
 
 
 def schema_of(tp: Any) -> dict[str, Any]:
-    """The plain JSON Schema projection (see ``tools.schema``)."""
+    """The plain JSON Schema projection (see ``tools.schema_projection``)."""
     if is_pydantic_model(tp):
         return project_schema(tp.model_json_schema(), all_titles=True)
     if is_pydantic(tp):
@@ -79,7 +79,8 @@ def convert(value: Any, tp: Any, *, strict_nulls: bool = False) -> Any:
         except pydantic.ValidationError as exc:
             errors = exc.errors(include_url=False)
             detail = "; ".join(
-                f"{e['msg']} - at `$.{'.'.join(str(p) for p in e['loc'])}`" if e["loc"] else e["msg"] for e in errors
+                f"{e['msg']} - at `$.{'.'.join(str(p) for p in e['loc'])}`" if e["loc"] else e["msg"]
+                for e in errors
             )
             raise ValidationFailed(detail) from None
     if strict_nulls:

@@ -15,21 +15,21 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, T
 
 import msgspec
 
-from ..route.prepare import model_of
+from ..route.model import model_of
 from ..schema.errors import InvalidProviderOutputError
 from ..schema.request import LLMRequest, OutputSchema
 from ..schema.response import LLMResponse
 from ..schema.tools import ToolChoice, ToolDefinition
 from .codec import ValidationFailed, convert, schema_of
-from .schema import strict_schema
+from .schema_projection import strict_schema
 
 if TYPE_CHECKING:
-    from ..route.client import Client
     from ..route.policy import RetryPolicy, Timeouts
 
 __all__ = [
     "ObjectResponse",
     "OutputType",
+    "SupportsGenerate",
     "TypeAdapterLike",
     "generate_object",
     "output_request",
@@ -47,6 +47,15 @@ class TypeAdapterLike(Protocol[T_co]):
     def validate_python(self, object: Any, /) -> T_co: ...
 
     def json_schema(self) -> dict[str, Any]: ...
+
+
+class SupportsGenerate(Protocol):
+    """What ``generate_object`` calls on a client (``llmroute.Client`` is one). A protocol, not the
+    Client itself, so this module sits below the Client instead of importing it back."""
+
+    async def generate(
+        self, request: LLMRequest, *, timeouts: Timeouts | None = None, retry: RetryPolicy | None = None
+    ) -> LLMResponse: ...
 
 
 OutputType = type[T] | TypeAdapterLike[T]
@@ -154,7 +163,7 @@ def object_from_response(
 
 
 async def generate_object(
-    client: Client,
+    client: SupportsGenerate,
     request: LLMRequest,
     schema: OutputType[T],
     *,

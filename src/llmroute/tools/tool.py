@@ -35,7 +35,7 @@ from ..schema.errors import InvalidRequestError
 from ..schema.tools import ToolDefinition
 from ..schema.validate import check_tool_name
 from .codec import ValidationFailed, convert, is_pydantic_model, schema_of, to_builtins
-from .schema import strict_schema
+from .schema_projection import strict_schema
 
 __all__ = ["InvalidToolInput", "Tool", "ToolFailure", "tool"]
 

@@ -25,7 +25,7 @@ import anyio
 import httpx
 import msgspec
 
-from ..route.errors import error_from_response
+from ..route.classify import from_response
 from ..route.redact import Secret
 from ..schema.errors import AuthenticationError, LLMError, TimeoutError, TransportError
 from .config import ConfigError, OAuthLogin
@@ -112,7 +112,7 @@ class GoogleToken:
                 f"google oauth: token refresh failed ({type(exc).__name__})", provider="google"
             ) from None
         if response.status_code >= 300:
-            error = error_from_response(
+            error = from_response(
                 response.status_code, response.headers, response.content[:4096], method="POST",
                 url=self.token_url, provider="google oauth", secrets=secrets,
             )  # fmt: skip
@@ -261,7 +261,7 @@ class _CodeAssistCalls:
                 f"google code assist: {method} failed ({type(exc).__name__})", provider="google"
             ) from None
         if response.status_code >= 300:
-            raise error_from_response(
+            raise from_response(
                 response.status_code, response.headers, response.content[:4096], method=verb, url=url,
                 provider="google code assist", secrets=(self.token,),
             )  # fmt: skip

@@ -115,7 +115,7 @@ async def demo(out: TextIO, root: Path | None = None, limit: int = 1200) -> None
     answer as the tool result the model reads (``[n]`` markers, ``Sources:``)."""
     import httpx
 
-    from ..route.client import Client
+    from ..client import Client
     from ..testing.cassette import Cassette
     from ..testing.replay import ReplayTransport
 

@@ -21,7 +21,7 @@ from typing import Any, Literal, cast
 
 import msgspec
 
-from ..route.client import Client
+from ..client import Client
 from ..route.policy import RetryPolicy, Timeouts
 from ..route.redact import redact_text
 from ..schema.errors import AuthenticationError, LLMError

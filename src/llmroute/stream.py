@@ -7,9 +7,9 @@ from types import TracebackType
 
 import msgspec
 
-from ..schema.errors import InvalidProviderOutputError, LLMError, StreamConsumedError
-from ..schema.events import LLMEvent
-from ..schema.response import LLMResponse, ResponseBuilder
+from .schema.errors import InvalidProviderOutputError, LLMError, StreamConsumedError
+from .schema.events import LLMEvent
+from .schema.response import LLMResponse, ResponseBuilder
 
 __all__ = ["EventStream", "partial_response"]
 

@@ -23,21 +23,21 @@ import anyio
 import httpx
 from anyio.from_thread import BlockingPortal
 
-from ..schema.errors import ClientClosedError, StreamConsumedError
-from ..schema.events import LLMEvent
-from ..schema.request import LLMRequest
-from ..schema.response import LLMResponse
 from .client import Client
-from .policy import RetryPolicy, Timeouts
-from .prepared import PreparedRequest
+from .route.policy import RetryPolicy, Timeouts
+from .route.prepared import PreparedRequest
+from .schema.errors import ClientClosedError, StreamConsumedError
+from .schema.events import LLMEvent
+from .schema.request import LLMRequest
+from .schema.response import LLMResponse
 from .stream import EventStream
 
 if TYPE_CHECKING:
-    from ..schema.response import StepResult
-    from ..schema.tools import HostedTool, ToolDefinition
-    from ..tools.server import ServerTool
-    from ..tools.structured import ObjectResponse, OutputType
-    from ..tools.tool import Tool
+    from .schema.response import StepResult
+    from .schema.tools import HostedTool, ToolDefinition
+    from .tools.server import ServerTool
+    from .tools.structured import ObjectResponse, OutputType
+    from .tools.tool import Tool
 
     StopCondition = Callable[[StepResult], bool]
 

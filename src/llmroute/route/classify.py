@@ -1,8 +1,12 @@
-"""HTTP status and provider error bodies -> typed ``LLMError``s.
+"""Provider wording -> typed ``LLMError``: the one place that classifies a failure.
 
-Every provider words the same failure differently; the tables below hold the wordings we know
-(context overflow, quota vs rate limit, content policy, credential kinds). Each error carries the
-redacted HTTP context: method, URL, status, provider request id, and the rate-limit / retry headers.
+``from_response`` maps a non-2xx HTTP response (status, headers, error body), ``from_stream_event``
+an error that arrives inside a 200 stream (an ``error`` event or chunk), ``from_exception_frame``
+an AWS event-stream exception message. Every provider words the same failure differently; the
+tables below hold the wordings we know (context overflow, quota vs rate limit, content policy,
+credential kinds) and both paths use them. HTTP errors carry the redacted context: method, URL,
+status, provider request id, and the rate-limit / retry headers. No httpx here, so protocol
+modules import this freely.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import email.utils
 import re
 import time
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
@@ -29,8 +33,13 @@ from ..schema.errors import (
 from .decoding import DECODE_ERRORS, json_too_deep
 from .redact import redact_text, redact_url
 
+if TYPE_CHECKING:
+    from ..framing.eventstream import EventStreamMessage
+
 __all__ = [
-    "error_from_response",
+    "from_exception_frame",
+    "from_response",
+    "from_stream_event",
     "http_context",
     "is_content_policy",
     "is_context_overflow",
@@ -116,6 +125,57 @@ _BAD_KEY = re.compile(
 )
 _HTML_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _GOOGLE_DELAY = re.compile(r"^(\d+(?:\.\d+)?)s$")
+
+# Error kinds (``type`` / ``code`` / AWS exception type / Google status), compared lower-cased.
+_RATE = frozenset(
+    {
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        "too_many_requests",
+        "throttlingexception",
+        "toomanyrequestsexception",
+    }
+)
+_INTERNAL = frozenset(
+    {
+        "overloaded_error",
+        "overloaded",
+        "server_error",
+        "api_error",
+        "internal_error",
+        "internal",
+        "service_unavailable",
+        "unavailable",
+        "internalserverexception",
+        "serviceunavailableexception",
+        "modelstreamerrorexception",
+        "modeltimeoutexception",
+        "modelnotreadyexception",
+    }
+)
+_INVALID = frozenset(
+    {
+        "invalid_request_error",
+        "invalid_request",
+        "invalid_argument",
+        "not_found",
+        "validationexception",
+        "resourcenotfoundexception",
+        "modelerrorexception",
+    }
+)
+_AUTH = frozenset(
+    {
+        "authentication_error",
+        "unauthenticated",
+        "permission_error",
+        "permission_denied",
+        "accessdeniedexception",
+        "accessdenied",
+        "unrecognizedclientexception",
+    }
+)
+_FORBIDDEN = frozenset({"permission_error", "permission_denied", "accessdeniedexception", "accessdenied"})
 
 
 def is_context_overflow(message: str) -> bool:
@@ -255,7 +315,7 @@ def _fallback_message(status: int, body: bytes) -> str:
     return f"HTTP {status}" + (f": {snippet}" if snippet else "")
 
 
-def error_from_response(
+def from_response(
     status: int,
     headers: Mapping[str, str],
     body: bytes,
@@ -311,3 +371,62 @@ def error_from_response(
     if 400 <= status < 500:
         return InvalidRequestError(full, **kw)
     return LLMError(full, **kw)
+
+
+def from_stream_event(error: dict[str, Any], provider: str, *, status: int | None = None) -> LLMError:
+    """Classify an in-stream error object: ``{"type" | "code" | "status", "message"}`` (OpenAI,
+    Anthropic, Gemini, OpenRouter's numeric ``code``, an AWS exception type as ``type``). ``status``
+    is the HTTP-like status when the provider gives one separately."""
+    message = str(error.get("message") or error.get("error") or "provider reported an error")
+    if status is None and isinstance(error.get("code"), int):
+        status = error["code"]
+    # Every string the provider uses to name the error: ``type`` (Anthropic, OpenAI's category),
+    # ``code`` (OpenAI's specific kind, e.g. context_length_exceeded) and Google's ``status``.
+    names = [
+        v for v in (error.get("type"), error.get("code"), error.get("status")) if isinstance(v, str) and v
+    ]
+    kinds = {n.lower() for n in names}
+    text = f"{provider}: {message}"
+    probe = " ".join([message, *names])
+    kw: dict[str, Any] = {"code": names[0] if names else None, "provider": provider}
+    if kinds & _AUTH or status in (401, 403):
+        kind = "forbidden" if kinds & _FORBIDDEN or status == 403 else "invalid"
+        return AuthenticationError(text, kind=kind, **kw)
+    if "PerDay" in probe or is_quota(probe):
+        return QuotaExceededError(text, **kw)
+    if kinds & _RATE or status == 429 or "resource_exhausted" in kinds:
+        return RateLimitError(text, **kw)
+    if is_context_overflow(probe):
+        return ContextOverflowError(text, **kw)
+    if is_content_policy(probe):
+        return ContentPolicyError(text, **kw)
+    if kinds & _INTERNAL or (status is not None and status >= 500):
+        return ProviderInternalError(text, **kw)
+    if kinds & _INVALID or (status is not None and 400 <= status < 500):
+        return InvalidRequestError(text, **kw)
+    return ProviderInternalError(text, retryable=False, **kw)
+
+
+class _ExceptionBody(msgspec.Struct):
+    message: str | None = None
+    Message: str | None = None
+
+
+_exception_body_decoder = msgspec.json.Decoder(_ExceptionBody)
+
+
+def from_exception_frame(frame: EventStreamMessage, provider: str = "bedrock") -> LLMError:
+    """An AWS event-stream ``exception`` / ``error`` message (Bedrock Converse and InvokeModel
+    streams) -> its typed error, by ``from_stream_event``: the AWS exception type
+    (``:exception-type``, or ``:error-code`` on error messages) is the kind; the text is
+    ``:error-message`` or the payload's ``message``."""
+    kind = frame.exception_type or "unknown"
+    header = frame.headers.get(":error-message")
+    text = header if isinstance(header, str) else None
+    if text is None and frame.payload:
+        try:
+            body = _exception_body_decoder.decode(frame.payload)
+            text = body.message or body.Message
+        except DECODE_ERRORS:
+            text = frame.payload[:500].decode("utf-8", "replace")
+    return from_stream_event({"type": kind, "message": f"{kind}: {text or 'no message'}"}, provider)

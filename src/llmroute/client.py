@@ -9,23 +9,23 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx
 
-from ..schema.errors import ClientClosedError, InvalidRequestError
-from ..schema.events import Finish, LLMEvent, StepFinish
-from ..schema.request import LLMRequest
-from ..schema.response import LLMResponse
-from .executor import ExecutionContext, run_step
-from .policy import RetryPolicy, Timeouts
-from .prepare import prepare
-from .prepared import PreparedRequest
-from .redact import install_log_redaction
+from .route.compiler import prepare
+from .route.executor import ExecutionContext, run_step
+from .route.policy import RetryPolicy, Timeouts
+from .route.prepared import PreparedRequest
+from .route.redact import install_log_redaction
+from .schema.errors import ClientClosedError, InvalidRequestError
+from .schema.events import Finish, LLMEvent, StepFinish
+from .schema.request import LLMRequest
+from .schema.response import LLMResponse
 from .stream import EventStream
 
 if TYPE_CHECKING:
-    from ..schema.response import StepResult
-    from ..schema.tools import HostedTool, ToolDefinition
-    from ..tools.server import ServerTool
-    from ..tools.structured import ObjectResponse, OutputType
-    from ..tools.tool import Tool
+    from .schema.response import StepResult
+    from .schema.tools import HostedTool, ToolDefinition
+    from .tools.server import ServerTool
+    from .tools.structured import ObjectResponse, OutputType
+    from .tools.tool import Tool
 
     StopCondition = Callable[[StepResult], bool]
 
@@ -165,7 +165,7 @@ class Client:
         ``max_response_bytes`` overrides the client's cap for this call."""
         ctx = self.context(timeouts=timeouts, retry=retry, max_response_bytes=max_response_bytes)
         if tools is not None or stop_when is not None:
-            from ..tools.runtime import run_tools
+            from .tools.runtime import run_tools
 
             return EventStream(
                 run_tools(
@@ -224,7 +224,7 @@ class Client:
         returns ``ObjectResponse(value, response)`` (unpacks as a pair). Native JSON-schema mode where
         the protocol has one, else a forced tool; ``InvalidProviderOutputError`` (with ``.raw``) when
         the output does not validate. See ``llmroute.tools.structured``."""
-        from ..tools.structured import generate_object
+        from .tools.structured import generate_object
 
         return await generate_object(
             self,

@@ -1,4 +1,5 @@
-"""Compile an ``LLMRequest`` into the exact bytes to send (no I/O beyond credential lookup)."""
+"""``prepare(request)``: compile an ``LLMRequest`` into a ``PreparedRequest``, the exact bytes to send
+(no I/O beyond credential lookup; the value itself is ``route.prepared``)."""
 
 from __future__ import annotations
 
@@ -7,29 +8,19 @@ from typing import Any
 import msgspec
 
 from .._version import __version__
-from ..schema.errors import InvalidRequestError, NoRouteError
+from ..schema.errors import InvalidRequestError
 from ..schema.options import merge_generation
 from ..schema.request import LLMRequest
 from ..schema.tools import ToolDefinition
-from ..schema.validate import check_model, validate_request
-from .model import Model, Route
+from ..schema.validate import validate_request
+from .model import Route, model_of
 from .prepared import PreparedRequest
 from .redact import redact_url
 
-__all__ = ["is_streaming", "model_of", "prepare", "resolve_request"]
+__all__ = ["is_streaming", "prepare", "resolve_request"]
 
 _encoder = msgspec.json.Encoder()
 _USER_AGENT = f"llmroute/{__version__}"
-
-
-def model_of(request: LLMRequest) -> Model:
-    model = request.model
-    check_model(model)
-    if not isinstance(model, Model):
-        raise NoRouteError(
-            f"request.model must be an llmroute Model (from a provider facade), got {type(model).__name__}"
-        )
-    return model
 
 
 def resolve_request(request: LLMRequest) -> LLMRequest:
