@@ -1,5 +1,7 @@
 """Regenerate the demo's bundled recordings (``src/llmroute/demo/recordings/*.json``) from the YAML
-cassettes under ``cassettes/`` named by ``llmroute.demo.SCENES``.
+cassettes under ``cassettes/`` named by ``llmroute.demo.SCENES`` (whole cassettes) and
+``llmroute.websearch.cli.DEMO_SCENES`` (the grounded search: the first interaction only, which is
+all it replays).
 
     python scripts/bundle_demo.py           # write
     python scripts/bundle_demo.py --check   # exit 1 if a bundled file is stale (tests run this)
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from llmroute.demo import SCENES
 from llmroute.testing.cassette import Cassette
+from llmroute.websearch.cli import DEMO_SCENES
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "src" / "llmroute" / "demo" / "recordings"
@@ -25,17 +28,23 @@ NOTICES = {
 }
 
 
+def _bundle(source: str, first: int | None = None) -> bytes:
+    """The JSON form of cassette ``source`` (its first ``first`` interactions, or all)."""
+    cassette = Cassette.load(ROOT / "cassettes" / source)
+    kept = cassette.interactions[:first]
+    folder = source.split("/", 1)[0]
+    metadata = {
+        "source": f"cassettes/{source}",
+        **({"interactions": f"the first {len(kept)} of {len(cassette.interactions)}"} if first else {}),
+        "licence": NOTICES[folder],
+        **({"upstream": cassette.metadata} if cassette.metadata else {}),
+    }
+    return Cassette(kept, metadata).to_json() + b"\n"
+
+
 def bundled() -> dict[Path, bytes]:
-    out: dict[Path, bytes] = {}
-    for scene in SCENES:
-        cassette = Cassette.load(ROOT / "cassettes" / scene.source)
-        folder = scene.source.split("/", 1)[0]
-        cassette.metadata = {
-            "source": f"cassettes/{scene.source}",
-            "licence": NOTICES[folder],
-            **({"upstream": cassette.metadata} if cassette.metadata else {}),
-        }
-        out[TARGET / f"{scene.recording}.json"] = cassette.to_json() + b"\n"
+    out = {TARGET / f"{scene.recording}.json": _bundle(scene.source) for scene in SCENES}
+    out.update({TARGET / f"{scene.recording}.json": _bundle(scene.source, 1) for scene in DEMO_SCENES})
     return out
 
 

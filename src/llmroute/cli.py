@@ -150,11 +150,23 @@ def _add_builtin(sub: Any) -> None:
 
 def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
     from . import demo
+    from .console import Style
+
+    color = use_color(out)
+    style = Style(color)
 
     async def go() -> int:
-        code = await demo.run(out, pace=args.pace, color=use_color(out), live=out.isatty())
+        out.write(
+            f"{style.dim}Real provider streams, recorded earlier and bundled with llmroute, replayed through "
+            f"the whole stack: no keys, no network.{style.reset}\n"
+        )
+        code = await demo.run(out, pace=args.pace, color=color, live=out.isatty())
         for module in DEMO_EXTRAS:
             await importlib.import_module(module).demo(out)
+        out.write(
+            f'\n{style.dim}Live next: llmroute chat "Hello" --model openai:gpt-4o-mini (reads OPENAI_API_KEY); '
+            f"llmroute --help for the other commands.{style.reset}\n"
+        )
         return code
 
     return anyio.run(go)

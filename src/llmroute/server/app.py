@@ -22,8 +22,8 @@ import hmac
 import logging
 import re
 import time
-from collections.abc import AsyncGenerator
-from typing import Any
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 from starlette.applications import Starlette
@@ -47,6 +47,7 @@ from ..schema.errors import (
     TimeoutError,
 )
 from ..schema.events import Finish, LLMEvent, ReasoningDelta, TextDelta, ToolCall, ToolResult
+from ..schema.request import LLMRequest
 from ..stream import EventStream
 from . import chat, responses
 from .config import Gateway
@@ -102,6 +103,25 @@ def _upstream_error(exc: LLMError, secrets: tuple[str, ...]) -> tuple[int, dict[
     if isinstance(exc, TimeoutError):
         return 504, error_body(message, "upstream_error", "upstream_timeout"), headers
     return 502, error_body(message, "upstream_error", exc.code), headers
+
+
+def _comment(event: ToolCall | ToolResult) -> bytes:
+    """A server tool's call or result as an SSE comment: visible on the wire, ignored by clients."""
+    if isinstance(event, ToolCall):
+        return b": " + event.name.encode() + b" call " + _encode(event.input) + b"\n\n"
+    return b": " + event.name.encode() + b" result " + (b"error" if event.is_error else b"done") + b"\n\n"
+
+
+class _Payload(Protocol):
+    """What the gateway reads of either endpoint's decoded body."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def stream(self) -> bool: ...
+
+
+_P = TypeVar("_P", bound=_Payload)
 
 
 def _digest(value: str) -> bytes:
@@ -204,13 +224,22 @@ class _Gateway:
             headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
         )
 
+    async def _start(
+        self,
+        request: Request,
+        decode: Callable[[bytes], _P],
+        lower: Callable[[_P, Any], LLMRequest],
+    ) -> tuple[_P, EventStream]:
+        """Either endpoint: check the caller, read and lower the body, start the upstream run."""
+        self.authorize(request)
+        payload = decode(await self.body(request))
+        llm_request = lower(payload, self.model(payload.model))
+        assert self.client is not None, "the app's lifespan creates the client"
+        return payload, self.client.stream(llm_request, tools=self.tools)
+
     async def chat_completions(self, request: Request) -> Response:
         try:
-            self.authorize(request)
-            payload = chat.decode_request(await self.body(request))
-            llm_request = chat.to_llm_request(payload, self.model(payload.model))
-            assert self.client is not None, "the app's lifespan creates the client"
-            events = self.client.stream(llm_request, tools=self.tools)
+            payload, events = await self._start(request, chat.decode_request, chat.to_llm_request)
             if not payload.stream:
                 response = await events.response()
                 return _json(chat.completion(response, payload.model, self.hidden))
@@ -222,11 +251,7 @@ class _Gateway:
 
     async def responses(self, request: Request) -> Response:
         try:
-            self.authorize(request)
-            payload = responses.decode_request(await self.body(request))
-            llm_request = responses.to_llm_request(payload, self.model(payload.model))
-            assert self.client is not None, "the app's lifespan creates the client"
-            events = self.client.stream(llm_request, tools=self.tools)
+            payload, events = await self._start(request, responses.decode_request, responses.to_llm_request)
             if not payload.stream:
                 response = await events.response()
                 return _json(responses.response_object(response, payload.model, self.hidden))
@@ -319,16 +344,14 @@ class _Gateway:
             elif isinstance(ev, ToolCall) and not ev.provider_executed:
                 close_text(out)
                 if ev.name in self.hidden:
-                    out.append(b": " + ev.name.encode() + b" call " + _encode(ev.input) + b"\n\n")
+                    out.append(_comment(ev))
                 else:
                     item = responses.call_item(ToolCallPart(ev.id, ev.name, ev.input))
                     out.append(event("response.output_item.added", output_index=len(output), item=item))
                     out.append(event("response.output_item.done", output_index=len(output), item=item))
                     output.append(item)
             elif isinstance(ev, ToolResult) and ev.name in self.hidden:
-                out.append(
-                    b": " + ev.name.encode() + b" result " + (b"error" if ev.is_error else b"done") + b"\n\n"
-                )
+                out.append(_comment(ev))
             elif isinstance(ev, Finish):
                 finish = ev
 
@@ -389,13 +412,12 @@ class _Gateway:
                 out.append(chunk({"reasoning_content": event.text}))
             elif isinstance(event, ToolCall) and not event.provider_executed:
                 if event.name in self.hidden:
-                    out.append(b": " + event.name.encode() + b" call " + _encode(event.input) + b"\n\n")
+                    out.append(_comment(event))
                 else:
                     out.append(chunk({"tool_calls": [chat.tool_call(event, tool_index)]}))
                     tool_index += 1
             elif isinstance(event, ToolResult) and event.name in self.hidden:
-                state = b"error" if event.is_error else b"done"
-                out.append(b": " + event.name.encode() + b" result " + state + b"\n\n")
+                out.append(_comment(event))
             elif isinstance(event, Finish):
                 finish = event
 

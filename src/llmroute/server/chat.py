@@ -8,7 +8,6 @@ non-streamed answer is the final step's text.
 
 from __future__ import annotations
 
-import mimetypes
 import time
 import uuid
 from collections.abc import Collection
@@ -16,15 +15,16 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart
 from ..schema.errors import InvalidRequestError
 from ..schema.events import FinishReason, ToolCall
 from ..schema.options import GenerationOptions
 from ..schema.request import LLMRequest, OutputSchema
 from ..schema.response import LLMResponse
-from ..schema.tools import ToolChoice, ToolDefinition
+from ..schema.tools import ToolChoice
 from ..schema.usage import Usage
 from .decode import decode_body
+from .request import Conversation, arguments_json, function_tool, image_part, output_schema, tool_choice
 
 __all__ = [
     "ChatRequest",
@@ -145,32 +145,19 @@ def decode_request(body: bytes) -> ChatRequest:
 def to_llm_request(chat: ChatRequest, model: Any) -> LLMRequest:
     if chat.n not in (None, 1):
         raise InvalidRequestError("n: only one choice per request is supported", code="unsupported_parameter")
-    system: list[TextPart] = []
-    messages: list[Message] = []
-    names: dict[str, str] = {}  # tool call id -> tool name, for the tool messages that answer them
+    conversation = Conversation()
     for i, message in enumerate(chat.messages):
         role = message.role
         if role in ("system", "developer"):
-            parts = tuple(TextPart(t) for t in _texts(message, i))
-            if messages:
-                messages.append(Message("system", parts))
-            else:
-                system.extend(parts)
+            conversation.instructions(TextPart(t) for t in _texts(message, i))
         elif role == "user":
-            messages.append(Message("user", _user_parts(message, i)))
+            conversation.add("user", _user_parts(message, i))
         elif role == "assistant":
-            messages.append(Message("assistant", _assistant_parts(message, i, names)))
+            conversation.add("assistant", _assistant_parts(message, i, conversation))
         else:
             if not message.tool_call_id:
                 raise InvalidRequestError(f"messages[{i}].tool_call_id: required on a tool message")
-            result = "\n".join(_texts(message, i))
-            part = ToolResultPart(
-                message.tool_call_id, names.get(message.tool_call_id, message.name or ""), result
-            )
-            if messages and messages[-1].role == "tool":
-                messages[-1] = Message("tool", (*messages[-1].content, part))
-            else:
-                messages.append(Message("tool", (part,)))
+            conversation.result(message.tool_call_id, "\n".join(_texts(message, i)), message.name or "")
     stop = chat.stop
     generation = GenerationOptions(
         max_tokens=chat.max_completion_tokens if chat.max_completion_tokens is not None else chat.max_tokens,
@@ -181,17 +168,10 @@ def to_llm_request(chat: ChatRequest, model: Any) -> LLMRequest:
         seed=chat.seed,
         stop=(stop,) if isinstance(stop, str) else (tuple(stop) if stop else None),
     )
-    return LLMRequest(
-        model=model,
-        system=tuple(system),
-        messages=tuple(messages),
-        tools=tuple(
-            ToolDefinition(
-                t.function.name,
-                t.function.description,
-                t.function.parameters or {"type": "object", "properties": {}},
-                t.function.strict,
-            )
+    return conversation.request(
+        model,
+        tools=(
+            function_tool(t.function.name, t.function.description, t.function.parameters, t.function.strict)
             for t in chat.tools or ()
         ),
         tool_choice=_tool_choice(chat.tool_choice),
@@ -233,46 +213,21 @@ def _user_parts(message: _MessageIn, i: int) -> tuple[Part, ...]:
     return tuple(parts)
 
 
-def image_part(url: str, where: str) -> MediaPart:
-    if url.startswith("data:"):
-        header, sep, data = url.partition(",")
-        mime = header[5:].split(";", 1)[0]
-        if not sep or not header.endswith(";base64") or not mime or not data:
-            raise InvalidRequestError(f"{where}: a data URL must be data:<mime>;base64,<data>")
-        return MediaPart(mime, data)
-    if url.startswith(("http://", "https://")):
-        guessed, _ = mimetypes.guess_type(url.split("?", 1)[0])
-        return MediaPart(guessed if guessed and guessed.startswith("image/") else "image/jpeg", url)
-    raise InvalidRequestError(f"{where}: an image must be an http(s) or data URL")
-
-
-def _assistant_parts(message: _MessageIn, i: int, names: dict[str, str]) -> tuple[Part, ...]:
+def _assistant_parts(message: _MessageIn, i: int, conversation: Conversation) -> tuple[Part, ...]:
     parts: list[Part] = []
     if message.reasoning_content:
         parts.append(ReasoningPart(message.reasoning_content))
     parts.extend(TextPart(t) for t in _texts(message, i) if t)
     for j, call in enumerate(message.tool_calls or ()):
-        try:
-            arguments: Any = msgspec.json.decode(call.function.arguments or "{}")
-        except msgspec.DecodeError:
-            raise InvalidRequestError(
-                f"messages[{i}].tool_calls[{j}].function.arguments: not valid JSON"
-            ) from None
-        names[call.id] = call.function.name
-        parts.append(ToolCallPart(call.id, call.function.name, arguments))
+        where = f"messages[{i}].tool_calls[{j}].function.arguments"
+        parts.append(conversation.call(call.id, call.function.name, call.function.arguments, where))
     return tuple(parts)
 
 
 def _tool_choice(choice: str | _NamedChoice | None) -> ToolChoice | None:
-    if choice is None:
-        return None
     if isinstance(choice, _NamedChoice):
         return ToolChoice.named(choice.function.name)
-    if choice not in ("auto", "none", "required"):
-        raise InvalidRequestError(
-            f"tool_choice: expected auto, none, required or a named function, got {choice!r}"
-        )
-    return ToolChoice.parse(choice)
+    return tool_choice(choice)
 
 
 def _output_schema(fmt: _ResponseFormat | None) -> OutputSchema | None:
@@ -284,9 +239,7 @@ def _output_schema(fmt: _ResponseFormat | None) -> OutputSchema | None:
             code="unsupported_parameter",
         )
     spec = fmt.json_schema
-    return OutputSchema(
-        spec.name, spec.schema, spec.description, True if spec.strict is None else spec.strict
-    )
+    return output_schema(spec.name, spec.schema, spec.description, spec.strict)
 
 
 # -- the answer ------------------------------------------------------------------------------------
@@ -325,11 +278,10 @@ def usage(value: Usage | None) -> dict[str, Any] | None:
 
 
 def tool_call(call: ToolCall | ToolCallPart, index: int | None = None) -> dict[str, Any]:
-    arguments = call.input if isinstance(call.input, str) else msgspec.json.encode(call.input).decode()
     out: dict[str, Any] = {
         "id": call.id,
         "type": "function",
-        "function": {"name": call.name, "arguments": arguments},
+        "function": {"name": call.name, "arguments": arguments_json(call.input)},
     }
     if index is not None:
         out["index"] = index

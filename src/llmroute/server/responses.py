@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..schema.content import Message, Part, TextPart, ToolCallPart, ToolResultPart
+from ..schema.content import Part, TextPart, ToolCallPart
 from ..schema.errors import InvalidRequestError
 from ..schema.events import FinishReason
 from ..schema.options import GenerationOptions
@@ -23,8 +23,8 @@ from ..schema.request import LLMRequest, OutputSchema
 from ..schema.response import LLMResponse
 from ..schema.tools import ToolChoice, ToolDefinition
 from ..schema.usage import Usage
-from .chat import image_part
 from .decode import decode_body
+from .request import Conversation, arguments_json, function_tool, image_part, output_schema, tool_choice
 
 __all__ = ["ResponsesRequest", "decode_request", "response_object", "to_llm_request", "usage"]
 
@@ -101,9 +101,7 @@ def to_llm_request(req: ResponsesRequest, model: Any) -> LLMRequest:
             "previous_response_id: the gateway is stateless; send the whole input",
             code="unsupported_parameter",
         )
-    system = [TextPart(req.instructions)] if req.instructions else []
-    messages: list[Message] = []
-    names: dict[str, str] = {}
+    conversation = Conversation([TextPart(req.instructions)] if req.instructions else [])
     items = [_Item(role="user", content=req.input)] if isinstance(req.input, str) else req.input
     for i, item in enumerate(items):
         where = f"input[{i}]"
@@ -113,59 +111,34 @@ def to_llm_request(req: ResponsesRequest, model: Any) -> LLMRequest:
                 raise InvalidRequestError(f"{where}.role: required on a message")
             parts = _parts(item, where)
             if role in ("system", "developer"):
-                if messages:
-                    messages.append(Message("system", parts))
-                else:
-                    system.extend(p for p in parts if isinstance(p, TextPart))
-            else:
-                _append(messages, Message(role, parts))
+                conversation.instructions(parts)
+            else:  # an assistant message joins the calls next to it
+                conversation.add(role, parts, merge=role == "assistant")
         elif item.type == "function_call":
             if not item.call_id or not item.name:
                 raise InvalidRequestError(f"{where}: a function_call needs call_id and name")
-            try:
-                arguments: Any = msgspec.json.decode(item.arguments or "{}")
-            except msgspec.DecodeError:
-                raise InvalidRequestError(f"{where}.arguments: not valid JSON") from None
-            names[item.call_id] = item.name
-            _append(messages, Message("assistant", (ToolCallPart(item.call_id, item.name, arguments),)))
+            call = conversation.call(item.call_id, item.name, item.arguments, f"{where}.arguments")
+            conversation.add("assistant", (call,), merge=True)
         elif item.type == "function_call_output":
             if not item.call_id:
                 raise InvalidRequestError(f"{where}.call_id: required on a function_call_output")
-            part = ToolResultPart(item.call_id, names.get(item.call_id, ""), item.output or "")
-            _append(messages, Message("tool", (part,)))
+            conversation.result(item.call_id, item.output or "")
         else:
             raise InvalidRequestError(f"{where}.type: unsupported input item {item.type!r}")
     tools: list[ToolDefinition] = []
     for i, tool in enumerate(req.tools or ()):
         if tool.type != "function" or not tool.name:
             raise InvalidRequestError(f"tools[{i}]: only function tools (with a name) are supported")
-        tools.append(
-            ToolDefinition(
-                tool.name,
-                tool.description,
-                tool.parameters or {"type": "object", "properties": {}},
-                tool.strict,
-            )
-        )
-    return LLMRequest(
-        model=model,
-        system=tuple(system),
-        messages=tuple(messages),
-        tools=tuple(tools),
+        tools.append(function_tool(tool.name, tool.description, tool.parameters, tool.strict))
+    return conversation.request(
+        model,
+        tools=tools,
         tool_choice=_tool_choice(req.tool_choice),
         generation=GenerationOptions(
             max_tokens=req.max_output_tokens, temperature=req.temperature, top_p=req.top_p
         ),
         output_schema=_output_schema(req.text),
     )
-
-
-def _append(messages: list[Message], message: Message) -> None:
-    """Consecutive items of one role are one message (a call and its sibling calls, their outputs)."""
-    if messages and messages[-1].role == message.role and message.role in ("assistant", "tool"):
-        messages[-1] = Message(message.role, (*messages[-1].content, *message.content))
-    else:
-        messages.append(message)
 
 
 def _parts(item: _Item, where: str) -> tuple[Part, ...]:
@@ -186,15 +159,9 @@ def _parts(item: _Item, where: str) -> tuple[Part, ...]:
 
 
 def _tool_choice(choice: str | _NamedTool | None) -> ToolChoice | None:
-    if choice is None:
-        return None
     if isinstance(choice, _NamedTool):
         return ToolChoice.named(choice.name)
-    if choice not in ("auto", "none", "required"):
-        raise InvalidRequestError(
-            f"tool_choice: expected auto, none, required or a named function, got {choice!r}"
-        )
-    return ToolChoice.parse(choice)
+    return tool_choice(choice)
 
 
 def _output_schema(text: _Text | None) -> OutputSchema | None:
@@ -205,7 +172,7 @@ def _output_schema(text: _Text | None) -> OutputSchema | None:
         raise InvalidRequestError(
             "text.format: only json_schema (with name and schema) is supported", code="unsupported_parameter"
         )
-    return OutputSchema(fmt.name, fmt.schema, fmt.description, True if fmt.strict is None else fmt.strict)
+    return output_schema(fmt.name, fmt.schema, fmt.description, fmt.strict)
 
 
 # -- the answer ------------------------------------------------------------------------------------
@@ -248,13 +215,12 @@ def message_item(id: str, text: str) -> dict[str, Any]:
 
 
 def call_item(call: ToolCallPart) -> dict[str, Any]:
-    arguments = call.input if isinstance(call.input, str) else msgspec.json.encode(call.input).decode()
     return {
         "type": "function_call",
         "id": new_id("fc"),
         "call_id": call.id,
         "name": call.name,
-        "arguments": arguments,
+        "arguments": arguments_json(call.input),
         "status": "completed",
     }
 

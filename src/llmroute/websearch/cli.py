@@ -11,22 +11,21 @@ with (the message names what to set) or the arguments / files are wrong.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
+import msgspec
 
 from ..schema.errors import LLMError
 from .config import PROVIDERS
 from .result import SearchError, error_result, render, report_error, report_markdown
 from .search import GroundedSearch, check_arguments
 
-__all__ = ["add_parser", "demo", "handler"]
+__all__ = ["DEMO_SCENES", "SearchScene", "add_parser", "demo", "handler"]
 
 _CONFIG_NAMES = ("opencode.json", "opencode.jsonc")
-_SOURCE_CASSETTES = Path(__file__).resolve().parents[3] / "cassettes"  # the source tree's recordings
 
 
 def add_parser(subparsers: Any) -> None:
@@ -101,49 +100,81 @@ async def _search(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- demo -----------------------------------------------------------------------------------------------
 
-# provider, model, recording (one non-streamed grounded answer), query as recorded
-_DEMO = (
-    ("google", "gemini-2.5-pro", "pydantic-ai/test_google/test_google_model_web_search_tool.yaml", "What is the weather in San Francisco today?"),
-    ("openai", "gpt-5", "pydantic-ai/test_openai_responses/test_openai_responses_model_builtin_tools_web_search.yaml", "Give me the top 3 news in the world today"),
-    ("anthropic", "claude-sonnet-4-0", "pydantic-ai/test_anthropic/test_anthropic_web_search_tool.yaml", "What is the weather in San Francisco today?"),
-)  # fmt: skip
+
+class SearchScene(msgspec.Struct, frozen=True):
+    """One grounded answer replayed offline. ``recording`` is bundled with ``llmroute demo``
+    (``llmroute/demo/recordings``, made by ``scripts/bundle_demo.py`` from the first, non-streamed
+    interaction of ``source`` under ``cassettes/``); ``query`` is the question as recorded."""
+
+    title: str
+    provider: str
+    model: str
+    recording: str
+    source: str
+    query: str
 
 
-async def demo(out: TextIO, root: Path | None = None, limit: int = 1200) -> None:
-    """Grounded search on the recordings under ``root`` (default: ``LLMROUTE_CASSETTES``, else the
-    source tree's ``cassettes/``; scenes whose recording is absent are skipped): each provider's
-    answer as the tool result the model reads (``[n]`` markers, ``Sources:``)."""
+DEMO_SCENES: tuple[SearchScene, ...] = (
+    SearchScene(
+        "Gemini",
+        "google",
+        "gemini-2.5-pro",
+        "search-gemini",
+        "pydantic-ai/test_google/test_google_model_web_search_tool.yaml",
+        "What is the weather in San Francisco today?",
+    ),
+    SearchScene(
+        "OpenAI Responses",
+        "openai",
+        "gpt-5",
+        "search-openai-responses",
+        "pydantic-ai/test_openai_responses/test_openai_responses_model_builtin_tools_web_search.yaml",
+        "Give me the top 3 news in the world today",
+    ),
+    SearchScene(
+        "Anthropic",
+        "anthropic",
+        "claude-sonnet-4-0",
+        "search-anthropic",
+        "pydantic-ai/test_anthropic/test_anthropic_web_search_tool.yaml",
+        "What is the weather in San Francisco today?",
+    ),
+)
+
+
+async def demo(out: TextIO, limit: int = 1200) -> None:
+    """Grounded search on the bundled recordings: each provider's answer as the tool result the
+    model reads (``[n]`` markers, ``Sources:``), an answer over ``limit`` characters cut (``_cut``)."""
     import httpx
 
     from ..client import Client
-    from ..testing.cassette import Cassette
+    from ..console import Style, use_color
+    from ..demo import load_recording
     from ..testing.replay import ReplayTransport
 
-    if root is None:
-        env = os.environ.get("LLMROUTE_CASSETTES")
-        root = Path(env) if env else _SOURCE_CASSETTES
-    from ..console import use_color
-
-    bold, reset = ("\033[1m", "\033[0m") if use_color(out) else ("", "")
-    for provider, model, rel, query in _DEMO:
-        path = root / rel
-        if not path.exists():
-            continue
-        out.write(
-            f"\n{bold}== Grounded search ({provider}): websearch_grounded tool result{reset}  ({rel})\n"
-        )
-        cassette = Cassette.load(path)
-        transport = ReplayTransport(cassette.interactions[:1])
-        options = {"apiKey": "demo", "websearch_grounded": {"model": model}}
+    style = Style(use_color(out))
+    out.write(
+        f"\n{style.bold}Grounded web search{style.reset} (llmroute.websearch): recorded answers turned into the "
+        "tool result an agent's model reads, with [n] citation markers and numbered Sources.\n"
+        f'{style.dim}Live: llmroute search "your question" (needs a provider key; see llmroute search --help){style.reset}\n'
+    )
+    for scene in DEMO_SCENES:
+        out.write(f"\n{style.bold}== Grounded search ({scene.title}, {scene.model}){style.reset}\n")
+        out.write(f"{style.cyan}> {scene.query}{style.reset}\n")
+        transport = ReplayTransport(load_recording(scene.recording))
+        options = {"apiKey": "demo", "websearch_grounded": {"model": scene.model}}
+        config = {"provider": {scene.provider: {"options": options}}}
         client = Client(http=httpx.AsyncClient(transport=transport))
-        async with (
-            client,
-            GroundedSearch(
-                [provider], config={"provider": {provider: {"options": options}}}, env={}, client=client
-            ) as search,
-        ):
-            result = await search.run({"query": query})
+        async with client, GroundedSearch([scene.provider], config=config, env={}, client=client) as search:
+            result = await search.run({"query": scene.query})
         body, sep, sources = result.llm_content.partition("\n\nSources:\n")
-        out.write(body if len(body) <= limit else body[: limit - 1] + "…")
-        out.write(f"{sep}{sources}\n")
+        out.write(f"{_cut(body, limit)}{sep}{sources}\n")
         out.flush()
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters, cut after a whole paragraph where there is one."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind("\n\n", 0, limit)
+    return f"{text[:end] if end > 0 else text[: limit - 1]}\n[… {len(text) - max(end, limit - 1)} more characters]"

@@ -1,0 +1,124 @@
+"""What the gateway's two request shapes (Chat Completions, Responses) have in common on the way to
+an ``LLMRequest``: the conversation as it is read (``Conversation``), function tools, tool choice,
+JSON-schema output and images. Each wire module keeps its own field names and error paths.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from ..schema.content import MediaPart, Message, Part, Role, TextPart, ToolCallPart, ToolResultPart
+from ..schema.errors import InvalidRequestError
+from ..schema.options import GenerationOptions
+from ..schema.request import LLMRequest, OutputSchema
+from ..schema.tools import ToolChoice, ToolDefinition
+
+__all__ = ["Conversation", "arguments_json", "function_tool", "image_part", "output_schema", "tool_choice"]
+
+_NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+class Conversation:
+    """A client's messages, in order, as the system prompt and canonical messages. Tool calls are
+    remembered by id so a result that does not name its tool still gets the name."""
+
+    def __init__(self, system: Iterable[TextPart] = ()) -> None:
+        self.system: list[TextPart] = list(system)
+        self.messages: list[Message] = []
+        self._names: dict[str, str] = {}  # tool call id -> tool name
+
+    def instructions(self, parts: Iterable[Part]) -> None:
+        """A system or developer message: before the first turn its text joins the system prompt;
+        later it stays in place as a system message."""
+        if self.messages:
+            self.messages.append(Message("system", tuple(parts)))
+        else:
+            self.system.extend(p for p in parts if isinstance(p, TextPart))
+
+    def add(self, role: Role, parts: tuple[Part, ...], *, merge: bool = False) -> None:
+        """``merge``: join the previous message when it has the same role (sibling calls, outputs)."""
+        if merge and self.messages and self.messages[-1].role == role:
+            self.messages[-1] = Message(role, (*self.messages[-1].content, *parts))
+        else:
+            self.messages.append(Message(role, parts))
+
+    def call(self, call_id: str, name: str, arguments: str | None, where: str) -> ToolCallPart:
+        """A client-side function call; ``arguments`` is its JSON text (``where`` names it in errors)."""
+        try:
+            decoded: Any = msgspec.json.decode(arguments or "{}")
+        except msgspec.DecodeError:
+            raise InvalidRequestError(f"{where}: not valid JSON") from None
+        self._names[call_id] = name
+        return ToolCallPart(call_id, name, decoded)
+
+    def result(self, call_id: str, output: str, name: str = "") -> None:
+        """A function call's output; consecutive outputs are one tool message. The tool's name is the
+        call's when the call came earlier, else ``name``."""
+        self.add("tool", (ToolResultPart(call_id, self._names.get(call_id, name), output),), merge=True)
+
+    def request(
+        self,
+        model: Any,
+        *,
+        tools: Iterable[ToolDefinition],
+        tool_choice: ToolChoice | None,
+        generation: GenerationOptions,
+        output_schema: OutputSchema | None,
+    ) -> LLMRequest:
+        return LLMRequest(
+            model=model,
+            system=tuple(self.system),
+            messages=tuple(self.messages),
+            tools=tuple(tools),
+            tool_choice=tool_choice,
+            generation=generation,
+            output_schema=output_schema,
+        )
+
+
+def function_tool(
+    name: str, description: str, parameters: dict[str, Any] | None, strict: bool | None
+) -> ToolDefinition:
+    """A client's function tool; no ``parameters`` means no arguments."""
+    return ToolDefinition(name, description, parameters or _NO_PARAMETERS, strict)
+
+
+def tool_choice(choice: str | None) -> ToolChoice | None:
+    """``auto``, ``none`` or ``required`` (a named function is each shape's own)."""
+    if choice is None:
+        return None
+    if choice not in ("auto", "none", "required"):
+        raise InvalidRequestError(
+            f"tool_choice: expected auto, none, required or a named function, got {choice!r}"
+        )
+    return ToolChoice.parse(choice)
+
+
+def output_schema(
+    name: str, schema: dict[str, Any], description: str | None, strict: bool | None
+) -> OutputSchema:
+    """A ``json_schema`` output format, strict unless the client says otherwise."""
+    return OutputSchema(name, schema, description, True if strict is None else strict)
+
+
+def image_part(url: str, where: str) -> MediaPart:
+    """An image given by a ``data:`` URL (base64) or an http(s) URL (media type guessed from its path)."""
+    if url.startswith("data:"):
+        header, sep, data = url.partition(",")
+        mime = header[5:].split(";", 1)[0]
+        if not sep or not header.endswith(";base64") or not mime or not data:
+            raise InvalidRequestError(f"{where}: a data URL must be data:<mime>;base64,<data>")
+        return MediaPart(mime, data)
+    if url.startswith(("http://", "https://")):
+        guessed, _ = mimetypes.guess_type(url.split("?", 1)[0])
+        return MediaPart(guessed if guessed and guessed.startswith("image/") else "image/jpeg", url)
+    raise InvalidRequestError(f"{where}: an image must be an http(s) or data URL")
+
+
+def arguments_json(arguments: Any) -> str:
+    """A call's arguments as the JSON text both shapes send back (a string passes as it is)."""
+    return arguments if isinstance(arguments, str) else msgspec.json.encode(arguments).decode()

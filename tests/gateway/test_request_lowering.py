@@ -1,0 +1,71 @@
+"""Chat Completions and Responses bodies go through one lowering (``server/request.py``): the same
+conversation in either shape becomes the same ``LLMRequest``."""
+
+from __future__ import annotations
+
+import msgspec
+
+from llmroute.schema.content import ToolCallPart, ToolResultPart
+from llmroute.server import chat, responses
+
+MODEL = object()  # the gateway passes its configured Model; lowering only carries it
+
+CHAT = {
+    "model": "m",
+    "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                },
+                {"id": "c2", "type": "function", "function": {"name": "get_time", "arguments": ""}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+        {"role": "tool", "tool_call_id": "c2", "content": "noon"},
+        {"role": "developer", "content": "Answer in French."},
+    ],
+    "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}],
+    "tool_choice": "required",
+    "max_tokens": 50,
+    "temperature": 0.5,
+    "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": {"type": "object"}}},
+}
+
+RESPONSES = {
+    "model": "m",
+    "instructions": "Be brief.",
+    "input": [
+        {"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+        {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": '{"city":"Paris"}'},
+        {"type": "function_call", "call_id": "c2", "name": "get_time", "arguments": ""},
+        {"type": "function_call_output", "call_id": "c1", "output": "sunny"},
+        {"type": "function_call_output", "call_id": "c2", "output": "noon"},
+        {"role": "developer", "content": "Answer in French."},
+    ],
+    "tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}],
+    "tool_choice": "required",
+    "max_output_tokens": 50,
+    "temperature": 0.5,
+    "text": {"format": {"type": "json_schema", "name": "a", "schema": {"type": "object"}}},
+}
+
+
+def test_the_same_conversation_in_either_shape_is_the_same_request() -> None:
+    from_chat = chat.to_llm_request(chat.decode_request(msgspec.json.encode(CHAT)), MODEL)
+    from_responses = responses.to_llm_request(responses.decode_request(msgspec.json.encode(RESPONSES)), MODEL)
+    assert from_chat == from_responses
+    assert [m.role for m in from_chat.messages] == ["user", "assistant", "tool", "system"]
+    assert from_chat.messages[2].content == (
+        ToolResultPart("c1", "get_weather", "sunny"),  # named after the call the result answers
+        ToolResultPart("c2", "get_time", "noon"),
+    )
+    assert from_chat.messages[1].content[1] == ToolCallPart("c2", "get_time", {})  # no arguments: {}
+    assert from_chat.output_schema is not None and from_chat.output_schema.strict
+    assert from_chat.tools[0].input_schema == {"type": "object"}
