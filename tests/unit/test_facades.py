@@ -120,6 +120,7 @@ SECRET_INT = 4242424242  # a key of the wrong type must not be echoed either
         (lambda: compatible.configure("groq", api_key="k", quirks={"supports_top_k": True}), "quirks"),
         (lambda: xai.configure(api_key="k").model(5), "model"),
         (lambda: google.configure(api_key="k").model(5), "model"),
+        (lambda: google.configure(api_key="k").gemini("gemini-2.5-flash", temperature=0.2), "temperature"),
         (lambda: openai.configure(api_key="k").chat("m", generation={"temperature": 0}), "generation"),
         (lambda: openrouter.configure(api_key="k").chat("m", web="exa"), "web"),
     ],

@@ -109,6 +109,7 @@ def make_model(
 # The Gemini facades (google, google.code_assist, vertex) ---------------------------------------
 
 AccessToken = str | Secret | Callable[[], Awaitable[str]]
+_GENERATION_FIELDS = frozenset(GenerationOptions.__struct_fields__)
 
 
 class GeminiFacade:
@@ -119,6 +120,15 @@ class GeminiFacade:
 
     def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
         """A Gemini model. Keyword options are Google provider options (see the module doc)."""
+        misplaced = sorted(_GENERATION_FIELDS.intersection(options))
+        if misplaced:  # Gemini would get them as unknown top-level body fields and answer HTTP 400
+            name = misplaced[0]
+            raise InvalidRequestError(
+                f"{self.provider}: {name} is a generation option here: pass "
+                f"generation=llmroute.GenerationOptions({name}=...)",
+                param=name,
+                provider=self.provider,
+            )
         return make_model(bare_model_id(model_id), self._route, self.provider, generation, options)
 
     model = gemini
