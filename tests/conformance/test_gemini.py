@@ -14,7 +14,8 @@ import pytest
 
 import llmroute
 from llmroute.hosted import code_execution, file_search, url_context, web_search
-from llmroute.protocols.gemini import byte_span_to_str, sanitize_schema
+from llmroute.protocols._offsets import byte_span_to_str
+from llmroute.protocols.gemini_schema import sanitize_schema
 from llmroute.providers import google, vertex
 from llmroute.testing import (
     Cassette,

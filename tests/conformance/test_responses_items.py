@@ -274,7 +274,7 @@ async def test_client_tools_are_lowered_as_the_providers_own_tool_types() -> Non
         model=OPENAI.responses("gpt-5.1"), prompt="x", tools=tools, tool_choice="write_sql"
     )
     assert (await body_of(named))["tool_choice"] == {"type": "custom", "name": "write_sql"}
-    assert client_tools.KINDS | {"function"} == openai_responses.TOOL_KINDS
+    assert client_tools.KINDS | {"function"} == openai_responses.PROTOCOL.tool_kinds
 
 
 @pytest.mark.anyio

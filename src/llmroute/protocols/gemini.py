@@ -2,23 +2,22 @@
 
 ``:streamGenerateContent?alt=sse`` sends one complete ``GenerateContentResponse`` per event; its
 ``parts`` hold only the new delta. Non-streamed (``stream=False``), ``:generateContent`` answers
-with one such response holding every part: the same chunk handler reads it as a one-chunk stream. Grounding (``groundingMetadata``) usually arrives with the last
-chunk, sometimes earlier, and may be split across chunks: it is merged field-wise and turned into the
-canonical hosted ``web_search`` call/result plus ``citation`` events once the stream ends. Support
-segments are UTF-8 *byte* offsets into one part's text; they become Python ``str`` indices of the
-text block we emitted for that part.
+with one such response holding every part: the same chunk handler reads it as a one-chunk stream.
+Grounding (``groundingMetadata``) becomes the canonical hosted ``web_search`` call/result plus
+``citation`` events once the stream ends: see ``gemini_grounding``. Tool schemas are rewritten for
+Gemini's ``Schema`` by ``gemini_schema``.
 
-Code Assist (``cloudcode-pa``) is this protocol inside an envelope: see ``code_assist_protocol``.
+Code Assist (``cloudcode-pa``) is this protocol inside an envelope: see ``gemini_code_assist``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from ..framing.sse import SSEEvent, SSEFraming
-from ..hosted import WEB_SEARCH, search_result
 from ..route.auth import Auth
 from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
@@ -28,7 +27,6 @@ from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
-    Citation,
     FinishReason,
     LLMEvent,
     Media,
@@ -45,25 +43,35 @@ from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
 from ._partial_json import PathWriter, parse_path
-from ._shared import ToolInput, decode_frame, ns, result_text, with_options
+from ._shared import ToolInput, decode_frame, lower_hosted, ns, result_text, with_options
+from .gemini_grounding import (
+    NS,
+    GroundingMetadata,
+    MergedGrounding,
+    PartText,
+    UrlContext,
+    UrlMetadata,
+    emit_grounding,
+    hosted_id,
+)
+from .gemini_schema import sanitize_schema
 
 __all__ = [
+    "HOSTED_TOOLS",
+    "NAME",
     "PROTOCOL",
     "GeminiState",
     "build_body",
-    "byte_span_to_str",
-    "code_assist_protocol",
     "on_halt",
     "route",
-    "sanitize_schema",
     "step",
     "whole",
 ]
 
-NS = "google"  # provider_metadata namespace for what must round-trip (thought signatures)
+NAME = "gemini"
 
 
-# 1. request body Structs -------------------------------------------------------------------------
+# 1. quirks, constants and request body Structs ----------------------------------------------------
 
 
 class _Blob(msgspec.Struct, rename="camel"):
@@ -161,7 +169,7 @@ class GeminiBody(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel
     labels: dict[str, str] | None = None
 
 
-# 2. stream event Structs ------------------------------------------------------------------------
+# 2. stream event Structs --------------------------------------------------------------------------
 
 
 class _PartialArg(msgspec.Struct, rename="camel"):
@@ -184,7 +192,7 @@ class _PartialArg(msgspec.Struct, rename="camel"):
             return self.list_value
         if self.null_value is not msgspec.UNSET:
             return None
-        raise InvalidProviderOutputError(f"gemini: partialArgs entry at {self.json_path!r} has no value")
+        raise InvalidProviderOutputError(f"{NAME}: partialArgs entry at {self.json_path!r} has no value")
 
 
 class _FunctionCall(msgspec.Struct, rename="camel"):
@@ -221,59 +229,13 @@ class _Content(msgspec.Struct):
     role: str | None = None
 
 
-class _Source(msgspec.Struct, rename="camel", omit_defaults=True):
-    """``web``, ``retrievedContext`` (file search / RAG) and ``maps`` grounding chunks alike."""
-
-    uri: str | None = None
-    title: str | None = None
-    domain: str | None = None
-    text: str | None = None
-    file_search_store: str | None = None
-
-
-class _GroundingChunk(msgspec.Struct, rename="camel", omit_defaults=True):
-    web: _Source | None = None
-    retrieved_context: _Source | None = None
-    maps: _Source | None = None
-
-
-class _Segment(msgspec.Struct, rename="camel"):
-    part_index: int | None = None
-    start_index: int | None = None
-    end_index: int | None = None
-    text: str | None = None
-
-
-class _Support(msgspec.Struct, rename="camel"):
-    segment: _Segment | None = None
-    grounding_chunk_indices: list[int] | None = None
-    confidence_scores: list[float] | None = None
-
-
-class _Grounding(msgspec.Struct, rename="camel"):
-    web_search_queries: list[str] | None = None
-    grounding_chunks: list[_GroundingChunk] | None = None
-    grounding_supports: list[_Support] | None = None
-    search_entry_point: dict[str, Any] | None = None
-    retrieval_metadata: dict[str, Any] | None = None
-
-
-class _UrlMetadata(msgspec.Struct, rename="camel"):
-    retrieved_url: str | None = None
-    url_retrieval_status: str | None = None
-
-
-class _UrlContext(msgspec.Struct, rename="camel"):
-    url_metadata: list[_UrlMetadata] | None = None
-
-
 class _Candidate(msgspec.Struct, rename="camel"):
     content: _Content | None = None
     finish_reason: str | None = None
     finish_message: str | None = None
     index: int = 0
-    grounding_metadata: _Grounding | None = None
-    url_context_metadata: _UrlContext | None = None
+    grounding_metadata: GroundingMetadata | None = None
+    url_context_metadata: UrlContext | None = None
 
 
 class _PromptFeedback(msgspec.Struct, rename="camel"):
@@ -295,54 +257,7 @@ _decode = _decoder.decode
 _usage_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
-# 3. parser state --------------------------------------------------------------------------------
-
-
-class _TextBuf:
-    """One logical part as the non-streamed response would hold it: consecutive streamed deltas of
-    the same kind are one part. ``kind`` is ``text``, ``thought`` or ``other`` (calls, code); only
-    ``text`` parts keep their ``chunks`` (grounding spans point into answer text alone)."""
-
-    __slots__ = ("_final", "block_id", "chunks", "kind", "signature")
-
-    def __init__(self, kind: str, block_id: str, signature: str | None) -> None:
-        self.kind = kind
-        self.block_id = block_id
-        self.chunks: list[str] = []
-        self.signature = signature
-        self._final: tuple[str, bytes] | None = None
-
-    def final(self) -> tuple[str, bytes]:
-        """The whole text and its UTF-8 bytes (once the stream has ended)."""
-        if self._final is None:
-            text = "".join(self.chunks)
-            self._final = (text, text.encode())
-        return self._final
-
-
-class _MergedGrounding:
-    """Field-wise merge across chunks: the latest non-empty value of each field wins."""
-
-    __slots__ = ("chunks", "entry_point", "queries", "retrieval", "supports")
-
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-        self.chunks: list[_GroundingChunk] = []
-        self.supports: list[_Support] = []
-        self.entry_point: dict[str, Any] | None = None
-        self.retrieval: dict[str, Any] | None = None
-
-    def merge(self, g: _Grounding) -> None:
-        if g.web_search_queries:
-            self.queries = g.web_search_queries
-        if g.grounding_chunks:
-            self.chunks = g.grounding_chunks
-        if g.grounding_supports:
-            self.supports = g.grounding_supports
-        if g.search_entry_point:
-            self.entry_point = g.search_entry_point
-        if g.retrieval_metadata:
-            self.retrieval = g.retrieval_metadata
+# 3. parser state ----------------------------------------------------------------------------------
 
 
 class _StreamedCall:
@@ -378,8 +293,8 @@ class GeminiState(StreamState):
 
     def __init__(self) -> None:
         super().__init__()
-        self.parts: list[_TextBuf] = []
-        self.open: _TextBuf | None = None  # the open text/reasoning block
+        self.parts: list[PartText] = []
+        self.open: PartText | None = None  # the open text/reasoning block
         self.counter = 0  # block ids
         self.local_calls = 0
         self.call_ids: set[str] = set()  # ids the provider gave its function calls
@@ -388,8 +303,8 @@ class GeminiState(StreamState):
         self.finish_message: str | None = None
         self.block_reason: str | None = None
         self.raw_usage: msgspec.Raw | None = None
-        self.grounding = _MergedGrounding()
-        self.url_context: list[_UrlMetadata] = []
+        self.grounding = MergedGrounding()
+        self.url_context: list[UrlMetadata] = []
         self.response_id: str | None = None
         self.file_search_id: str | None = None
         self.pending_code_id: str | None = None  # the code call awaiting its codeExecutionResult
@@ -397,149 +312,7 @@ class GeminiState(StreamState):
         self.streamed: _StreamedCall | None = None  # the call whose arguments are streaming
 
 
-# 4. build_body ----------------------------------------------------------------------------------
-
-# Keywords of the OpenAPI-3.0 subset Gemini's ``Schema`` accepts; everything else is dropped.
-_SCHEMA_KEYS = frozenset(
-    {
-        "type",
-        "format",
-        "title",
-        "description",
-        "nullable",
-        "enum",
-        "maxItems",
-        "minItems",
-        "properties",
-        "required",
-        "minProperties",
-        "maxProperties",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "example",
-        "anyOf",
-        "propertyOrdering",
-        "default",
-        "items",
-        "minimum",
-        "maximum",
-    }
-)
-_FORMATS = {"string": {"enum", "date-time"}, "integer": {"int32", "int64"}, "number": {"float", "double"}}
-_MAX_REF_DEPTH = 16
-
-
-def sanitize_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A JSON Schema as Gemini's ``Schema`` accepts it: ``$ref``/``$defs`` inlined, ``const`` and
-    ``oneOf`` rewritten, ``null`` types folded into ``nullable``, unsupported keywords dropped."""
-    defs: dict[str, Any] = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
-    return _sanitize(schema, defs, 0)
-
-
-def _resolve_ref(ref: str, defs: dict[str, Any]) -> dict[str, Any] | None:
-    for prefix in ("#/$defs/", "#/definitions/"):
-        if ref.startswith(prefix):
-            return _as_dict(defs.get(ref[len(prefix) :]))
-    return None
-
-
-def _as_dict(value: Any) -> dict[str, Any] | None:
-    return value if isinstance(value, dict) else None  # type: ignore[return-value]
-
-
-def _as_list(value: Any) -> list[Any] | None:
-    return value if isinstance(value, list) else None  # type: ignore[return-value]
-
-
-def _sanitize(schema: Any, defs: dict[str, Any], depth: int) -> dict[str, Any]:
-    if not isinstance(schema, dict):
-        return {}
-    node: dict[str, Any] = dict(schema)  # type: ignore[arg-type]
-    ref = node.pop("$ref", None)
-    if isinstance(ref, str):
-        target = _resolve_ref(ref, defs)
-        if target is None or depth >= _MAX_REF_DEPTH:
-            return {"type": "object"}  # unresolvable or recursive beyond the limit
-        node = {**target, **node}  # siblings of $ref (description, ...) override the target
-        depth += 1
-    out: dict[str, Any] = {}
-    nullable = False
-    if "const" in node:
-        node.setdefault("enum", [node["const"]])
-    kind: Any = node.get("type")
-    kinds = _as_list(kind)
-    if kinds is not None:
-        types: list[Any] = [t for t in kinds if t != "null"]
-        nullable = len(types) < len(kinds)
-        if len(types) == 1:
-            kind = types[0]
-        elif types:
-            node.setdefault("anyOf", [{"type": t} for t in types])
-            kind = None
-        else:
-            kind = None
-    variants = _as_list(node.get("anyOf") or node.get("oneOf"))
-    if variants is not None:
-        kept: list[Any] = [v for v in variants if (_as_dict(v) or {}).get("type") != "null"]
-        nullable = nullable or len(kept) < len(variants)
-        if len(kept) == 1:
-            inner = _sanitize(kept[0], defs, depth)
-            for key in ("description", "title", "default"):
-                if key in node and key in _SCHEMA_KEYS:
-                    inner[key] = node[key]
-            if nullable:
-                inner["nullable"] = True
-            return inner
-        if kept:
-            out["anyOf"] = [_sanitize(v, defs, depth) for v in kept]
-    all_of = node.get("allOf")
-    if isinstance(all_of, list) and all_of:
-        merged: dict[str, Any] = {}
-        for part in all_of:  # type: ignore[union-attr]
-            resolved = _sanitize(part, defs, depth)
-            props = {**merged.get("properties", {}), **resolved.get("properties", {})}
-            required = [*merged.get("required", []), *resolved.get("required", [])]
-            merged.update(resolved)
-            if props:
-                merged["properties"] = props
-            if required:
-                merged["required"] = list(dict.fromkeys(required))
-        out.update(merged)
-    if kind is not None:
-        out["type"] = kind
-    for key, value in node.items():
-        if key not in _SCHEMA_KEYS or key in ("type", "anyOf"):
-            continue
-        if key == "properties" and isinstance(value, dict):
-            out["properties"] = {str(k): _sanitize(v, defs, depth) for k, v in value.items()}  # type: ignore[union-attr]
-        elif key == "items":
-            out["items"] = _sanitize(value[0] if isinstance(value, list) and value else value, defs, depth)  # type: ignore[index]
-        elif key == "format":
-            lowered = str(kind).lower() if isinstance(kind, str) else ""
-            if value in _FORMATS.get(lowered, ()):
-                out["format"] = value
-        elif key == "enum" and isinstance(value, list):
-            if all(isinstance(v, str) for v in value):  # type: ignore[union-attr]
-                out["enum"] = value
-            else:  # Gemini enums are strings only: state the allowed values instead
-                allowed = ", ".join(msgspec.json.encode(v).decode() for v in value)  # type: ignore[union-attr]
-                note = f"Allowed values: {allowed}."
-                desc = out.get("description") or node.get("description")
-                out["description"] = f"{desc} {note}" if desc else note
-        elif key == "required" and isinstance(value, list):
-            out["required"] = value
-        elif key == "description" and "description" in out:
-            continue  # already extended with enum values
-        else:
-            out[key] = value
-    props = _as_dict(out.get("properties"))
-    required = _as_list(out.get("required"))
-    if required is not None and props is not None:
-        out["required"] = [r for r in required if r in props]
-    if nullable:
-        out["nullable"] = True
-    return out
+# 4. build_body ------------------------------------------------------------------------------------
 
 
 def _text_out(part: TextPart) -> _PartOut:
@@ -551,7 +324,7 @@ def _signature_of(metadata: dict[str, Any] | None) -> str | None:
     return sig if isinstance(sig, str) else None
 
 
-def _media_out(part: MediaPart) -> _PartOut:
+def _lower_media(part: MediaPart) -> _PartOut:
     if part.is_url:
         return _PartOut(file_data=_FileData(part.mime_type, part.data))  # type: ignore[arg-type]
     # media the model produced carries its thought signature back (Gemini 3 image output)
@@ -565,9 +338,9 @@ def _user_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
         if isinstance(part, TextPart):
             out.append(_PartOut(text=part.text))
         elif isinstance(part, MediaPart):
-            out.append(_media_out(part))
+            out.append(_lower_media(part))
         else:
-            raise InvalidRequestError(f"gemini: a user message cannot hold a {type(part).__name__}")
+            raise InvalidRequestError(f"{NAME}: a user message cannot hold a {type(part).__name__}")
     return out
 
 
@@ -586,9 +359,9 @@ def _model_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
                 if part.name == "code_execution" and isinstance(part.input, dict):
                     out.append(_PartOut(executable_code=part.input))  # type: ignore[arg-type]
                 continue  # grounding / url context calls are not replayable
-            args = _as_dict(part.input)
-            if args is None:
-                args = {"input": part.input}  # functionCall.args must be an object
+            args: Any = part.input
+            if not isinstance(args, dict):
+                args = {"input": args}  # functionCall.args must be an object
             out.append(
                 _PartOut(
                     function_call=_FunctionCallOut(part.name, args, part.id),
@@ -599,7 +372,7 @@ def _model_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
             if part.provider_executed and part.name == "code_execution" and isinstance(part.result, dict):
                 out.append(_PartOut(code_execution_result=part.result))  # type: ignore[arg-type]
         elif isinstance(part, MediaPart):
-            out.append(_media_out(part))
+            out.append(_lower_media(part))
     return out
 
 
@@ -614,22 +387,22 @@ def _tool_parts(parts: tuple[Any, ...]) -> list[_PartOut]:
             response = {"name": part.name, key: result_text(part.result)}
             out.append(_PartOut(function_response=_FunctionResponseOut(part.name, response, part.id)))
             if isinstance(part.result, tuple | list):
-                media.extend(_media_out(p) for p in part.result if isinstance(p, MediaPart))  # type: ignore[union-attr]
+                media.extend(_lower_media(p) for p in part.result if isinstance(p, MediaPart))  # type: ignore[union-attr]
         elif isinstance(part, TextPart):
             out.append(_PartOut(text=part.text))
         elif isinstance(part, MediaPart):
-            out.append(_media_out(part))
+            out.append(_lower_media(part))
     return out + media  # images a tool returned follow its functionResponse in the same user turn
 
 
-def _lower(request: LLMRequest) -> tuple[list[_ContentOut], list[_PartOut]]:
+def _lower_messages(request: LLMRequest) -> tuple[list[_ContentOut], list[_PartOut]]:
     system = [_PartOut(text=p.text) for p in request.system]
     contents: list[_ContentOut] = []
     for message in request.messages:
         if message.role == "system":
             system.extend(_PartOut(text=p.text) for p in message.content if isinstance(p, TextPart))
             continue
-        parts = _parts_for(message)
+        parts = _lower_message(message)
         if not parts:
             continue
         role = "model" if message.role == "assistant" else "user"
@@ -640,7 +413,7 @@ def _lower(request: LLMRequest) -> tuple[list[_ContentOut], list[_PartOut]]:
     return contents, system
 
 
-def _parts_for(message: Message) -> list[_PartOut]:
+def _lower_message(message: Message) -> list[_PartOut]:
     if message.role == "user":
         return _user_parts(message.content)
     if message.role == "assistant":
@@ -651,43 +424,50 @@ def _parts_for(message: Message) -> list[_PartOut]:
 _HOSTED_GENERIC = ("max_uses", "allowed_domains", "user_location", "search_context_size")
 
 
-def _hosted(tool: HostedTool) -> _ToolOut:
+def _lower_web_search(tool: HostedTool) -> _ToolOut:
     options = dict(tool.options)
-    if tool.kind == "web_search":
-        unsupported = sorted(k for k in _HOSTED_GENERIC if k in options)
-        if unsupported:
-            raise InvalidRequestError(f"gemini googleSearch has no {', '.join(unsupported)} option")
-        blocked = options.pop("blocked_domains", None)
-        if blocked:
-            options["excludeDomains"] = blocked
-        return _ToolOut(google_search=options)
-    if tool.kind == "url_context":
-        return _ToolOut(url_context=options)
-    if tool.kind == "code_execution":
-        return _ToolOut(code_execution=options)
-    if tool.kind == "file_search":
-        stores = options.pop("vector_store_ids", None)
-        if stores:
-            options["fileSearchStoreNames"] = stores
-        return _ToolOut(file_search=options)
-    raise InvalidRequestError(
-        f"gemini has no hosted {tool.kind!r} tool (supported: web_search, url_context, code_execution, file_search)"
-    )
+    unsupported = sorted(k for k in _HOSTED_GENERIC if k in options)
+    if unsupported:
+        raise InvalidRequestError(f"{NAME} googleSearch has no {', '.join(unsupported)} option")
+    blocked = options.pop("blocked_domains", None)
+    if blocked:
+        options["excludeDomains"] = blocked
+    return _ToolOut(google_search=options)
 
 
-def _tools(request: LLMRequest) -> list[_ToolOut] | None:
+def _lower_url_context(tool: HostedTool) -> _ToolOut:
+    return _ToolOut(url_context=dict(tool.options))
+
+
+def _lower_code_execution(tool: HostedTool) -> _ToolOut:
+    return _ToolOut(code_execution=dict(tool.options))
+
+
+def _lower_file_search(tool: HostedTool) -> _ToolOut:
+    options = dict(tool.options)
+    stores = options.pop("vector_store_ids", None)
+    if stores:
+        options["fileSearchStoreNames"] = stores
+    return _ToolOut(file_search=options)
+
+
+def _lower_hosted(tool: HostedTool) -> _ToolOut:
+    return lower_hosted(HOSTED_TOOLS, tool, NAME)
+
+
+def _lower_tools(request: LLMRequest) -> list[_ToolOut] | None:
     functions: list[_FunctionDeclaration] = []
     hosted: list[_ToolOut] = []
     for tool in request.tools:
         if isinstance(tool, HostedTool):
-            hosted.append(_hosted(tool))
+            hosted.append(_lower_hosted(tool))
         else:
-            functions.append(_declaration(tool))
+            functions.append(_lower_tool(tool))
     tools = [_ToolOut(function_declarations=functions)] if functions else []
     return (tools + hosted) or None
 
 
-def _declaration(tool: ToolDefinition) -> _FunctionDeclaration:
+def _lower_tool(tool: ToolDefinition) -> _FunctionDeclaration:
     return _FunctionDeclaration(
         name=tool.name,
         description=tool.description or None,
@@ -695,7 +475,7 @@ def _declaration(tool: ToolDefinition) -> _FunctionDeclaration:
     )
 
 
-def _tool_config(request: LLMRequest, stream_arguments: bool | None) -> _ToolConfig | None:
+def _lower_tool_choice(request: LLMRequest, stream_arguments: bool | None) -> _ToolConfig | None:
     """``tool_choice`` as a function-calling mode, plus ``streamFunctionCallArguments`` (Gemini 3:
     arguments arrive as ``partialArgs`` pieces) when asked for."""
     choice = request.tool_choice
@@ -703,13 +483,13 @@ def _tool_config(request: LLMRequest, stream_arguments: bool | None) -> _ToolCon
         config = _FunctionCallingConfig()
     elif choice.mode == "tool":
         if choice.name is None:
-            raise InvalidRequestError("gemini: a named tool choice needs a tool name")
+            raise InvalidRequestError(f"{NAME}: a named tool choice needs a tool name")
         config = _FunctionCallingConfig("ANY", [choice.name])
     else:
         config = _FunctionCallingConfig({"auto": "AUTO", "none": "NONE", "required": "ANY"}[choice.mode])
     if stream_arguments is not None:
         if not isinstance(stream_arguments, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise InvalidRequestError("gemini: stream_function_call_arguments must be a bool")
+            raise InvalidRequestError(f"{NAME}: stream_function_call_arguments must be a bool")
         config.stream_function_call_arguments = stream_arguments
     return _ToolConfig(config) if config != _FunctionCallingConfig() else None
 
@@ -788,12 +568,12 @@ def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]
         thinking_config=thinking or None,
         **generation,
     )
-    contents, system = _lower(request)
+    contents, system = _lower_messages(request)
     body = GeminiBody(
         contents=contents,
         system_instruction=_SystemInstruction(system) if system else None,
-        tools=_tools(request),
-        tool_config=_tool_config(request, stream_arguments),
+        tools=_lower_tools(request),
+        tool_config=_lower_tool_choice(request, stream_arguments),
         generation_config=config if config != _EMPTY_CONFIG else None,
         **body_fields,
     )
@@ -806,8 +586,15 @@ def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]
 
 _EMPTY_CONFIG = _GenerationConfig()
 
+HOSTED_TOOLS: dict[str, Callable[..., Any]] = {
+    "web_search": _lower_web_search,
+    "url_context": _lower_url_context,
+    "code_execution": _lower_code_execution,
+    "file_search": _lower_file_search,
+}
 
-# 5. step / on_halt ------------------------------------------------------------------------------
+
+# 5. step / on_halt --------------------------------------------------------------------------------
 
 _FINISH: dict[str, FinishReason] = {
     "STOP": "stop",
@@ -837,18 +624,18 @@ def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
     except DECODE_ERRORS:  # blank frames are skipped; the slow path reports the raw frame
         if not data.strip():
             return
-        chunk = decode_frame(_decoder, data, "gemini chunk")
+        chunk = decode_frame(_decoder, data, f"{NAME} chunk")
     _on_chunk(state, chunk, out)
 
 
 def whole(state: GeminiState, body: bytes, out: list[LLMEvent]) -> None:
     """A ``:generateContent`` body: one response with every part, read as a one-chunk stream."""
-    _on_chunk(state, decode_frame(_decoder, body, "gemini response"), out)
+    _on_chunk(state, decode_frame(_decoder, body, f"{NAME} response"), out)
 
 
 def _on_chunk(state: GeminiState, chunk: _Chunk, out: list[LLMEvent]) -> None:
     if chunk.error is not None:
-        raise from_stream_event(chunk.error, "gemini")
+        raise from_stream_event(chunk.error, NAME)
     if not state.started:
         state.started = True
         state.response_id = chunk.response_id
@@ -931,8 +718,8 @@ def _on_text(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
         if sig is not None:
             current.signature = sig
     else:
-        _close(state, out)
-        current = _TextBuf(kind, _next_id(state, "reasoning" if part.thought else "text"), sig)
+        _close_all(state, out)
+        current = PartText(kind, _next_id(state, "reasoning" if part.thought else "text"), sig)
         state.parts.append(current)
         state.open = current
         meta = {NS: {"thoughtSignature": sig}} if sig is not None and not part.thought else None
@@ -945,7 +732,7 @@ def _on_text(state: GeminiState, part: _Part, out: list[LLMEvent]) -> None:
             out.append(TextDelta(current.block_id, text))
 
 
-def _close(state: GeminiState, out: list[LLMEvent]) -> None:
+def _close_all(state: GeminiState, out: list[LLMEvent]) -> None:
     current = state.open
     if current is None:
         return
@@ -961,7 +748,7 @@ def _close(state: GeminiState, out: list[LLMEvent]) -> None:
 def _call_id(state: GeminiState, given: str | None) -> str:
     if given:
         if given in state.call_ids:  # a second call under one id: the caller could answer only one
-            raise InvalidProviderOutputError(f"gemini: function call id {given!r} repeated")
+            raise InvalidProviderOutputError(f"{NAME}: function call id {given!r} repeated")
         state.call_ids.add(given)
         return given
     n = state.local_calls
@@ -973,13 +760,13 @@ def _on_function_call(state: GeminiState, part: _Part, out: list[LLMEvent]) -> N
     call = part.function_call
     assert call is not None
     if call.name:
-        _close(state, out)
+        _close_all(state, out)
         _end_streamed_call(state, out)
         sig = part.thought_signature
         meta = {NS: {"thoughtSignature": sig}} if sig is not None else None
         tool = ToolInput(_call_id(state, call.id), call.name, out, metadata=meta)
         state.local_calls += 1
-        state.parts.append(_TextBuf("other", tool.id, sig))
+        state.parts.append(PartText("other", tool.id, sig))
         if not call.will_continue and call.partial_args is None:
             tool.finish(out, input=call.args if call.args is not None else {})
             return
@@ -994,7 +781,7 @@ def _on_function_call(state: GeminiState, part: _Part, out: list[LLMEvent]) -> N
             text = streamed.writer.set(parse_path(entry.json_path), entry.value())
         except ValueError as exc:
             raise InvalidProviderOutputError(
-                f"gemini: partialArgs of {streamed.tool.name!r}: {exc}"
+                f"{NAME}: partialArgs of {streamed.tool.name!r}: {exc}"
             ) from None
         streamed.tool.delta(text, out)
     if not call.will_continue:
@@ -1012,7 +799,7 @@ def _end_streamed_call(state: GeminiState, out: list[LLMEvent]) -> None:
 
 def _on_media(state: GeminiState, part: _Part, blob: _InlineData, out: list[LLMEvent]) -> None:
     """One whole image (or audio) part; its thought signature rides along so it round-trips."""
-    _close(state, out)
+    _close_all(state, out)
     sig = part.thought_signature
     media = Media(
         _next_id(state, "media"),
@@ -1020,14 +807,8 @@ def _on_media(state: GeminiState, part: _Part, blob: _InlineData, out: list[LLME
         blob.data,
         {NS: {"thoughtSignature": sig}} if sig is not None else None,
     )
-    state.parts.append(_TextBuf("other", media.id, sig))
+    state.parts.append(PartText("other", media.id, sig))
     out.append(media)
-
-
-def _hosted_id(state: GeminiState, kind: str) -> str:
-    n = state.hosted
-    state.hosted += 1
-    return f"{kind}_{state.response_id}_{n}" if state.response_id else f"{kind}_{n}"
 
 
 def _is_file_search(code: dict[str, Any]) -> bool:
@@ -1037,177 +818,24 @@ def _is_file_search(code: dict[str, Any]) -> bool:
 
 
 def _on_code(state: GeminiState, code: dict[str, Any], out: list[LLMEvent]) -> None:
-    _close(state, out)
+    _close_all(state, out)
     if _is_file_search(code):
-        tool = ToolInput(_hosted_id(state, "file_search"), "file_search", out, provider_executed=True)
+        tool = ToolInput(hosted_id(state, "file_search"), "file_search", out, provider_executed=True)
         state.file_search_id = tool.id
     else:
-        tool = ToolInput(_hosted_id(state, "code"), "code_execution", out, provider_executed=True)
+        tool = ToolInput(hosted_id(state, "code"), "code_execution", out, provider_executed=True)
         state.pending_code_id = tool.id
-    state.parts.append(_TextBuf("other", tool.id, None))
+    state.parts.append(PartText("other", tool.id, None))
     tool.finish(out, input=code)
 
 
 def _on_code_result(state: GeminiState, result: dict[str, Any], out: list[LLMEvent]) -> None:
-    _close(state, out)
-    id = state.pending_code_id or _hosted_id(state, "code")  # a result without its call gets its own id
+    _close_all(state, out)
+    id = state.pending_code_id or hosted_id(state, "code")  # a result without its call gets its own id
     state.pending_code_id = None
-    state.parts.append(_TextBuf("other", id, None))
+    state.parts.append(PartText("other", id, None))
     failed = result.get("outcome") not in (None, "OUTCOME_OK")
     out.append(ToolResult(id, "code_execution", result, is_error=failed, provider_executed=True))
-
-
-def byte_span_to_str(data: bytes, start: int, end: int) -> tuple[int, int]:
-    """UTF-8 byte offsets ``[start, end)`` into ``data`` -> ``str`` indices into ``data.decode()``.
-    Offsets are clamped to the text; one inside a multi-byte character snaps to that character's
-    start (never raises, never yields U+FFFD)."""
-    size = len(data)
-    start = min(max(start, 0), size)
-    end = min(max(end, start), size)
-    # a prefix cut inside a character decodes without its partial bytes: that is the snap
-    s = len(data[:start].decode("utf-8", "ignore"))
-    e = len(data[:end].decode("utf-8", "ignore")) if end > start else s
-    return s, e
-
-
-class _Span(msgspec.Struct):
-    block_id: str
-    start: int | None
-    end: int | None
-    text: str
-
-
-def _locate(segment: _Segment, parts: list[_TextBuf]) -> _Span | None:
-    """Which emitted text block a support segment covers, and where (``str`` indices).
-
-    Candidates, in order: the part ``partIndex`` names (when it is answer text); the first answer
-    part (``partIndex`` is omitted when it is 0, even behind thought parts); all answer text
-    concatenated. The first whose slice equals ``segment.text`` wins; else the first candidate."""
-    answers = [p for p in parts if p.kind == "text"]
-    if not answers or segment.end_index is None:
-        return None
-    start, end = segment.start_index or 0, segment.end_index
-    options: list[list[_TextBuf]] = []
-    index = segment.part_index
-    if index is not None and 0 <= index < len(parts) and parts[index].kind == "text":
-        options.append([parts[index]])
-    if [answers[0]] not in options:
-        options.append([answers[0]])
-    if len(answers) > 1:
-        options.append(answers)
-    spans = [_span_in(option, start, end) for option in options]
-    if segment.text is not None:
-        for span in spans:
-            if span.text == segment.text:
-                return span
-    return spans[0]
-
-
-def _span_in(parts: list[_TextBuf], start: int, end: int) -> _Span:
-    """Byte offsets into the concatenated text of ``parts`` -> a span of one block (clipped to it)."""
-    base = 0
-    for part in parts:
-        text, data = part.final()
-        if start < base + len(data) or part is parts[-1]:
-            s, e = byte_span_to_str(data, start - base, end - base)
-            if e <= s:
-                return _Span(part.block_id, None, None, "")
-            return _Span(part.block_id, s, e, text[s:e])
-        base += len(data)
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _source(chunk: _GroundingChunk) -> tuple[str, _Source] | None:
-    if chunk.web is not None:
-        return "web", chunk.web
-    if chunk.retrieved_context is not None:
-        return "retrieved_context", chunk.retrieved_context
-    if chunk.maps is not None:
-        return "maps", chunk.maps
-    return None
-
-
-def _source_dict(kind: str, source: _Source, index: int) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": kind, "url": source.uri, "title": source.title}
-    if source.domain:
-        item["domain"] = source.domain
-    if source.text is not None:
-        item["text"] = source.text
-    if source.file_search_store is not None:
-        item["file_search_store"] = source.file_search_store
-    item["chunk_index"] = index
-    return item
-
-
-def _emit_grounding(state: GeminiState, out: list[LLMEvent]) -> None:
-    g = state.grounding
-    sources = [(i, s) for i, c in enumerate(g.chunks) if (s := _source(c)) is not None]
-    web = [(i, s) for i, (kind, s) in sources if kind == "web"]
-    if state.url_context:
-        id = _hosted_id(state, "url_context")
-        urls = [u.retrieved_url for u in state.url_context]
-        tool = ToolInput(id, "url_context", out, provider_executed=True)
-        tool.finish(out, input={"urls": urls})
-        result = [{"url": u.retrieved_url, "status": u.url_retrieval_status} for u in state.url_context]
-        out.append(ToolResult(id, "url_context", result, provider_executed=True))
-    if g.queries or (web and not state.url_context):
-        _emit_search(state, out)
-    elif sources and not state.url_context:
-        id = state.file_search_id
-        if id is None:
-            id = _hosted_id(state, "file_search")
-            ToolInput(id, "file_search", out, provider_executed=True).finish(out, input={})
-        result = {"sources": [_source_dict(kind, s, i) for i, (kind, s) in sources]}
-        out.append(ToolResult(id, "file_search", result, provider_executed=True))
-    _emit_citations(state, out)
-
-
-def _emit_search(state: GeminiState, out: list[LLMEvent]) -> None:
-    """The canonical ``web_search`` call/result: source *i* is grounding chunk *i* (no
-    deduplication, so ``[i+1]`` markers number chunks as gemini-cli does). The chunks as sent
-    (``web.domain``, ``retrievedContext``, ...), ``searchEntryPoint`` and ``retrievalMetadata`` stay
-    in the result's ``provider_metadata["google"]``."""
-    g = state.grounding
-    id = _hosted_id(state, WEB_SEARCH)
-    ToolInput(id, WEB_SEARCH, out, provider_executed=True).finish(out, input={"queries": list(g.queries)})
-    pairs = [(found[1].uri, found[1].title) if (found := _source(c)) else (None, None) for c in g.chunks]
-    meta: dict[str, Any] = {"groundingChunks": msgspec.to_builtins(g.chunks)}
-    if g.entry_point is not None:
-        meta["searchEntryPoint"] = g.entry_point
-    if g.retrieval:
-        meta["retrievalMetadata"] = g.retrieval
-    result = search_result(pairs, g.queries, dedupe=False)
-    out.append(ToolResult(id, WEB_SEARCH, result, provider_executed=True, provider_metadata={NS: meta}))
-
-
-def _emit_citations(state: GeminiState, out: list[LLMEvent]) -> None:
-    chunks = state.grounding.chunks
-    for support in state.grounding.supports:
-        segment = support.segment
-        if segment is None or not support.grounding_chunk_indices:
-            continue
-        span = _locate(segment, state.parts)
-        if span is None:
-            continue
-        scores = support.confidence_scores or []
-        for n, index in enumerate(dict.fromkeys(support.grounding_chunk_indices)):
-            if not 0 <= index < len(chunks):
-                continue  # indices may point past groundingChunks
-            found = _source(chunks[index])
-            if found is None:
-                continue
-            kind, source = found
-            meta: dict[str, Any] = {"chunk_index": index, "source_type": kind}
-            if source.domain:
-                meta["domain"] = source.domain
-            if n < len(scores):
-                meta["confidence"] = scores[n]
-            if source.file_search_store is not None:
-                meta["file_search_store"] = source.file_search_store
-            cited = segment.text if segment.text is not None else (span.text or None)
-            out.append(
-                Citation(span.block_id, source.uri, source.title, span.start, span.end, cited, {NS: meta})
-            )
 
 
 def _usage(state: GeminiState) -> Usage | None:
@@ -1233,12 +861,12 @@ def _usage(state: GeminiState) -> Usage | None:
 
 def on_halt(state: GeminiState, out: list[LLMEvent]) -> None:
     if not state.done and state.finish_reason is None and state.block_reason is None:
-        raise InvalidProviderOutputError("gemini: stream ended before a finishReason")
-    _close(state, out)
+        raise InvalidProviderOutputError(f"{NAME}: stream ended before a finishReason")
+    _close_all(state, out)
     _end_streamed_call(state, out)
     if state.done:
         return
-    _emit_grounding(state, out)
+    emit_grounding(state, out)
     if state.block_reason is not None and state.finish_reason is None:
         reason: FinishReason = "content-filter"
     else:
@@ -1261,108 +889,37 @@ def on_halt(state: GeminiState, out: list[LLMEvent]) -> None:
     state.done = True
 
 
-# 6. the Protocol value and its default route ---------------------------------------------------
+# 6. the Protocol value and its default route ------------------------------------------------------
 
 PROTOCOL = Protocol(
-    name="gemini",
+    name=NAME,
     build_body=build_body,
     new_state=lambda _request: GeminiState(),
     step=step,
     on_halt=on_halt,
     native_output_schema=True,
     whole=whole,
+    hosted_kinds=frozenset(HOSTED_TOOLS),
 )
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 _STREAM_QUERY = {"alt": "sse"}
 
 
-def route(base_url: str, auth: Auth, *, name: str = "gemini", **changes: Any) -> Route:
+def route(endpoint: Endpoint | str, auth: Auth, *, name: str = NAME, **changes: Any) -> Route:
     """Google AI Studio / Vertex: ``{base_url}/models/{model}:streamGenerateContent?alt=sse``
-    (``:generateContent`` when not streaming)."""
-    return Route(
-        name=name,
-        protocol=PROTOCOL,
-        endpoint=Endpoint(
-            base_url,
+    (``:generateContent`` when not streaming). ``endpoint`` is an ``Endpoint`` or that base URL."""
+    if isinstance(endpoint, str):
+        endpoint = Endpoint(
+            endpoint,
             "/models/{model}:streamGenerateContent",
             whole_path="/models/{model}:generateContent",
             stream_query=_STREAM_QUERY,
-        ),
-        auth=auth,
-        framing=SSEFraming(),
-        **changes,
-    )
-
-
-# Code Assist (cloudcode-pa v1internal): the same protocol in an envelope ------------------------
-
-
-class _CodeAssistBody(msgspec.Struct):
-    model: str
-    project: str
-    request: Any
-
-
-class _CodeAssistFrame(_Chunk, rename="camel"):
-    """``{"response": {...}, "traceId": ...}``. It extends ``_Chunk`` so one decode also reads a
-    frame that is not wrapped (an ``error`` object, a frame already unwrapped) as a plain chunk."""
-
-    response: _Chunk | None = None
-    trace_id: str | None = None
-
-
-_envelope_decoder = msgspec.json.Decoder(_CodeAssistFrame)
-_decode_envelope = _envelope_decoder.decode
-
-
-def _code_assist_step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
-    """The Gemini step on the unwrapped chunk, decoded once."""
-    data = frame.data
-    try:
-        envelope = _decode_envelope(data)
-    except msgspec.DecodeError:
-        if not data.strip():
-            return
-        envelope = decode_frame(_envelope_decoder, data, "code assist frame")
-    _on_chunk(state, envelope.response if envelope.response is not None else envelope, out)
-
-
-def _code_assist_whole(state: GeminiState, body: bytes, out: list[LLMEvent]) -> None:
-    """``v1internal:generateContent``: the same envelope around one whole response."""
-    envelope = decode_frame(_envelope_decoder, body, "code assist response")
-    _on_chunk(state, envelope.response if envelope.response is not None else envelope, out)
-
-
-def code_assist_protocol(project: str) -> Protocol:
-    """``PROTOCOL`` for Code Assist: body wrapped as ``{model, project, request}``, each frame's
-    ``response`` handed to the same chunk handler; state and ``on_halt`` are Gemini's own."""
-
-    def build(request: LLMRequest, model: Model) -> _CodeAssistBody:
-        return _CodeAssistBody(model.id, project, build_body(request, model))
-
-    return msgspec.structs.replace(
-        PROTOCOL,
-        name="gemini-code-assist",
-        build_body=build,
-        step=_code_assist_step,
-        whole=_code_assist_whole,
-    )
-
-
-CODE_ASSIST_BASE_URL = "https://cloudcode-pa.googleapis.com"
-
-
-def code_assist_route(base_url: str, auth: Auth, project: str, **changes: Any) -> Route:
+        )
     return Route(
-        name="gemini-code-assist",
-        protocol=code_assist_protocol(project),
-        endpoint=Endpoint(
-            base_url,
-            "/v1internal:streamGenerateContent",
-            whole_path="/v1internal:generateContent",
-            stream_query=_STREAM_QUERY,
-        ),
+        name=name,
+        protocol=PROTOCOL,
+        endpoint=endpoint,
         auth=auth,
         framing=SSEFraming(),
         **changes,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -36,14 +36,18 @@ from ._shared import (
     data_url,
     decode_frame,
     json_arguments,
+    lower_hosted,
     only_fields,
     parse_tool_input,
     result_text,
     with_options,
 )
 from ._websearch import emit_search, hit_pairs, search_from_citations
+from .openai_chat_reasoning import details_text, end_reasoning, on_reasoning_details, reasoning_details_out
 
 __all__ = [
+    "HOSTED_TOOLS",
+    "NAME",
     "PROTOCOL",
     "REASONING_MODEL",
     "REASONING_QUIRKS",
@@ -57,7 +61,11 @@ __all__ = [
     "whole",
 ]
 
-HostedToolLowering = Callable[[HostedTool], dict[str, Any]]
+NAME = "openai-chat"
+
+# 1. quirks, constants and request body Structs ----------------------------------------------------
+
+HostedToolLowering = Callable[[HostedTool], dict[str, Any]]  # one entry of a hosted tools table
 
 
 class ChatQuirks(msgspec.Struct, frozen=True):
@@ -70,9 +78,9 @@ class ChatQuirks(msgspec.Struct, frozen=True):
     ``max_completion_tokens`` for OpenAI reasoning models. ``send_reasoning``: echo reasoning back as
     ``reasoning_content`` on assistant messages (servers that require it). ``supports_top_k``: send
     ``top_k``. ``empty_choices_ok``: chunks with no choices (Azure's prompt-filter first chunk, the
-    usage trailer) are normal, not an error. ``hosted_tools``: lowers a ``HostedTool`` to this
-    server's ``tools`` entry (OpenRouter ``openrouter:web_search``, GLM ``web_search``); without it
-    hosted tools are refused. ``send_reasoning_details``: echo OpenRouter ``reasoning_details``
+    usage trailer) are normal, not an error. ``hosted_tools``: this server's ``HOSTED_TOOLS``
+    table, kind -> lowering to its ``tools`` entry (OpenRouter ``openrouter:web_search``, GLM
+    ``web_search``); without it hosted tools are refused. ``send_reasoning_details``: echo OpenRouter ``reasoning_details``
     (signatures, encrypted reasoning) back on assistant messages. ``completion_has_reasoning``: whether
     ``completion_tokens`` already counts ``reasoning_tokens`` (OpenAI: yes; xAI: no, its
     ``total_tokens`` is prompt + completion + reasoning); ``None`` decides per response from the
@@ -89,12 +97,9 @@ class ChatQuirks(msgspec.Struct, frozen=True):
     send_reasoning: bool = False
     supports_top_k: bool = False
     empty_choices_ok: bool = True
-    hosted_tools: HostedToolLowering | None = None
+    hosted_tools: Mapping[str, HostedToolLowering] | None = None
     send_reasoning_details: bool = False
     completion_has_reasoning: bool | None = None
-
-
-# 1. request body Structs -------------------------------------------------------------------------
 
 
 class _Function(msgspec.Struct, kw_only=True):
@@ -170,7 +175,7 @@ class ChatBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     response_format: dict[str, Any] | None = None
 
 
-# 2. stream event Structs ------------------------------------------------------------------------
+# 2. stream event Structs --------------------------------------------------------------------------
 
 
 class _FnDelta(msgspec.Struct):
@@ -287,7 +292,7 @@ _text_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
 _completion_decoder = msgspec.json.Decoder(_Completion)
 
 
-# 3. parser state --------------------------------------------------------------------------------
+# 3. parser state ----------------------------------------------------------------------------------
 
 
 class ChatState(StreamState):
@@ -313,7 +318,7 @@ class ChatState(StreamState):
         "web_seen",
     )
 
-    def __init__(self, quirks: ChatQuirks, name: str = "openai-chat") -> None:
+    def __init__(self, quirks: ChatQuirks, name: str = NAME) -> None:
         super().__init__()
         self.quirks = quirks
         self.name = name
@@ -336,7 +341,7 @@ class ChatState(StreamState):
         self.audio_info: dict[str, Any] = {}  # its id and expiry
 
 
-# 4. build_body ----------------------------------------------------------------------------------
+# 4. build_body ------------------------------------------------------------------------------------
 
 
 def _user_content(parts: tuple[Any, ...]) -> str | list[dict[str, Any]]:
@@ -347,13 +352,13 @@ def _user_content(parts: tuple[Any, ...]) -> str | list[dict[str, Any]]:
         if isinstance(part, TextPart):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, MediaPart):
-            content.append(_media(part))
+            content.append(_lower_media(part))
         else:
-            raise InvalidRequestError(f"openai-chat: a user message cannot hold a {type(part).__name__}")
+            raise InvalidRequestError(f"{NAME}: a user message cannot hold a {type(part).__name__}")
     return content
 
 
-def _media(part: MediaPart) -> dict[str, Any]:
+def _lower_media(part: MediaPart) -> dict[str, Any]:
     if part.mime_type.startswith("image/"):
         return {"type": "image_url", "image_url": {"url": data_url(part)}}
     if part.mime_type.startswith("audio/") and not part.is_url:
@@ -362,7 +367,7 @@ def _media(part: MediaPart) -> dict[str, Any]:
             "input_audio": {"data": part.base64(), "format": part.mime_type.split("/")[1]},
         }
     if part.is_url:
-        raise InvalidRequestError(f"openai-chat: {part.mime_type} is only accepted inline, not by URL")
+        raise InvalidRequestError(f"{NAME}: {part.mime_type} is only accepted inline, not by URL")
     return {"type": "file", "file": {"filename": part.filename or "file", "file_data": data_url(part)}}
 
 
@@ -396,7 +401,7 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
                 content=text or None,
                 tool_calls=calls or None,
                 reasoning_content=(reasoning or None) if quirks.send_reasoning else None,
-                reasoning_details=_reasoning_details_out(message) if quirks.send_reasoning_details else None,
+                reasoning_details=reasoning_details_out(message) if quirks.send_reasoning_details else None,
             )
         ]
     out: list[Any] = []
@@ -408,7 +413,7 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
             out.append(_ToolMessage(tool_call_id=part.id, content=result_text(part.result)))
             parts = content_parts(part.result)
             if parts:
-                media.extend(_media(p) for p in parts if isinstance(p, MediaPart))
+                media.extend(_lower_media(p) for p in parts if isinstance(p, MediaPart))
         elif isinstance(part, TextPart):
             out.append(_UserMessage(content=part.text))
     if media:
@@ -417,25 +422,7 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
     return out
 
 
-def _reasoning_details_out(message: Message) -> list[dict[str, Any]] | None:
-    """OpenRouter reasoning details as received (signatures and encrypted blobs intact); a part
-    without them (reasoning from another provider) is sent as plain reasoning text."""
-    details: list[dict[str, Any]] = []
-    for part in message.content:
-        if not isinstance(part, ReasoningPart):
-            continue
-        kept = (part.provider_metadata or {}).get("reasoning_details")
-        if isinstance(kept, list):
-            details.extend(d for d in kept if isinstance(d, dict))  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-        elif part.text:
-            detail: dict[str, Any] = {"type": "reasoning.text", "text": part.text}
-            if part.signature:
-                detail["signature"] = part.signature
-            details.append(detail)
-    return details or None
-
-
-def _tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
+def _lower_tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
     choice = request.tool_choice
     if choice is None:
         return None
@@ -444,21 +431,17 @@ def _tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
     return choice.mode
 
 
-def _tools(request: LLMRequest, quirks: ChatQuirks) -> list[_ToolDef | dict[str, Any]] | None:
+def _lower_tools(request: LLMRequest, quirks: ChatQuirks) -> list[_ToolDef | dict[str, Any]] | None:
     tools: list[_ToolDef | dict[str, Any]] = []
     for tool in request.tools:
         if isinstance(tool, HostedTool):
-            if quirks.hosted_tools is None:
-                raise InvalidRequestError(
-                    f"openai-chat has no hosted {tool.kind!r} tool; use the Responses API or a provider that offers it"
-                )
-            tools.append(quirks.hosted_tools(tool))  # raises InvalidRequestError for kinds it lacks
+            tools.append(_lower_hosted(tool, quirks))
         else:
-            tools.append(_tool_def(tool))
+            tools.append(_lower_tool(tool))
     return tools or None
 
 
-def _tool_def(tool: ToolDefinition) -> _ToolDef:
+def _lower_tool(tool: ToolDefinition) -> _ToolDef:
     return _ToolDef(
         function=_FunctionDef(
             name=tool.name,
@@ -467,6 +450,10 @@ def _tool_def(tool: ToolDefinition) -> _ToolDef:
             strict=tool.strict,
         )
     )
+
+
+def _lower_hosted(tool: HostedTool, quirks: ChatQuirks) -> dict[str, Any]:
+    return lower_hosted(quirks.hosted_tools or HOSTED_TOOLS, tool, NAME)
 
 
 def _response_format(request: LLMRequest) -> dict[str, Any] | None:
@@ -488,8 +475,8 @@ def make_build_body(quirks: ChatQuirks) -> Any:
         body = ChatBody(
             model=model.id,
             messages=_lower_messages(request, quirks),
-            tools=_tools(request, quirks),
-            tool_choice=_tool_choice(request),
+            tools=_lower_tools(request, quirks),
+            tool_choice=_lower_tool_choice(request),
             stream=stream,
             stream_options=_StreamOptions(True) if quirks.include_usage and stream else None,
             max_tokens=max_tokens if quirks.max_tokens_field == "max_tokens" else None,
@@ -511,7 +498,12 @@ def make_build_body(quirks: ChatQuirks) -> Any:
 build_body = make_build_body(_DEFAULT_QUIRKS)
 
 
-# 5. step / on_halt ------------------------------------------------------------------------------
+# Chat Completions has no hosted tools of its own: servers that have some (OpenRouter, GLM) declare
+# their table as ``ChatQuirks.hosted_tools``.
+HOSTED_TOOLS: dict[str, HostedToolLowering] = {}
+
+
+# 5. step / on_halt --------------------------------------------------------------------------------
 
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",
@@ -557,12 +549,7 @@ def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
                 out.append(TextDelta(block, content))
                 state.text_len += len(content)
             return
-    try:
-        chunk = _decoder.decode(data)
-    except DECODE_ERRORS:
-        chunk = decode_frame(
-            _decoder, data, "openai-chat chunk"
-        )  # raises with the raw frame, or repairs UTF-8
+    chunk = decode_frame(_decoder, data, f"{NAME} chunk")  # raises with the raw frame, or repairs UTF-8
     _on_chunk(state, chunk, data, out)
 
 
@@ -570,7 +557,7 @@ def whole(state: ChatState, body: bytes, out: list[LLMEvent]) -> None:
     """A ``chat.completion``: its message is one delta holding every field (tool calls get their
     position as ``index``), then the finish; the body is complete, so a missing ``finish_reason``
     finishes as ``unknown`` instead of failing as a cut stream would."""
-    completion = decode_frame(_completion_decoder, body, "openai-chat response")
+    completion = decode_frame(_completion_decoder, body, f"{NAME} response")
     choices: list[_Choice] = []
     for choice in completion.choices or ():
         delta = choice.message
@@ -628,12 +615,12 @@ def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
     reasoning = _reasoning_text(state.quirks, delta)
     details = delta.reasoning_details
     if not reasoning and details:
-        reasoning = _details_text(details)
+        reasoning = details_text(details)
     if reasoning:
         blocks.end_text(out)  # text and reasoning are never open together
         blocks.reasoning_delta(reasoning, out)
     if details:
-        _on_reasoning_details(state, details, out)
+        on_reasoning_details(state, details, out)
     if delta.executed_tools:
         _on_executed_tools(state, delta.executed_tools, out)
     if delta.content:
@@ -699,7 +686,7 @@ def _end_audio(state: ChatState, out: list[LLMEvent]) -> None:
 
 def _on_text(state: ChatState, text: str, out: list[LLMEvent]) -> None:
     """Message text (content or refusal): one block, its start offset recorded for citations."""
-    _end_reasoning(state, out)
+    end_reasoning(state, out)
     blocks = state.blocks
     opening = blocks.text is None
     block = blocks.text_delta(text, out)
@@ -716,77 +703,8 @@ def _reasoning_text(quirks: ChatQuirks, delta: _Delta) -> str | None:
     return None
 
 
-# OpenRouter reasoning_details: text / summary fragments (also sent as ``reasoning``), signatures and
-# encrypted blobs. Fragments of one detail are merged; the merged list rides on reasoning-end so the
-# next request can send it back untouched.
-
-_MERGED_TEXT = ("text", "summary")
-
-
-def _details_text(details: list[Any]) -> str | None:
-    """Reasoning text carried only in ``reasoning_details`` (``reasoning`` field absent)."""
-    parts = [
-        value
-        for detail in details
-        for key in _MERGED_TEXT
-        if isinstance(value := _obj(detail).get(key), str) and value
-    ]
-    return "".join(parts) or None
-
-
-def _on_reasoning_details(state: ChatState, details: list[Any], out: list[LLMEvent]) -> None:
-    for raw in details:
-        detail = _obj(raw)
-        if not any(detail.get(key) for key in ("text", "summary", "data", "signature")):
-            continue  # the empty opener some upstreams send
-        state.blocks.end_text(out)
-        state.blocks.reasoning_delta("", out)  # encrypted-only reasoning still gets a block
-        _merge_detail(state.reasoning_details, detail)
-
-
-def _merge_detail(merged: list[dict[str, Any]], detail: dict[str, Any]) -> None:
-    last = merged[-1] if merged else None
-    kind = detail.get("type")
-    if (
-        last is None
-        or kind not in ("reasoning.text", "reasoning.summary")
-        or last.get("type") != kind
-        or last.get("index") != detail.get("index")
-    ):
-        merged.append({k: v for k, v in detail.items() if v is not None})
-        return
-    for key, value in detail.items():
-        if key in _MERGED_TEXT and isinstance(value, str):
-            last[key] = str(last.get(key) or "") + value
-        elif value is not None and value != "":
-            last[key] = value
-
-
-def _end_reasoning(state: ChatState, out: list[LLMEvent]) -> None:
-    blocks = state.blocks
-    if blocks.reasoning is None:
-        return
-    details = state.reasoning_details
-    if not details:
-        blocks.end_reasoning(out)
-        return
-    state.reasoning_details = []
-    signature: str | None = None
-    encrypted: str | None = None
-    for detail in details:
-        if isinstance(value := detail.get("signature"), str) and value:
-            signature = value
-        if (
-            detail.get("type") == "reasoning.encrypted"
-            and isinstance(value := detail.get("data"), str)
-            and value
-        ):
-            encrypted = value
-    blocks.end_reasoning(out, signature, encrypted, {"reasoning_details": details})
-
-
-def _close_blocks(state: ChatState, out: list[LLMEvent]) -> None:
-    _end_reasoning(state, out)
+def _close_all(state: ChatState, out: list[LLMEvent]) -> None:
+    end_reasoning(state, out)
     state.blocks.end_text(out)
 
 
@@ -807,9 +725,9 @@ def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> 
     if tool is None:
         if delta.id is None and (fn is None or fn.name is None):
             raise InvalidProviderOutputError(
-                "openai-chat: tool-call fragment for an unknown call", raw=msgspec.json.encode(delta).decode()
+                f"{NAME}: tool-call fragment for an unknown call", raw=msgspec.json.encode(delta).decode()
             )
-        _close_blocks(state, out)
+        _close_all(state, out)
         call_id = delta.id or f"call_{len(state.tools)}"
         key: int | str = (
             delta.index if state.quirks.tool_call_key == "index" and delta.index is not None else call_id
@@ -843,14 +761,14 @@ def _on_executed_tools(state: ChatState, tools: list[_ExecutedTool], out: list[L
     for tool in tools:
         entry = state.executed.get(tool.index)
         if entry is None:
-            _close_blocks(state, out)
+            _close_all(state, out)
             name = _EXECUTED_NAMES.get(tool.type, tool.type or "tool")
             entry = (_hosted_id(state, "executed", tool.index), name, False)
             state.executed[tool.index] = entry
             out.append(ToolCall(entry[0], name, parse_tool_input(tool.arguments or ""), True))
             state.searched = state.searched or name == WEB_SEARCH
         if tool.output is not None and not entry[2]:
-            _close_blocks(state, out)
+            _close_all(state, out)
             state.executed[tool.index] = (entry[0], entry[1], True)
             result, meta = _executed_result(tool, entry[1])
             out.append(ToolResult(entry[0], entry[1], result, provider_executed=True, provider_metadata=meta))
@@ -879,7 +797,7 @@ def _on_web_search(state: ChatState, hits: Any, out: list[LLMEvent]) -> None:
         new.append(entry)
     if not new:
         return
-    _close_blocks(state, out)
+    _close_all(state, out)
     state.searched = True
     call_id = _hosted_id(state, WEB_SEARCH, len(state.web_seen) - len(new))
     result = search_result(hit_pairs(new, url="link"), dedupe=False)
@@ -920,7 +838,7 @@ def _block_at(state: ChatState, position: int | None) -> tuple[str, int]:
 
 
 def _finish(state: ChatState, out: list[LLMEvent]) -> None:
-    _close_blocks(state, out)
+    _close_all(state, out)
     _end_audio(state, out)
     for tool in state.tools.values():
         tool.finish(out)
@@ -977,12 +895,12 @@ def _usage(raw: dict[str, Any], quirks: ChatQuirks) -> Usage:
 
 def on_halt(state: ChatState, out: list[LLMEvent]) -> None:
     if state.finish_reason is None and not state.done:
-        raise InvalidProviderOutputError("openai-chat: stream ended before a finish_reason or [DONE]")
+        raise InvalidProviderOutputError(f"{NAME}: stream ended before a finish_reason or [DONE]")
     _finish(state, out)
     state.done = True
 
 
-# 6. the Protocol value and its default route ---------------------------------------------------
+# 6. the Protocol value and its default route ------------------------------------------------------
 
 
 def _provider_name(request: LLMRequest, default: str) -> str:
@@ -991,7 +909,7 @@ def _provider_name(request: LLMRequest, default: str) -> str:
     return provider if isinstance(provider, str) and provider else default
 
 
-def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = "openai-chat") -> Protocol:
+def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = NAME) -> Protocol:
     return Protocol(
         name=name,
         build_body=make_build_body(quirks),
@@ -1000,6 +918,7 @@ def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = "openai-chat
         on_halt=on_halt,
         native_output_schema=True,
         whole=whole,
+        hosted_kinds=frozenset(quirks.hosted_tools or HOSTED_TOOLS),
     )
 
 
@@ -1010,8 +929,8 @@ def route(
     endpoint: Endpoint | str,
     auth: Auth,
     *,
+    name: str = NAME,
     quirks: ChatQuirks | None = None,
-    name: str = "openai-chat",
     **changes: Any,
 ) -> Route:
     """A Chat Completions route. ``endpoint`` is an ``Endpoint`` or a base URL (``.../v1``,

@@ -12,17 +12,11 @@ no ``top_k``, penalties, ``seed`` or ``stop``: those generation options are not 
 
 Stream: every frame is one JSON event with a ``type``. Text blocks are ``<item id>:<content
 index>``, reasoning blocks ``<item id>:<summary index>``; ``url_citation`` annotations become
-``citation`` events with Python ``str`` spans into their text block (validated, see
-``_citation_span``), each emitted once.
-
-Output items that call a tool: ``function_call``, ``custom_tool_call`` and the built-ins the client
-runs (``CLIENT_ITEMS``: ``local_shell_call``, ``computer_call``, ``shell_call``, ``apply_patch_call``,
-client ``tool_search_call``) are ``tool-call`` events for the caller (``provider_metadata["openai"]
-["item_type"]`` says which, so history and results lower back as the same items); ``HOSTED_ITEMS``,
-a ``shell_call`` run in the server's container and a server ``tool_search_call`` are hosted calls
-whose results are the item itself or its ``*_output`` item. ``mcp_approval_request`` is an
-``approval-request`` event. Unknown event types are skipped (also when their fields have shapes of
-their own); items that carry no call are kept raw in the step metadata (``other_items``).
+``citation`` events with validated ``str`` spans into their text block, each emitted once. Items that
+call a tool (function, custom, client built-in and hosted calls, their outputs, MCP approval
+requests) are read and lowered back by ``openai_responses_items``. Unknown event types are skipped
+(also when their fields have shapes of their own); items that carry no call are kept raw in the
+step metadata (``other_items``).
 
 Non-streamed (``stream=False``, HTTP only: the WebSocket mode always streams), the Response
 object is replayed through the stream handlers: each output item as added + done (reasoning
@@ -33,12 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 
 from ..framing.sse import SSEEvent, SSEFraming
-from ..hosted import SearchResult, search_result
 from ..route.auth import Auth
 from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
@@ -57,19 +50,15 @@ from ..schema.content import (
 )
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
-    ApprovalRequest,
-    Citation,
     FinishReason,
     LLMEvent,
-    Media,
     ReasoningDelta,
     TextDelta,
-    ToolResult,
 )
-from ..schema.mime import sniff_base64
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
+from . import openai_responses_items as calls
 from ._shared import (
     Blocks,
     ToolInput,
@@ -77,20 +66,19 @@ from ._shared import (
     data_url,
     decode_frame,
     json_arguments,
+    lower_hosted,
     ns,
-    parse_tool_input,
-    result_text,
     with_options,
 )
-from ._websearch import hit_pairs, search_from_citations
+from ._websearch import search_from_citations
 
 __all__ = [
     "HOSTED_ITEMS",
-    "CLIENT_ITEMS",
+    "HOSTED_TOOLS",
+    "NAME",
     "PROTOCOL",
     "ResponsesBody",
     "ResponsesQuirks",
-    "TOOL_KINDS",
     "ResponsesState",
     "build_body",
     "make_protocol",
@@ -102,6 +90,7 @@ __all__ = [
 ]
 
 NAME = "openai-responses"
+_OPENAI = "openai"  # the provider_metadata namespace
 
 
 class ResponsesQuirks(msgspec.Struct, frozen=True):
@@ -227,7 +216,7 @@ class _EventType(msgspec.Struct, gc=False):
     type: str = ""
 
 
-class _Annotation(msgspec.Struct, gc=False):
+class Annotation(msgspec.Struct, gc=False):
     type: str = ""
     url: str | None = None
     title: str | None = None
@@ -242,7 +231,7 @@ class _Content(msgspec.Struct, gc=False):
     type: str = ""
     text: str = ""
     refusal: str | None = None
-    annotations: list[_Annotation] | None = None
+    annotations: list[Annotation] | None = None
 
 
 class _PartAdded(msgspec.Struct, gc=False):
@@ -256,7 +245,7 @@ class _Summary(msgspec.Struct, gc=False):
     text: str = ""
 
 
-class _Item(msgspec.Struct, gc=False):
+class OutputItem(msgspec.Struct, gc=False):
     type: str = ""
     id: str = ""
     status: str | None = None
@@ -296,8 +285,8 @@ class _WholeResponse(msgspec.Struct, gc=False):
 _event_decoder = msgspec.json.Decoder(_Event)
 _type_decoder = msgspec.json.Decoder(_EventType)
 _whole_decoder = msgspec.json.Decoder(_WholeResponse)
-_item_decoder = msgspec.json.Decoder(_Item)
-_annotation_decoder = msgspec.json.Decoder(_Annotation)
+_item_decoder = msgspec.json.Decoder(OutputItem)
+_annotation_decoder = msgspec.json.Decoder(Annotation)
 _response_decoder = msgspec.json.Decoder(_Response)
 _part_added_decoder = msgspec.json.Decoder(_PartAdded)
 _raw_decoder = msgspec.json.Decoder(dict[str, Any])
@@ -360,8 +349,6 @@ class ResponsesState(StreamState):
 
 # 4. build_body ----------------------------------------------------------------------------------
 
-_OPENAI = "openai"
-
 
 def _text(parts: tuple[Any, ...]) -> str:
     return "\n\n".join(p.text for p in parts if isinstance(p, TextPart))
@@ -397,12 +384,12 @@ def _lower_messages(request: LLMRequest, keep_unencrypted_reasoning: bool) -> li
     items: list[_InputItem] = []
     # call id -> the output item type of a client built-in call, so its result answers in kind
     answers = {
-        p.id: _CLIENT_OUTPUT[kind]
+        p.id: calls.CLIENT_OUTPUT[kind]
         for m in request.messages
         if m.role == "assistant"
         for p in m.content
         if isinstance(p, ToolCallPart)
-        and (kind := ns(p.provider_metadata, _OPENAI).get("item_type")) in _CLIENT_OUTPUT
+        and (kind := ns(p.provider_metadata, _OPENAI).get("item_type")) in calls.CLIENT_OUTPUT
     }
     for message in request.messages:
         if message.role == "system":
@@ -424,7 +411,7 @@ def _lower_user(message: Message, items: list[_InputItem], answers: dict[str, st
                 items.append(_MessageItem(role="user", content=content))
                 content = []
             if part.id in answers:
-                items.append(_builtin_output(answers[part.id], part))
+                items.append(calls.builtin_output(answers[part.id], part))
             elif not part.provider_executed:
                 items.append(_FunctionCallOutputItem(call_id=part.id, output=_tool_output(part)))
         elif isinstance(part, TextPart | MediaPart):
@@ -433,85 +420,11 @@ def _lower_user(message: Message, items: list[_InputItem], answers: dict[str, st
             if content:
                 items.append(_MessageItem(role="user", content=content))
                 content = []
-            answer: dict[str, Any] = {
-                "type": "mcp_approval_response",
-                "approval_request_id": part.request_id,
-                "approve": part.approve,
-            }
-            if part.reason is not None:
-                answer["reason"] = part.reason
-            items.append(answer)
+            items.append(calls.approval_response_item(part))
         else:
             raise InvalidRequestError(f"{NAME}: a {message.role} message cannot hold a {type(part).__name__}")
     if content:
         items.append(_MessageItem(role="user", content=content))
-
-
-# client built-in call item type -> the item type that answers it
-_CLIENT_OUTPUT = {
-    "custom_tool_call": "custom_tool_call_output",
-    "local_shell_call": "local_shell_call_output",
-    "computer_call": "computer_call_output",
-    "shell_call": "shell_call_output",
-    "apply_patch_call": "apply_patch_call_output",
-    "tool_search_call": "tool_search_output",
-}
-
-
-def _builtin_output(kind: str, part: ToolResultPart) -> dict[str, Any]:
-    """The caller's result for a built-in call, in the shape its output item takes: text where
-    the API takes text; a value already in the API's shape (a list, an object) passes as is."""
-    result = part.result
-    item: dict[str, Any] = {"type": kind, "call_id": part.id}
-    if kind == "shell_call_output":
-        item["output"] = (
-            result
-            if isinstance(result, list)
-            else [
-                {
-                    "stdout": result_text(result),
-                    "stderr": "",
-                    "outcome": {"type": "exit", "exit_code": 1 if part.is_error else 0},
-                }
-            ]
-        )
-    elif kind == "computer_call_output":
-        media = content_parts(result)
-        screenshot = next((p for p in media or () if isinstance(p, MediaPart)), None)
-        item["output"] = (
-            {"type": "computer_screenshot", "image_url": data_url(screenshot)}
-            if screenshot is not None
-            else result
-        )
-    elif kind == "apply_patch_call_output":
-        item["status"] = "failed" if part.is_error else "completed"
-        if result not in (None, ""):
-            item["output"] = result_text(result)
-    elif kind == "tool_search_output":
-        item.update(execution="client", status="completed", tools=result if isinstance(result, list) else [])
-    else:  # custom_tool_call_output, local_shell_call_output: text
-        item["output"] = result_text(result)
-    return item
-
-
-def _builtin_call(part: ToolCallPart, kind: str) -> dict[str, Any]:
-    """A client built-in call from the history, as the item the API produced."""
-    meta = ns(part.provider_metadata, _OPENAI)
-    item: dict[str, Any] = {"type": kind, "call_id": part.id}
-    if kind == "custom_tool_call":
-        item.update(
-            name=part.name, input=part.input if isinstance(part.input, str) else json_arguments(part.input)
-        )
-        return item
-    if meta.get("item_id"):
-        item["id"] = meta["item_id"]
-    item[CLIENT_ITEMS[kind][1]] = part.input
-    item["status"] = "completed"
-    if kind == "tool_search_call":
-        item["execution"] = "client"
-    elif kind == "computer_call":
-        item["pending_safety_checks"] = []
-    return item
 
 
 def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted_reasoning: bool) -> None:
@@ -553,207 +466,56 @@ def _lower_assistant(message: Message, items: list[_InputItem], keep_unencrypted
             continue
         last_reasoning = None
         if isinstance(part, ToolCallPart):
-            if not part.provider_executed:
-                kind = ns(part.provider_metadata, _OPENAI).get("item_type")
-                if kind in _CLIENT_OUTPUT:
-                    items.append(_builtin_call(part, kind))
-                else:
-                    items.append(
-                        _FunctionCallItem(
-                            call_id=part.id, name=part.name, arguments=json_arguments(part.input)
-                        )
-                    )
-                continue
-            item = _hosted_item(part)
+            item = calls.call_item(part, hosted)
             if item is not None:
-                hosted[part.id] = item
                 items.append(item)
+            elif not part.provider_executed:
+                items.append(
+                    _FunctionCallItem(call_id=part.id, name=part.name, arguments=json_arguments(part.input))
+                )
         elif isinstance(part, ApprovalRequestPart):
-            items.append(
-                {
-                    "type": "mcp_approval_request",
-                    "id": part.id,
-                    "server_label": ns(part.provider_metadata, _OPENAI).get("server_label"),
-                    "name": part.name,
-                    "arguments": json_arguments(part.input),
-                }
-            )
+            items.append(calls.approval_request_item(part))
         elif isinstance(part, ToolResultPart) and part.provider_executed:
-            item = hosted.get(part.id)
-            if item is not None and item["type"] in _SERVER_RUN:  # the result is an item of its own
-                items.append(_server_run_output(item, part))
-            elif item is not None:
-                _hosted_result(item, part)
+            item = calls.hosted_result(hosted.get(part.id), part)
+            if item is not None:  # a server-run call's output item
+                items.append(item)
     if not keep_unencrypted_reasoning:
         # Without ``store``, a reasoning item the server cannot decrypt is a dangling reference.
         items[:] = [i for i in items if not (isinstance(i, _ReasoningItem) and i.encrypted_content is None)]
 
 
-# server-run built-ins: the call and its output are separate items, matched by ``call_id``
-_SERVER_RUN = ("shell_call", "tool_search_call")
-
-
-def _server_run_output(call: dict[str, Any], part: ToolResultPart) -> dict[str, Any]:
-    """The output item of a server-run shell or tool search, rebuilt from its result (the item's
-    own fields) and the ids the parser kept."""
-    meta = ns(part.provider_metadata, _OPENAI)
-    value: Any = part.result
-    result = cast("dict[str, Any]", value) if isinstance(value, dict) else {}
-    return {"type": meta.get("item_type"), "id": meta.get("item_id"), "call_id": call["call_id"], **result}
-
-
-def _hosted_item(part: ToolCallPart) -> dict[str, Any] | None:
-    meta = ns(part.provider_metadata, _OPENAI)
-    item_type = meta.get("item_type")
-    if item_type in _SERVER_RUN:
-        item: dict[str, Any] = {"type": item_type, "id": part.id, "call_id": meta.get("call_id")}
-        item[CLIENT_ITEMS[item_type][1]] = part.input
-        item["status"] = "completed"
-        if item_type == "tool_search_call":
-            item["execution"] = "server"
-        return item
-    spec = HOSTED_ITEMS.get(item_type) if isinstance(item_type, str) else None
-    if spec is None:
-        return None
-    item: dict[str, Any] = {"type": item_type, "id": part.id}
-    value: Any = part.input
-    if item_type == "web_search_call":
-        item["action"] = value
-        item["status"] = "completed"
-    elif isinstance(value, dict):
-        for key in spec[1]:
-            if key in value:
-                item[key] = value[key] if key != "arguments" else json_arguments(value[key])
-    return item
-
-
-def _hosted_result(item: dict[str, Any], part: ToolResultPart) -> None:
-    result = part.result
-    if item["type"] == "web_search_call":  # the canonical result; the item's own fields are in metadata
-        status = ns(part.provider_metadata, _OPENAI).get("status")
-        if isinstance(status, str):
-            item["status"] = status
-        return
-    spec = HOSTED_ITEMS[item["type"]]
-    if not isinstance(result, dict):
-        return
-    for key in spec[2]:
-        if key in result:
-            item[key] = result[key]
-
-
-def _web_search_tool(options: dict[str, Any]) -> dict[str, Any]:
-    opts = dict(options)
-    opts.pop("max_uses", None)  # no per-tool budget on this API (see ``max_tool_calls``)
-    if opts.pop("blocked_domains", None):
-        raise InvalidRequestError(f"{NAME}: web_search has no blocked_domains; use allowed_domains")
-    tool: dict[str, Any] = {"type": opts.pop("type", "web_search")}
-    allowed = opts.pop("allowed_domains", None)
-    if allowed:
-        filters = dict(opts.pop("filters", None) or {})
-        filters["allowed_domains"] = list(allowed)
-        tool["filters"] = filters
-    location = opts.pop("user_location", None)
-    if location:
-        tool["user_location"] = location if "type" in location else {"type": "approximate", **location}
-    tool.update(opts)
-    return tool
-
-
-def _hosted_tool(tool: HostedTool, quirks: ResponsesQuirks) -> dict[str, Any]:
-    kind, opts = tool.kind, tool.options
-    if kind in quirks.hosted_kinds:
-        return {"type": kind, **opts}
-    if kind == "web_search":
-        return _web_search_tool(opts)
-    if kind == "code_execution":
-        return {"type": "code_interpreter", "container": {"type": "auto"}, **opts}
-    if kind == "shell":  # run in OpenAI's container; the caller-run shell is a client tool
-        env = dict(opts)
-        container = env.pop("container_id", None)
-        if container is not None:
-            return {
-                "type": "shell",
-                "environment": {"type": "container_reference", "container_id": container},
-            }
-        return {"type": "shell", "environment": {"type": "container_auto", **env}}
-    if kind in ("file_search", "image_generation", "mcp"):
-        return {"type": kind, **opts}
-    raise InvalidRequestError(f"{NAME}: hosted tool {kind!r} is not available on the Responses API")
-
-
-_HOSTED_TYPE = {"code_execution": "code_interpreter"}
-# ``ToolDefinition.kind`` of a client built-in -> its wire tool type
-_BUILTIN_TYPE = {
-    "custom": "custom",
-    "shell": "shell",
-    "local_shell": "local_shell",
-    "apply_patch": "apply_patch",
-    "computer_use": "computer_use_preview",
-    "tool_search": "tool_search",
-}
-TOOL_KINDS = frozenset({"function", *_BUILTIN_TYPE})
-
-
-def _tools(request: LLMRequest, quirks: ResponsesQuirks) -> list[_FunctionTool | dict[str, Any]] | None:
+def _lower_tools(request: LLMRequest, quirks: ResponsesQuirks) -> list[_FunctionTool | dict[str, Any]] | None:
     tools: list[_FunctionTool | dict[str, Any]] = []
     for tool in request.tools:
         if isinstance(tool, HostedTool):
-            tools.append(_hosted_tool(tool, quirks))
+            tools.append(_lower_hosted(tool, quirks))
         elif tool.kind == "function":
-            tools.append(_function_tool(tool))
+            tools.append(_lower_tool(tool))
         else:
-            tools.append(_builtin_tool(tool))
+            tools.append(calls.lower_builtin_tool(tool))
     return tools or None
 
 
-def _builtin_tool(tool: ToolDefinition) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": _BUILTIN_TYPE[tool.kind]}
-    if tool.kind == "custom":
-        out["name"] = tool.name
-        if tool.description:
-            out["description"] = tool.description
-    elif tool.kind == "tool_search":
-        out["execution"] = "client"
-        if tool.description:
-            out["description"] = tool.description
-    out.update(tool.options or {})
-    return out
-
-
-def _function_tool(tool: ToolDefinition) -> _FunctionTool:
+def _lower_tool(tool: ToolDefinition) -> _FunctionTool:
     return _FunctionTool(
         name=tool.name, description=tool.description or None, parameters=tool.input_schema, strict=tool.strict
     )
 
 
-def _tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
+def _lower_hosted(tool: HostedTool, quirks: ResponsesQuirks) -> dict[str, Any]:
+    if tool.kind in quirks.hosted_kinds:  # the server's own (xAI ``x_search``): options as given
+        return calls.lower_as_named(tool)
+    return lower_hosted(HOSTED_TOOLS, tool, NAME)
+
+
+def _lower_tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
     choice = request.tool_choice
     if choice is None:
         return None
     if choice.mode != "tool":
         return choice.mode
-    for tool in request.tools:
-        if isinstance(tool, HostedTool) and tool.kind == choice.name:
-            return {"type": _HOSTED_TYPE.get(tool.kind, tool.kind)}
-        if isinstance(tool, ToolDefinition) and tool.name == choice.name and tool.kind != "function":
-            wire = _BUILTIN_TYPE[tool.kind]
-            return {"type": wire, "name": tool.name} if tool.kind == "custom" else {"type": wire}
-    return {"type": "function", "name": choice.name}
-
-
-def _auto_include(request: LLMRequest, include: list[str], store: Any, reasoning: dict[str, Any]) -> None:
-    """Ask for what round-trips and citations need: encrypted reasoning when nothing is stored,
-    search sources with web search, interpreter outputs with code execution."""
-    wanted: list[str] = []
-    if store is False and reasoning:
-        wanted.append("reasoning.encrypted_content")
-    kinds = {t.kind for t in request.tools if isinstance(t, HostedTool)}
-    if "web_search" in kinds:
-        wanted.append("web_search_call.action.sources")
-    if "code_execution" in kinds:
-        wanted.append("code_interpreter_call.outputs")
-    include.extend(w for w in wanted if w not in include)
+    forced = next((w for t in request.tools if (w := calls.forced_tool(t, choice.name))), None)
+    return forced or {"type": "function", "name": choice.name}
 
 
 def build_body(
@@ -785,14 +547,14 @@ def build_body(
         text["format"] = fmt
     store = opts.pop("store", None)
     include: list[str] = list(opts.pop("include", None) or [])
-    _auto_include(request, include, store, reasoning)
+    calls.auto_include(request, include, store, reasoning)
     max_tokens = opts.pop("max_output_tokens", None)
     body = ResponsesBody(
         model=model.id,
         instructions="\n\n".join(p.text for p in request.system) if request.system else None,
         input=_lower_messages(request, keep_unencrypted_reasoning=store is not False),
-        tools=_tools(request, quirks),
-        tool_choice=_tool_choice(request),
+        tools=_lower_tools(request, quirks),
+        tool_choice=_lower_tool_choice(request),
         store=store,
         include=include or None,
         reasoning=reasoning or None,
@@ -807,43 +569,40 @@ def build_body(
     return with_options(body, opts)
 
 
+HOSTED_TOOLS: dict[str, Callable[..., Any]] = {
+    "web_search": calls.lower_web_search,
+    "code_execution": calls.lower_code_execution,
+    "shell": calls.lower_shell,  # run in OpenAI's container; the caller-run shell is a client tool
+    "file_search": calls.lower_as_named,
+    "image_generation": calls.lower_as_named,
+    "mcp": calls.lower_as_named,
+}
+
+
 # 5. step / on_halt ------------------------------------------------------------------------------
 
-# Hosted output item type -> (tool name, tool-call input keys, tool-result keys).
-HOSTED_ITEMS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
-    "web_search_call": ("web_search", ("action",), ("status", "sources")),
-    "file_search_call": ("file_search", ("queries",), ("status", "results")),
-    "code_interpreter_call": ("code_execution", ("code", "container_id"), ("status", "outputs")),
-    "image_generation_call": ("image_generation", (), ("status", "result", "revised_prompt")),
-    "mcp_call": ("mcp", ("server_label", "name", "arguments"), ("status", "output", "error")),
-    "mcp_list_tools": ("mcp_list_tools", ("server_label",), ("tools", "error")),
+# wire item type -> the handler reading a hosted call and its result from its done item
+HOSTED_ITEMS: dict[str, Callable[[ResponsesState, str, str, dict[str, Any], list[LLMEvent]], None]] = {
+    "web_search_call": calls.on_web_search_call,
+    "file_search_call": calls.on_hosted_call,
+    "code_interpreter_call": calls.on_hosted_call,
+    "image_generation_call": calls.on_image_generation_call,
+    "mcp_call": calls.on_mcp_call,
+    "mcp_list_tools": calls.on_hosted_call,
 }
-# Client-executed output item type -> (tool name, ``None``: the item's own; the field holding the input).
-CLIENT_ITEMS: dict[str, tuple[str | None, str]] = {
-    "function_call": (None, "arguments"),
-    "custom_tool_call": (None, "input"),
-    "local_shell_call": ("local_shell", "action"),
-    "computer_call": ("computer_use", "action"),
-    "shell_call": ("shell", "action"),
-    "apply_patch_call": ("apply_patch", "operation"),
-    "tool_search_call": ("tool_search", "arguments"),
-}
-# on servers whose custom tools are their own (``ResponsesQuirks.hosted_custom_tools``): hosted calls
-_SERVER_CUSTOM = ("custom_tool_call", "x_search_call")
-# the output items of hosted calls outside ``HOSTED_ITEMS``, matched to their call by ``call_id``
-_OUTPUT_ITEMS = frozenset(("shell_call_output", "tool_search_output"))
 # item types with a handler: a bad shape there is an error, elsewhere the item is kept raw
 _KNOWN_ITEMS = frozenset(
     {
         "message",
         "reasoning",
         "mcp_approval_request",
-        *HOSTED_ITEMS,
-        *CLIENT_ITEMS,
-        *_OUTPUT_ITEMS,
-        *_SERVER_CUSTOM,
+        *calls.HOSTED_FIELDS,
+        *calls.CLIENT_ITEMS,
+        *calls.OUTPUT_ITEMS,
+        *calls.SERVER_CUSTOM,
     }
 )
+_STREAMED_INPUT = ("function_call", "custom_tool_call")  # their input streams as deltas
 
 
 def _decode_event(data: bytes) -> _Event | None:
@@ -945,7 +704,7 @@ def _open_reasoning(state: ResponsesState, item_id: str, index: int, out: list[L
     blocks.reasoning_delta("", out, id=f"{item_id}:{index}", metadata={_OPENAI: {"item_id": item_id}})
 
 
-def _end_reasoning(state: ResponsesState, out: list[LLMEvent], item: _Item | None = None) -> None:
+def _end_reasoning(state: ResponsesState, out: list[LLMEvent], item: OutputItem | None = None) -> None:
     if state.blocks.reasoning is not None:
         if item is None:
             state.blocks.end_reasoning(out)
@@ -960,7 +719,7 @@ def _on_created(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
         state.metadata = {"id": response.id, "model": response.model}
 
 
-def _decode_item(raw: msgspec.Raw) -> _Item | None:
+def _decode_item(raw: msgspec.Raw) -> OutputItem | None:
     """One output item; ``None`` for a type this parser does not know whose fields have shapes of
     their own. A known type with a bad shape is a typed error."""
     try:
@@ -985,50 +744,15 @@ def _on_item_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> No
         if item.phase:
             state.phases[item.id] = item.phase
     else:
-        role = _role(state, item)
+        role = calls.call_role(state, item)
         if role is None or (kind not in _STREAMED_INPUT and kind not in HOSTED_ITEMS):
             # no call, or one whose input (and final call id) only the done item carries
             return
         _close_text(state, out)
         _end_reasoning(state, out)
-        tool = state.tools[item.id] = _tool_input(item, role, out)
+        tool = state.tools[item.id] = calls.tool_input(item, role, out)
         if isinstance(item.arguments, str) and item.arguments:
             tool.delta(item.arguments, out)
-
-
-def _role(state: ResponsesState, item: _Item) -> str | None:
-    """Who runs an output item's call: ``"client"`` (handed to the caller), ``"hosted"`` (the server
-    ran it), ``None`` for items that carry no call."""
-    kind = item.type
-    if kind in HOSTED_ITEMS:
-        return "hosted"
-    if kind == "shell_call" and str((item.environment or {}).get("type", "")).startswith("container"):
-        return "hosted"  # ran in the server's container; its shell_call_output follows
-    if kind == "tool_search_call" and item.execution != "client":
-        return "hosted"
-    if kind in _SERVER_CUSTOM and state.quirks.hosted_custom_tools:
-        return "hosted"
-    return "client" if kind in CLIENT_ITEMS else None
-
-
-_STREAMED_INPUT = ("function_call", "custom_tool_call")  # their input streams as deltas
-
-
-def _tool_name(item: _Item) -> str:
-    spec = HOSTED_ITEMS.get(item.type) or CLIENT_ITEMS.get(item.type)
-    return (spec[0] if spec else None) or item.name or ""
-
-
-def _tool_input(item: _Item, role: str, out: list[LLMEvent]) -> ToolInput:
-    if role == "hosted":
-        meta: dict[str, Any] = {"item_type": item.type}
-        if item.call_id is not None:
-            meta["call_id"] = item.call_id  # the output item answers it by this id
-        return ToolInput(item.id, _tool_name(item), out, provider_executed=True, metadata={_OPENAI: meta})
-    meta = (
-        {"item_id": item.id} if item.type == "function_call" else {"item_id": item.id, "item_type": item.type}
-    )
-    return ToolInput(item.call_id or item.id, _tool_name(item), out, metadata={_OPENAI: meta})
 
 
 _TEXT_PARTS = ("output_text", "refusal")
@@ -1092,20 +816,19 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
             _open_reasoning(state, item.id, 0, out)  # no summary: the block still carries the item
         _end_reasoning(state, out, item)
     elif kind in HOSTED_ITEMS:
-        _on_hosted_done(state, kind, item.id, ev.item, out)
-    elif kind in _OUTPUT_ITEMS:
-        _on_output_done(state, item, ev.item, out)
+        if calls.first_done(state, item.id):
+            data = decode_frame(_raw_decoder, ev.item, "openai-responses item")
+            HOSTED_ITEMS[kind](state, kind, item.id, data, out)
+    elif kind in calls.OUTPUT_ITEMS:
+        calls.on_output_done(state, item, ev.item, out)
     elif kind == "mcp_approval_request":
         _close_text(state, out)
         _end_reasoning(state, out)
-        arguments = parse_tool_input(item.arguments) if isinstance(item.arguments, str) else item.arguments
-        meta = {"item_type": kind, "server_label": item.server_label}
-        out.append(ApprovalRequest(item.id, item.name or "", arguments, {_OPENAI: meta}))
-        state.client_calls += 1  # the caller has to answer before the call runs: a tool-calls finish
+        calls.on_approval_request(state, item, out)
     else:
-        role = _role(state, item)
+        role = calls.call_role(state, item)
         if role is not None:
-            _on_call_done(state, item, role, ev.item, out)
+            calls.on_call_done(state, item, role, ev.item, out)
         else:  # compaction, program, a type this parser does not know: kept raw, never fatal
             _keep_other(state, ev.item)
 
@@ -1118,54 +841,7 @@ def _keep_other(state: ResponsesState, raw: msgspec.Raw) -> None:
     )
 
 
-def _first_done(state: ResponsesState, item_id: str) -> bool:
-    """A call item completes once: a repeated ``done`` (a proxy replaying events) is dropped, since
-    yielding it again would run a tool twice."""
-    if item_id in state.called:
-        return False
-    state.called.add(item_id)
-    return True
-
-
-def _on_call_done(
-    state: ResponsesState, item: _Item, role: str, raw: msgspec.Raw, out: list[LLMEvent]
-) -> None:
-    """A client call (function, custom, or a built-in the client runs), or a hosted call outside
-    ``HOSTED_ITEMS`` (server shell, server tool search, xAI's server-side tools)."""
-    if not _first_done(state, item.id):
-        return
-    tool = state.tools.pop(item.id, None) or _tool_input(item, role, out)
-    kind = item.type
-    if kind == "function_call":
-        tool.finish(out, raw=item.arguments if isinstance(item.arguments, str) else None)
-    elif kind == "custom_tool_call" and role == "client":
-        tool.finish(out, input=item.input or "")  # freeform text, never parsed
-    elif kind in _SERVER_CUSTOM:
-        tool.finish(out, raw=item.input if item.input is not None else json_arguments(item.arguments or {}))
-        state.searched = True  # xAI's x_search family: its citations need no synthesised web_search
-    else:
-        field = CLIENT_ITEMS[kind][1]
-        tool.finish(out, input=decode_frame(_raw_decoder, raw, "openai-responses item").get(field))
-    if role == "client":
-        state.client_calls += 1
-    elif kind not in _SERVER_CUSTOM:  # xAI sends no output item for its server-side tools
-        state.awaiting[item.call_id] = (item.id, tool.name)
-
-
-def _on_output_done(state: ResponsesState, item: _Item, raw: msgspec.Raw, out: list[LLMEvent]) -> None:
-    """The output item of a hosted call made earlier in this response: its result."""
-    call = state.awaiting.pop(item.call_id, None)
-    if call is None:
-        return  # the output of a client call sent back in the input
-    data = decode_frame(_raw_decoder, raw, "openai-responses item")
-    result = {k: v for k, v in data.items() if k not in ("type", "id", "call_id")}
-    meta = {"item_type": item.type, "item_id": item.id}
-    out.append(
-        ToolResult(call[0], call[1], result, item.status in ("failed", "incomplete"), True, {_OPENAI: meta})
-    )
-
-
-def _on_message_done(state: ResponsesState, item: _Item, out: list[LLMEvent]) -> None:
+def _on_message_done(state: ResponsesState, item: OutputItem, out: list[LLMEvent]) -> None:
     if state.text_item == item.id:
         _close_text(state, out)
     for index, content in enumerate(item.content or ()):
@@ -1180,133 +856,13 @@ def _on_message_done(state: ResponsesState, item: _Item, out: list[LLMEvent]) ->
         if content.type == "refusal":
             state.refused = True
         for annotation in content.annotations or ():
-            _cite(state, block, annotation, out, text)
-
-
-def _on_hosted_done(
-    state: ResponsesState, kind: str, item_id: str, raw: msgspec.Raw, out: list[LLMEvent]
-) -> None:
-    if not _first_done(state, item_id):
-        return
-    data = decode_frame(_raw_decoder, raw, "openai-responses item")
-    name, input_keys, result_keys = HOSTED_ITEMS[kind]
-    call_input: dict[str, Any] = {k: data[k] for k in input_keys if data.get(k) is not None}
-    result: Any = {k: data[k] for k in result_keys if data.get(k) is not None}
-    meta: dict[str, Any] = {"item_type": kind}
-    if kind == "web_search_call":
-        action: dict[str, Any] = data.get("action") or {}
-        call_input = {k: v for k, v in action.items() if k != "sources"}
-        result = _search_result(action)
-        meta.update((k, data[k]) for k in ("status", "action") if k in data)  # sources as sent
-        state.searched = True
-        if action.get("type") == "search":
-            state.searches += 1
-    elif kind == "mcp_call" and isinstance(call_input.get("arguments"), str):
-        call_input["arguments"] = parse_tool_input(call_input["arguments"])
-    tool = state.tools.pop(item_id, None) or ToolInput(
-        item_id, HOSTED_ITEMS[kind][0], out, provider_executed=True, metadata={_OPENAI: {"item_type": kind}}
-    )
-    tool.finish(out, input=call_input)
-    is_error = data.get("status") in ("failed", "incomplete") or bool(data.get("error"))
-    out.append(ToolResult(item_id, name, result, is_error, True, {_OPENAI: meta}))
-    image = data.get("result") if kind == "image_generation_call" else None
-    if isinstance(image, str) and image:
-        out.append(_generated_image(item_id, image, data.get("output_format")))
-
-
-def _generated_image(item_id: str, image: str, output_format: Any) -> Media:
-    """An ``image_generation_call`` result as the media the model produced: the type its bytes
-    announce, else the one ``output_format`` names, else PNG (the tool's default format)."""
-    named = (
-        f"image/{'jpeg' if output_format == 'jpg' else output_format}"
-        if isinstance(output_format, str)
-        else None
-    )
-    mime = sniff_base64(image) or named or "image/png"
-    return Media(f"{item_id}:image", mime, image, {_OPENAI: {"item_id": item_id}})
-
-
-def _search_result(action: dict[str, Any]) -> SearchResult:
-    """A ``web_search_call`` action -> the canonical result: ``action.sources`` (present with
-    ``include: ["web_search_call.action.sources"]``) and the page an ``open_page``/``find`` action
-    read; the queries from ``query``/``queries``."""
-    pairs = hit_pairs(action.get("sources"))
-    url = action.get("url")
-    if isinstance(url, str):
-        pairs.append((url, None))
-    queries = action.get("queries")
-    return search_result(pairs, [action.get("query"), *(queries if isinstance(queries, list) else ())])  # pyright: ignore[reportUnknownArgumentType]
+            calls.cite(state, block, annotation, out, text)
 
 
 def _on_annotation(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     annotation = decode_frame(_annotation_decoder, ev.annotation, "openai-responses annotation")
     block = f"{ev.item_id or 'msg'}:{ev.content_index}"
-    _cite(state, block, annotation, out, _text_of(state, block))
-
-
-def _cite(state: ResponsesState, block: str, a: _Annotation, out: list[LLMEvent], text: str) -> None:
-    key = (
-        block,
-        a.type,
-        a.url or a.file_id,
-        a.start_index if a.start_index is not None else a.index,
-        a.end_index,
-    )
-    if key in state.cited:
-        return
-    state.cited.add(key)
-    start, end = _citation_span(text, a.start_index, a.end_index, a.url)
-    cited = text[start:end] if start is not None and end is not None else None
-    meta: dict[str, Any] = {"type": a.type}
-    if a.file_id:
-        meta["file_id"] = a.file_id
-    if a.type == "url_citation":
-        state.cited_urls.append((a.url, a.title))
-    out.append(Citation(block, a.url, a.title or a.filename, start, end, cited, {_OPENAI: meta}))
-
-
-def _is_marker(segment: str, url: str) -> bool:
-    return segment.startswith("([") and segment.endswith("))") and url in segment
-
-
-def _plausible(segment: str, url: str) -> bool:
-    return bool(segment) and (url in segment or segment[0] in "([")
-
-
-def _utf16_to_index(text: str, units: int) -> int:
-    count = 0
-    for i, ch in enumerate(text):
-        if count >= units:
-            return i
-        count += 2 if ord(ch) > 0xFFFF else 1
-    return len(text)
-
-
-def _citation_span(
-    text: str, start: int | None, end: int | None, url: str | None
-) -> tuple[int | None, int | None]:
-    """Annotation indices are characters; validate them against the text (the span covers the
-    ``([domain](url))`` marker). Candidates, best first: code points, then UTF-16 units (they differ
-    after astral characters) as an exact marker, then as a plausible span, then the URL located in
-    the text, else no span (see reference/websearch.md §2.5)."""
-    if start is None or end is None or end < start or not text:
-        return None, None
-    if url is None:  # file citations: keep the provider's span when it fits the text
-        return (start, end) if end <= len(text) else (None, None)
-    if end <= len(text) and _is_marker(text[start:end], url):
-        return start, end
-    candidates = [(start, end)]
-    if any(ord(ch) > 0xFFFF for ch in text):
-        candidates.append((_utf16_to_index(text, start), _utf16_to_index(text, end)))
-    valid = [(s, e) for s, e in candidates if e <= len(text)]
-    for test in (_is_marker, _plausible):
-        for s, e in valid:
-            if test(text[s:e], url):
-                return s, e
-    found = text.find(url)
-    if found >= 0:
-        return found, found + len(url)
-    return None, None
+    calls.cite(state, block, annotation, out, _text_of(state, block))
 
 
 def _usage(raw: dict[str, Any], searches: int) -> Usage:
@@ -1410,7 +966,8 @@ def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> Pr
         on_halt=on_halt,
         native_output_schema=True,
         whole=whole,
-        tool_kinds=TOOL_KINDS,
+        tool_kinds=calls.TOOL_KINDS,
+        hosted_kinds=frozenset(HOSTED_TOOLS).union(declared.hosted_kinds),
     )
 
 

@@ -16,6 +16,7 @@ from typing import Literal
 import anyio
 import msgspec
 
+from ..protocols._offsets import utf16_units
 from ..schema.errors import InvalidRequestError, LLMError, ResponseTooLargeError, TimeoutError
 
 __all__ = ["LimitCode", "LimitExceeded", "SearchLimits"]
@@ -40,11 +41,6 @@ class LimitExceeded(LLMError):
         self.unit = unit
 
 
-def _utf16_units(text: str) -> int:
-    # Astral characters are two UTF-16 code units: JavaScript's ``length``, which the limit comes from.
-    return len(text) + sum(1 for ch in text if ch > "\uffff")
-
-
 class SearchLimits(msgspec.Struct, frozen=True, kw_only=True):
     """``max_query_units``: query length in UTF-16 code units. ``max_prompt_bytes``: system and user
     prompt together, UTF-8 bytes. ``max_response_bytes``: the provider's response body.
@@ -63,7 +59,7 @@ class SearchLimits(msgspec.Struct, frozen=True, kw_only=True):
 
     def check_query(self, query: str) -> None:
         """Raise ``LimitExceeded("QUERY_TOO_LONG")`` when the query is too long."""
-        units = _utf16_units(query)
+        units = utf16_units(query)
         _at_most("QUERY_TOO_LONG", "query", units, self.max_query_units, "UTF-16 code units")
 
     def check_prompt(self, *parts: str) -> None:

@@ -32,7 +32,7 @@ import httpx
 
 from ..build import request as build_request
 from ..hosted import web_search
-from ..protocols.gemini import CODE_ASSIST_BASE_URL
+from ..protocols.gemini_code_assist import CODE_ASSIST_BASE_URL
 from ..providers import anthropic, google, openai, openrouter
 from ..schema.errors import AuthenticationError
 from ..schema.options import GenerationOptions, HttpOverlay
