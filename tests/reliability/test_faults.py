@@ -338,7 +338,9 @@ async def test_html_502_retried_until_exhausted(
     assert err.http is not None and err.http.status == 502 and err.http.request_id == "req_502"
     assert "502 Bad Gateway (HTML error page)" in err.message
     assert sleeps == [0.5, 1.0]
-    assert len([r for r in caplog.records if r.name.startswith("llmroute") and r.levelno == logging.INFO]) == 2
+    assert (
+        len([r for r in caplog.records if r.name.startswith("llmroute") and r.levelno == logging.INFO]) == 2
+    )
 
 
 async def test_quota_429_is_not_retried(server: FaultServer) -> None:
