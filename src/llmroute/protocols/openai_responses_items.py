@@ -60,6 +60,7 @@ __all__ = [
     "CLIENT_ITEMS",
     "CLIENT_OUTPUT",
     "HOSTED_FIELDS",
+    "KNOWN_ITEMS",
     "OUTPUT_ITEMS",
     "SERVER_CUSTOM",
     "SERVER_RUN",
@@ -118,6 +119,18 @@ CLIENT_ITEMS: dict[str, tuple[str | None, str]] = {
 SERVER_CUSTOM = ("custom_tool_call", "x_search_call")
 # the output items of hosted calls outside ``HOSTED_FIELDS``, matched to their call by ``call_id``
 OUTPUT_ITEMS = frozenset(("shell_call_output", "tool_search_output"))
+# item types with a handler: a bad shape there is an error, elsewhere the item is kept raw
+KNOWN_ITEMS = frozenset(
+    {
+        "message",
+        "reasoning",
+        "mcp_approval_request",
+        *HOSTED_FIELDS,
+        *CLIENT_ITEMS,
+        *OUTPUT_ITEMS,
+        *SERVER_CUSTOM,
+    }
+)
 # client built-in call item type -> the item type that answers it
 CLIENT_OUTPUT = {
     "custom_tool_call": "custom_tool_call_output",
