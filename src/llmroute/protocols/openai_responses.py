@@ -599,12 +599,12 @@ def _decode_event(data: bytes) -> _Event | None:
     try:
         return _event_decoder.decode(data)
     except msgspec.ValidationError:  # not decode_frame alone: an unknown type with odd shapes is skipped
-        kind = decode_frame(_type_decoder, data, "openai-responses event").type
+        kind = decode_frame(_type_decoder, data, f"{NAME} event").type
         if kind in _HANDLERS or kind in _STREAMED:
-            decode_frame(_event_decoder, data, "openai-responses event")  # raises, typed, with the frame
+            decode_frame(_event_decoder, data, f"{NAME} event")  # raises, typed, with the frame
         return None
     except DECODE_ERRORS:  # the slow path reports the raw frame (and retries invalid UTF-8)
-        return decode_frame(_event_decoder, data, "openai-responses event")
+        return decode_frame(_event_decoder, data, f"{NAME} event")
 
 
 # handled outside ``_HANDLERS``: the text hot path and the part that opens a text block
@@ -640,7 +640,7 @@ def step(state: ResponsesState, frame: SSEEvent, out: list[LLMEvent]) -> None:
 def whole(state: ResponsesState, body: bytes, out: list[LLMEvent]) -> None:
     """A whole Response, as the events a stream of it would have carried."""
     response = msgspec.Raw(body)
-    items = decode_frame(_whole_decoder, body, "openai-responses response").output or []
+    items = decode_frame(_whole_decoder, body, f"{NAME} response").output or []
     _on_created(state, _Event("response.created", response=response), out)
     for raw in items:
         ev = _Event("response.output_item.added", item=raw)
@@ -703,7 +703,7 @@ def _end_reasoning(state: ResponsesState, out: list[LLMEvent], item: OutputItem 
 
 def _on_created(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     if ev.response and state.metadata is None:
-        response = decode_frame(_response_decoder, ev.response, "openai-responses response")
+        response = decode_frame(_response_decoder, ev.response, f"{NAME} response")
         state.metadata = {"id": response.id, "model": response.model}
 
 
@@ -713,12 +713,12 @@ def _decode_item(raw: msgspec.Raw) -> OutputItem | None:
     try:
         return _item_decoder.decode(raw)
     except msgspec.ValidationError:  # not decode_frame alone: an unknown type with odd shapes is skipped
-        kind = decode_frame(_type_decoder, raw, "openai-responses item").type
+        kind = decode_frame(_type_decoder, raw, f"{NAME} item").type
         if kind in calls.KNOWN_ITEMS:
-            decode_frame(_item_decoder, raw, "openai-responses item")  # raises, typed, with the item
+            decode_frame(_item_decoder, raw, f"{NAME} item")  # raises, typed, with the item
         return None
     except DECODE_ERRORS:
-        return decode_frame(_item_decoder, raw, "openai-responses item")
+        return decode_frame(_item_decoder, raw, f"{NAME} item")
 
 
 def _on_item_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
@@ -749,7 +749,7 @@ _TEXT_PARTS = ("output_text", "refusal")
 def _on_content_added(state: ResponsesState, ev: _Event, data: bytes, out: list[LLMEvent]) -> None:
     # A message's text or refusal opens its block; a reasoning item's ``reasoning_text`` part is
     # the reasoning block its deltas open.
-    part = decode_frame(_part_added_decoder, data, "openai-responses event").part
+    part = decode_frame(_part_added_decoder, data, f"{NAME} event").part
     if part is not None and part.type not in _TEXT_PARTS:
         return
     _end_reasoning(state, out)
@@ -805,7 +805,7 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
         _end_reasoning(state, out, item)
     elif kind in HOSTED_ITEMS:
         if calls.first_done(state, item.id):
-            data = decode_frame(_raw_decoder, ev.item, "openai-responses item")
+            data = decode_frame(_raw_decoder, ev.item, f"{NAME} item")
             HOSTED_ITEMS[kind](state, kind, item.id, data, out)
     elif kind in calls.OUTPUT_ITEMS:
         calls.on_output_done(state, item, ev.item, out)
@@ -824,9 +824,7 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
 def _keep_other(state: ResponsesState, raw: msgspec.Raw) -> None:
     if state.metadata is None:
         state.metadata = {}
-    state.metadata.setdefault("other_items", []).append(
-        decode_frame(_raw_decoder, raw, "openai-responses item")
-    )
+    state.metadata.setdefault("other_items", []).append(decode_frame(_raw_decoder, raw, f"{NAME} item"))
 
 
 def _on_message_done(state: ResponsesState, item: OutputItem, out: list[LLMEvent]) -> None:
@@ -848,7 +846,7 @@ def _on_message_done(state: ResponsesState, item: OutputItem, out: list[LLMEvent
 
 
 def _on_annotation(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
-    annotation = decode_frame(_annotation_decoder, ev.annotation, "openai-responses annotation")
+    annotation = decode_frame(_annotation_decoder, ev.annotation, f"{NAME} annotation")
     block = f"{ev.item_id or 'msg'}:{ev.content_index}"
     calls.cite(state, block, annotation, out, _text_of(state, block))
 
@@ -872,9 +870,7 @@ _INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length", "content_
 
 def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     response = (
-        decode_frame(_response_decoder, ev.response, "openai-responses response")
-        if ev.response
-        else _Response()
+        decode_frame(_response_decoder, ev.response, f"{NAME} response") if ev.response else _Response()
     )
     state.metadata = {**(state.metadata or {}), "id": response.id, "model": response.model}
     if response.service_tier:
@@ -901,7 +897,7 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
 def _on_error(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     error: dict[str, Any] = {}
     if ev.error:
-        error = decode_frame(_raw_decoder, ev.error, "openai-responses error")
+        error = decode_frame(_raw_decoder, ev.error, f"{NAME} error")
     if ev.code or ev.message:
         error = {"code": ev.code, "message": ev.message, **error}
     raise from_stream_event(error, NAME, status=ev.status)

@@ -437,7 +437,7 @@ def on_call_done(
         state.searched = True  # xAI's x_search family: its citations need no synthesised web_search
     else:
         field = CLIENT_ITEMS[kind][1]
-        tool.finish(out, input=decode_frame(_raw_decoder, raw, "openai-responses item").get(field))
+        tool.finish(out, input=decode_frame(_raw_decoder, raw, f"{_NAME} item").get(field))
     if role == "client":
         state.client_calls += 1
     elif kind not in SERVER_CUSTOM:  # xAI sends no output item for its server-side tools
@@ -449,7 +449,7 @@ def on_output_done(state: ResponsesState, item: OutputItem, raw: msgspec.Raw, ou
     call = state.awaiting.pop(item.call_id, None)
     if call is None:
         return  # the output of a client call sent back in the input
-    data = decode_frame(_raw_decoder, raw, "openai-responses item")
+    data = decode_frame(_raw_decoder, raw, f"{_NAME} item")
     result = {k: v for k, v in data.items() if k not in ("type", "id", "call_id")}
     meta = {"item_type": item.type, "item_id": item.id}
     out.append(
