@@ -1,9 +1,11 @@
 """Helpers every protocol uses: typed frame decoding, block lifecycle, tool-input accumulation,
-and lowering of tool results and media. Quirk-free by design: quirks live in the protocol modules."""
+and lowering of tools (``lower_tools``; hosted ones through each protocol's ``HOSTED_TOOLS`` table
+by ``lower_hosted``), tool results and media. Quirk-free by design: quirks live in the protocol
+modules."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import msgspec
@@ -25,7 +27,7 @@ from ..schema.events import (
     ToolInputStart,
 )
 from ..schema.options import CachePolicy
-from ..schema.tools import HostedTool
+from ..schema.tools import HostedTool, ToolDefinition, ToolSpec
 
 __all__ = [
     "RAW_LIMIT",
@@ -37,6 +39,7 @@ __all__ = [
     "decode_frame",
     "json_arguments",
     "lower_hosted",
+    "lower_tools",
     "ns",
     "only_fields",
     "parse_tool_input",
@@ -49,15 +52,13 @@ T = TypeVar("T")
 _json_encoder = msgspec.json.Encoder()
 
 
-def decode_frame(decoder: msgspec.json.Decoder[T], data: Any, what: str) -> T:
-    """Decode one frame payload (see ``route.decoding.decode_json``): invalid UTF-8 is replaced;
-    malformed JSON, wrong types or nesting too deep are an ``InvalidProviderOutputError``."""
-    return decode_json(decoder, data, what)
+# Decode one frame payload: the typed decoder first, then on failure invalid UTF-8 is replaced and
+# malformed JSON, wrong types or nesting too deep are an ``InvalidProviderOutputError`` (see
+# ``route.decoding.decode_json``). An alias, not a wrapper: it runs once per streamed event.
+decode_frame = decode_json
 
 
-def lower_hosted(
-    table: Mapping[str, Callable[..., T]], tool: HostedTool, protocol: str, *args: Any
-) -> T:
+def lower_hosted(table: Mapping[str, Callable[..., T]], tool: HostedTool, protocol: str, *args: Any) -> T:
     """``tool`` lowered by its entry in a protocol's ``HOSTED_TOOLS`` table (kind -> lowering, the
     one place a protocol declares the hosted tools it offers); a kind with no entry is an
     ``InvalidRequestError`` naming the kinds it has."""
@@ -66,6 +67,21 @@ def lower_hosted(
         offered = ", ".join(sorted(table)) or "none"
         raise InvalidRequestError(f"{protocol} has no hosted {tool.kind!r} tool (supported: {offered})")
     return lower(tool, *args)
+
+
+def lower_tools(
+    tools: Iterable[ToolSpec],
+    lower_tool: Callable[[ToolDefinition], T],
+    lower_hosted: Callable[[HostedTool], T | None],
+) -> list[T]:
+    """A request's tools in order: function tools by ``lower_tool``, hosted ones by ``lower_hosted``
+    (``None``: the tool lowers somewhere else than the tools list, as Anthropic's MCP servers do)."""
+    out: list[T] = []
+    for tool in tools:
+        lowered = lower_hosted(tool) if isinstance(tool, HostedTool) else lower_tool(tool)
+        if lowered is not None:
+            out.append(lowered)
+    return out
 
 
 def only_fields(
@@ -113,6 +129,23 @@ class Blocks:
         self._counter += 1
         return id
 
+    def _switch(
+        self,
+        current: str | None,
+        start: Callable[[str, dict[str, Any] | None], LLMEvent],
+        end: Callable[[str], LLMEvent],
+        kind: str,
+        id: str | None,
+        metadata: dict[str, Any] | None,
+        out: list[LLMEvent],
+    ) -> str:
+        """Close ``current`` (if open) and open block ``id`` (a new id when ``None``)."""
+        if current is not None:
+            out.append(end(current))
+        opened = id or self._next(kind)
+        out.append(start(opened, metadata))
+        return opened
+
     def text_delta(
         self, text: str, out: list[LLMEvent], id: str | None = None, metadata: dict[str, Any] | None = None
     ) -> str:
@@ -120,10 +153,7 @@ class Blocks:
         (``metadata`` goes on that ``text-start``)."""
         current = self.text
         if current is None or (id is not None and id != current):
-            if current is not None:
-                out.append(TextEnd(current))
-            current = self.text = id or self._next("text")
-            out.append(TextStart(current, metadata))
+            current = self.text = self._switch(current, TextStart, TextEnd, "text", id, metadata, out)
         if text:
             out.append(TextDelta(current, text))
         return current
@@ -133,10 +163,9 @@ class Blocks:
     ) -> str:
         current = self.reasoning
         if current is None or (id is not None and id != current):
-            if current is not None:
-                out.append(ReasoningEnd(current))
-            current = self.reasoning = id or self._next("reasoning")
-            out.append(ReasoningStart(current, metadata))
+            current = self.reasoning = self._switch(
+                current, ReasoningStart, ReasoningEnd, "reasoning", id, metadata, out
+            )
         if text:
             out.append(ReasoningDelta(current, text))
         return current

@@ -32,16 +32,14 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 
 from ..framing.base import Framing
 from ..framing.sse import SSEEvent, SSEFraming
-from ..hosted import SearchResult, search_result
 from ..route.auth import Auth
 from ..route.classify import from_stream_event
-from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
@@ -57,7 +55,6 @@ from ..schema.events import (
     TextDelta,
     TextEnd,
     TextStart,
-    ToolResult,
 )
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
@@ -67,15 +64,26 @@ from ._shared import (
     cache_targets,
     content_parts,
     decode_frame,
+    lower_hosted,
+    lower_tools,
     ns,
     parse_tool_input,
     result_text,
     with_options,
 )
-from ._websearch import hit_pairs
+from .anthropic_server_tools import (
+    lower_code_execution,
+    lower_mcp,
+    lower_web_fetch,
+    lower_web_search,
+    on_server_tool_result,
+    on_web_search_tool_result,
+)
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
+    "HOSTED_ITEMS",
+    "HOSTED_TOOLS",
     "PROTOCOL",
     "AnthropicBody",
     "AnthropicState",
@@ -88,11 +96,13 @@ __all__ = [
     "whole",
 ]
 
+NAME = "anthropic-messages"
+
+# 1. quirks, constants and request body Structs ----------------------------------------------------
+
 DEFAULT_MAX_TOKENS = 4096
 MAX_CACHE_BREAKPOINTS = 4
 NAMESPACE = "anthropic"  # provider_metadata key for everything that must round-trip
-
-# 1. request body Structs -------------------------------------------------------------------------
 
 _Block = Any  # one of the block Structs below, or a raw dict (server-tool blocks)
 
@@ -173,7 +183,7 @@ class AnthropicBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     output_config: dict[str, Any] | None = None
 
 
-# 2. stream event Structs ------------------------------------------------------------------------
+# 2. stream event Structs --------------------------------------------------------------------------
 
 
 class _Delta(msgspec.Struct):
@@ -234,11 +244,11 @@ class _Event(msgspec.Struct):
 
 
 _decoder = msgspec.json.Decoder(_Event)
-_decode = _decoder.decode
+_EVENT = f"{NAME} event"  # what a malformed frame is called in the error
 _whole_decoder = msgspec.json.Decoder(_MessageIn)
 
 
-# 3. parser state --------------------------------------------------------------------------------
+# 3. parser state ----------------------------------------------------------------------------------
 
 _TEXT, _THINKING, _REDACTED, _TOOL = 0, 1, 2, 3
 
@@ -296,7 +306,7 @@ class AnthropicState(StreamState):
         return state
 
 
-# 4. build_body ----------------------------------------------------------------------------------
+# 4. build_body ------------------------------------------------------------------------------------
 
 
 def _text_bytes(part: MediaPart) -> str:
@@ -304,7 +314,7 @@ def _text_bytes(part: MediaPart) -> str:
     return raw.decode("utf-8")
 
 
-def _media(part: MediaPart) -> _Block:
+def _lower_media(part: MediaPart) -> _Block:
     mime = part.mime_type
     extra = ns(part.provider_metadata, NAMESPACE)
     url = {"type": "url", "url": part.data} if part.is_url else None
@@ -316,9 +326,7 @@ def _media(part: MediaPart) -> _Block:
         source = {"type": "text", "media_type": "text/plain", "data": _text_bytes(part)}
     else:
         where = "by URL" if url else "inline"
-        raise InvalidRequestError(
-            f"anthropic-messages: {mime} is not accepted {where} (images, PDF and text only)"
-        )
+        raise InvalidRequestError(f"{NAME}: {mime} is not accepted {where} (images, PDF and text only)")
     return _Document(
         source=source,
         title=extra.get("title") or part.filename,
@@ -342,33 +350,26 @@ def _tool_input(value: Any) -> Any:
     return value if isinstance(value, dict) else {"input": value}  # pyright: ignore[reportUnknownVariableType]
 
 
-def _tool_result_content(result: Any) -> str | list[Any]:
-    parts = content_parts(result)
+def _lower_tool_result(part: ToolResultPart) -> _ToolResult:
+    """A client tool's result; content given as parts (text and images) stays parts."""
+    parts = content_parts(part.result)
     if parts is not None:
-        return [_Text(text=p.text) if isinstance(p, TextPart) else _media(p) for p in parts]
-    return result_text(result)
+        content: str | list[Any] = [
+            _Text(text=p.text) if isinstance(p, TextPart) else _lower_media(p) for p in parts
+        ]
+    else:
+        content = result_text(part.result)
+    return _ToolResult(tool_use_id=part.id, content=content, is_error=part.is_error)
 
 
 def _user_block(part: Part) -> _Block:
     if isinstance(part, TextPart):
         return _with_cache_hint(_Text(text=part.text), part)
     if isinstance(part, MediaPart):
-        return _with_cache_hint(_media(part), part)
+        return _with_cache_hint(_lower_media(part), part)
     if isinstance(part, ToolResultPart) and not part.provider_executed:
-        block = _ToolResult(
-            tool_use_id=part.id, content=_tool_result_content(part.result), is_error=part.is_error
-        )
-        return _with_cache_hint(block, part)
-    raise InvalidRequestError(f"anthropic-messages: a user message cannot hold a {type(part).__name__}")
-
-
-_RESULT_TYPES = {
-    "web_search": "web_search_tool_result",
-    "web_fetch": "web_fetch_tool_result",
-    "code_execution": "code_execution_tool_result",
-    "bash_code_execution": "bash_code_execution_tool_result",
-    "text_editor_code_execution": "text_editor_code_execution_tool_result",
-}
+        return _with_cache_hint(_lower_tool_result(part), part)
+    raise InvalidRequestError(f"{NAME}: a user message cannot hold a {type(part).__name__}")
 
 
 def _server_call(part: ToolCallPart, meta: dict[str, Any]) -> dict[str, Any]:
@@ -379,10 +380,16 @@ def _server_call(part: ToolCallPart, meta: dict[str, Any]) -> dict[str, Any]:
     return block
 
 
+def _result_type(name: str) -> str | None:
+    """The result block type a server tool's result goes back as, by the tool's name."""
+    kind = f"{name}_tool_result"
+    return kind if kind in HOSTED_ITEMS else None
+
+
 def _server_result(part: ToolResultPart, meta: dict[str, Any]) -> dict[str, Any]:
-    kind = meta.get("type") or _RESULT_TYPES.get(part.name)
+    kind = meta.get("type") or _result_type(part.name)
     if kind is None:
-        raise InvalidRequestError(f"anthropic-messages: no result block type for hosted tool {part.name!r}")
+        raise InvalidRequestError(f"{NAME}: no result block type for hosted tool {part.name!r}")
     # web search results carry the canonical shape; the block's own content rides in the metadata
     content = meta.get("content", part.result)
     block: dict[str, Any] = {"type": kind, "tool_use_id": part.id, "content": content}
@@ -412,7 +419,7 @@ def _assistant_block(part: Part) -> _Block | None:
         return _with_cache_hint(_server_result(part, meta), part) if meta else None
     if isinstance(part, MediaPart):
         return None  # media another provider's model produced: Anthropic assistant turns hold none
-    raise InvalidRequestError(f"anthropic-messages: an assistant message cannot hold a {type(part).__name__}")
+    raise InvalidRequestError(f"{NAME}: an assistant message cannot hold a {type(part).__name__}")
 
 
 def _system_update(message: Message) -> _MessageOut:
@@ -421,7 +428,7 @@ def _system_update(message: Message) -> _MessageOut:
     return _MessageOut("user", [_Text(text=f"<system-update>\n{escaped}\n</system-update>")])
 
 
-def _lower(request: LLMRequest) -> tuple[list[_Text] | None, list[_MessageOut]]:
+def _lower_messages(request: LLMRequest) -> tuple[list[_Text] | None, list[_MessageOut]]:
     system = [_with_cache_hint(_Text(text=p.text), p) for p in request.system]
     messages: list[_MessageOut] = []
     for message in request.messages:
@@ -444,43 +451,14 @@ def _lower(request: LLMRequest) -> tuple[list[_Text] | None, list[_MessageOut]]:
     return system or None, messages
 
 
-def _hosted(tool: HostedTool, servers: list[dict[str, Any]]) -> dict[str, Any] | None:
-    options = dict(tool.options)
-    kind = tool.kind
-    version = options.pop("type", None) or options.pop("version", None)
-    if kind == "web_search":
-        options.pop("search_context_size", None)  # OpenAI's knob; Anthropic has none
-        location = options.get("user_location")
-        if isinstance(location, dict) and "type" not in location:
-            options["user_location"] = {"type": "approximate", **location}
-        return {"type": version or "web_search_20250305", "name": "web_search", **options}
-    if kind == "web_fetch":
-        return {"type": version or "web_fetch_20250910", "name": "web_fetch", **options}
-    if kind == "code_execution":
-        return {"type": version or "code_execution_20250825", "name": "code_execution", **options}
-    if kind == "mcp":
-        server = {"type": "url", "url": options.pop("server_url"), "name": options.pop("server_label")}
-        servers.append({**server, **options})
-        return None
-    raise InvalidRequestError(
-        f"anthropic-messages has no hosted {kind!r} tool (supported: web_search, web_fetch, code_execution, mcp)"
-    )
-
-
-def _tools(request: LLMRequest) -> tuple[list[Any] | None, list[dict[str, Any]] | None]:
-    tools: list[Any] = []
+def _lower_tools(request: LLMRequest) -> tuple[list[Any] | None, list[dict[str, Any]] | None]:
+    """The wire tools, and the MCP servers hosted ``mcp`` tools lower into (not tools on the wire)."""
     servers: list[dict[str, Any]] = []
-    for tool in request.tools:
-        if isinstance(tool, HostedTool):
-            hosted = _hosted(tool, servers)
-            if hosted is not None:
-                tools.append(hosted)
-        else:
-            tools.append(_tool_def(tool))
+    tools: list[Any] = lower_tools(request.tools, _lower_tool, lambda tool: _lower_hosted(tool, servers))
     return tools or None, servers or None
 
 
-def _tool_def(tool: ToolDefinition) -> _Tool:
+def _lower_tool(tool: ToolDefinition) -> _Tool:
     out = _Tool(
         name=tool.name,
         description=tool.description or None,
@@ -490,7 +468,7 @@ def _tool_def(tool: ToolDefinition) -> _Tool:
     return _with_cache_hint(out, tool)
 
 
-def _tool_choice(request: LLMRequest, disable_parallel: Any) -> dict[str, Any] | None:
+def _lower_tool_choice(request: LLMRequest, disable_parallel: Any) -> dict[str, Any] | None:
     choice = request.tool_choice
     if choice is None:
         out: dict[str, Any] | None = None if disable_parallel is None else {"type": "auto"}
@@ -590,12 +568,12 @@ def build_body(request: LLMRequest, model: Model) -> AnthropicBody | dict[str, A
     effort = options.pop("effort", None)
     if effort is not None:
         output_config = {**(output_config or {}), "effort": effort}
-    system, messages = _lower(request)
-    tools, servers = _tools(request)
+    system, messages = _lower_messages(request)
+    tools, servers = _lower_tools(request)
     extra_servers = options.pop("mcp_servers", None)
     if extra_servers:
         servers = [*(servers or ()), *extra_servers]
-    choice = _tool_choice(request, options.pop("disable_parallel_tool_use", None))
+    choice = _lower_tool_choice(request, options.pop("disable_parallel_tool_use", None))
     body = AnthropicBody(
         model=model.id,
         system=system,
@@ -639,7 +617,24 @@ def envelope(
     return wrap
 
 
-# 5. step / on_halt ------------------------------------------------------------------------------
+# -- hosted tools: one lowering each (see anthropic_server_tools), offered through HOSTED_TOOLS
+
+
+def _lower_hosted(tool: HostedTool, servers: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A hosted tool's wire definition; ``None`` when it lowers into ``servers`` (MCP) instead."""
+    return lower_hosted(HOSTED_TOOLS, tool, NAME, servers)
+
+
+# each kind's lowering (in ``anthropic_server_tools``) takes the tool and the MCP servers list
+HOSTED_TOOLS: dict[str, Callable[..., Any]] = {
+    "web_search": lower_web_search,
+    "web_fetch": lower_web_fetch,
+    "code_execution": lower_code_execution,
+    "mcp": lower_mcp,
+}
+
+
+# 5. step / on_halt --------------------------------------------------------------------------------
 
 _FINISH: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -653,10 +648,7 @@ _FINISH: dict[str, FinishReason] = {
 
 
 def step(state: AnthropicState, frame: SSEEvent, out: list[LLMEvent]) -> None:
-    try:
-        event = _decode(frame.data)
-    except DECODE_ERRORS:  # the slow path reports the raw frame (and retries invalid UTF-8)
-        event = decode_frame(_decoder, frame.data, "anthropic-messages event")
+    event = decode_frame(_decoder, frame.data, _EVENT)
     kind = event.type
     if kind == "content_block_delta":
         delta = event.delta
@@ -666,7 +658,7 @@ def step(state: AnthropicState, frame: SSEEvent, out: list[LLMEvent]) -> None:
                 out.append(TextDelta(block.id, text))
                 block.length += len(text)
                 return
-        _on_delta(state, event, out)
+        _on_content_block_delta(state, event, out)
         return
     handler = _HANDLERS.get(kind)
     if handler is not None:
@@ -676,7 +668,7 @@ def step(state: AnthropicState, frame: SSEEvent, out: list[LLMEvent]) -> None:
 
 def whole(state: AnthropicState, body: bytes, out: list[LLMEvent]) -> None:
     """A whole Message reads as a stream whose ``message_start`` carries everything."""
-    message = decode_frame(_whole_decoder, body, "anthropic-messages response")
+    message = decode_frame(_whole_decoder, body, f"{NAME} response")
     if message.type == "error":
         _on_error(state, _Event("error", error=message.error), out)
     _on_message_start(state, _Event(message=message), out)
@@ -690,14 +682,14 @@ def _on_message_start(state: AnthropicState, event: _Event, out: list[LLMEvent])
     if message is None:
         return
     if state.started and not state.done:
-        raise InvalidProviderOutputError("anthropic-messages: message_start inside an open message")
+        raise InvalidProviderOutputError(f"{NAME}: message_start inside an open message")
     state.started = True
     state.metadata = {"id": message.id, "model": message.model}
     if message.usage:
         state.raw_usage.update(message.usage)
     for index, block in enumerate(message.content or ()):  # the message arrives whole
-        _on_block_start(state, _Event(index=index, content_block=block), out)
-        _on_block_stop(state, _Event(index=index), out)
+        _on_content_block_start(state, _Event(index=index, content_block=block), out)
+        _on_content_block_stop(state, _Event(index=index), out)
     if message.stop_reason is not None:
         delta = _Delta(
             stop_reason=message.stop_reason, stop_sequence=message.stop_sequence, container=message.container
@@ -705,13 +697,13 @@ def _on_message_start(state: AnthropicState, event: _Event, out: list[LLMEvent])
         _on_message_delta(state, _Event(delta=delta), out)
 
 
-def _on_block_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
+def _on_content_block_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
     block = event.content_block
     if block is None:
         return
     index = event.index
     if index in state.indices:  # reopening would orphan or repeat a block the caller already saw
-        raise InvalidProviderOutputError(f"anthropic-messages: content_block_start for used index {index}")
+        raise InvalidProviderOutputError(f"{NAME}: content_block_start for used index {index}")
     state.indices.add(index)
     kind = block.type
     if kind == "text":
@@ -731,7 +723,7 @@ def _on_block_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -
     elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
         opened = _Open(_TOOL, block.id or f"toolu_{index}")
         if opened.id in state.tool_ids:
-            raise InvalidProviderOutputError(f"anthropic-messages: tool use id {opened.id!r} repeated")
+            raise InvalidProviderOutputError(f"{NAME}: tool use id {opened.id!r} repeated")
         state.tool_ids.add(opened.id)
         name = block.name or ""
         meta: dict[str, Any] | None = None
@@ -743,38 +735,16 @@ def _on_block_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -
             meta = {NAMESPACE: info}
         opened.tool = ToolInput(opened.id, name, out, kind != "tool_use", meta)
         opened.initial = block.input
-    elif kind.endswith("_tool_result") or kind == "tool_result":
-        _server_result_event(state, block, out)  # arrives whole; its stop event closes nothing
+    elif (hosted := HOSTED_ITEMS.get(kind)) is not None or kind.endswith("_tool_result"):
+        # a result arrives whole; its stop event closes nothing
+        (hosted or on_server_tool_result)(state, block, out)
         return
     else:
         return  # a block type this parser does not know: its deltas are ignored
     state.open[index] = opened
 
 
-def _server_result_event(state: AnthropicState, block: _BlockIn, out: list[LLMEvent]) -> None:
-    content = block.content
-    kind = content.get("type") if isinstance(content, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    is_error = bool(block.is_error) or (isinstance(kind, str) and kind.endswith("_error"))
-    id = block.tool_use_id or ""
-    name = state.server_names.get(id) or block.type.removesuffix("_tool_result")
-    info: dict[str, Any] = {"type": block.type}
-    if block.caller is not None:
-        info["caller"] = block.caller
-    result: Any = content  # pyright: ignore[reportUnknownVariableType]
-    if block.type == "web_search_tool_result":
-        info["content"] = content  # encrypted_content / page_age / error_code, sent back as is
-        result = _search_result(content, state.server_inputs.get(id))
-    out.append(ToolResult(id, name, result, is_error, True, {NAMESPACE: info}))
-
-
-def _search_result(content: Any, call_input: Any) -> SearchResult:
-    """``web_search_tool_result`` content (a list of ``web_search_result``, or an error object)
-    -> the canonical result; the query is the ``server_tool_use`` input's."""
-    query = cast("dict[str, Any]", call_input).get("query") if isinstance(call_input, dict) else None
-    return search_result(hit_pairs(content), [query])
-
-
-def _on_delta(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
+def _on_content_block_delta(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
     delta = event.delta
     block = state.open.get(event.index)
     if delta is None or block is None:
@@ -802,7 +772,7 @@ def _citation(block: _Open, raw: dict[str, Any]) -> Citation:
     return Citation(block.id, url, title, span[0], span[1], cited, {NAMESPACE: raw})
 
 
-def _close(state: AnthropicState, block: _Open, out: list[LLMEvent]) -> None:
+def _close_block(state: AnthropicState, block: _Open, out: list[LLMEvent]) -> None:
     kind = block.kind
     if kind == _TEXT:
         for raw in block.citations:
@@ -824,10 +794,10 @@ def _close(state: AnthropicState, block: _Open, out: list[LLMEvent]) -> None:
             state.server_inputs[call.id] = call.input
 
 
-def _on_block_stop(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
+def _on_content_block_stop(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:
     block = state.open.pop(event.index, None)
     if block is not None:
-        _close(state, block, out)
+        _close_block(state, block, out)
 
 
 def _on_message_delta(state: AnthropicState, event: _Event, _out: list[LLMEvent]) -> None:
@@ -861,11 +831,23 @@ def _on_error(_state: AnthropicState, event: _Event, _out: list[LLMEvent]) -> No
 
 _HANDLERS: dict[str, Callable[[AnthropicState, _Event, list[LLMEvent]], None]] = {
     "message_start": _on_message_start,
-    "content_block_start": _on_block_start,
-    "content_block_stop": _on_block_stop,
+    "content_block_start": _on_content_block_start,
+    "content_block_stop": _on_content_block_stop,
     "message_delta": _on_message_delta,
     "message_stop": _on_message_stop,
     "error": _on_error,
+}
+
+# provider-executed result blocks by type (any other ``*_tool_result`` reads as
+# ``on_server_tool_result``); the handlers are in ``anthropic_server_tools``
+HOSTED_ITEMS: dict[str, Callable[[AnthropicState, _BlockIn, list[LLMEvent]], None]] = {
+    "web_search_tool_result": on_web_search_tool_result,
+    "web_fetch_tool_result": on_server_tool_result,
+    "code_execution_tool_result": on_server_tool_result,
+    "bash_code_execution_tool_result": on_server_tool_result,
+    "text_editor_code_execution_tool_result": on_server_tool_result,
+    "mcp_tool_result": on_server_tool_result,
+    "tool_result": on_server_tool_result,  # programmatic tool calling: a result its code produced
 }
 
 
@@ -887,28 +869,27 @@ def _usage(raw: dict[str, Any]) -> Usage:
 
 def _close_all(state: AnthropicState, out: list[LLMEvent]) -> None:
     for index in sorted(state.open):
-        _close(state, state.open[index], out)
+        _close_block(state, state.open[index], out)
     state.open.clear()
 
 
 def on_halt(state: AnthropicState, out: list[LLMEvent]) -> None:
     if state.stop_reason is None and not state.done:
-        raise InvalidProviderOutputError(
-            "anthropic-messages: stream ended before message_delta / message_stop"
-        )
+        raise InvalidProviderOutputError(f"{NAME}: stream ended before message_delta / message_stop")
     _close_all(state, out)
     state.done = True
 
 
-# 6. the Protocol value and its default route ---------------------------------------------------
+# 6. the Protocol value and its default route ------------------------------------------------------
 
 PROTOCOL = Protocol(
-    name="anthropic-messages",
+    name=NAME,
     build_body=build_body,
     new_state=AnthropicState.for_request,
     step=step,
     on_halt=on_halt,
     whole=whole,
+    hosted_kinds=frozenset(HOSTED_TOOLS),
 )
 
 
@@ -916,9 +897,9 @@ def route(
     endpoint: Endpoint | str,
     auth: Auth,
     *,
+    name: str = NAME,
     framing: Framing[Any] | None = None,
     protocol: Protocol = PROTOCOL,
-    name: str = "anthropic-messages",
     **changes: Any,
 ) -> Route:
     """A Messages route. ``endpoint`` is an ``Endpoint`` or a base URL (``.../v1``, ``/messages`` is

@@ -6,6 +6,7 @@ are fed to the stream handlers as the start/delta/stop events a stream of them w
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -17,21 +18,31 @@ from ..route.classify import from_exception_frame
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
-from ..schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolResult
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._shared import Blocks, ToolInput, cache_targets, content_parts, decode_frame, ns, with_options
+from ._shared import (
+    Blocks,
+    ToolInput,
+    cache_targets,
+    content_parts,
+    decode_frame,
+    lower_hosted,
+    lower_tools,
+    ns,
+    with_options,
+)
 
 __all__ = [
     "ACCEPT",
+    "HOSTED_TOOLS",
     "MAX_CACHE_POINTS",
     "PROTOCOL",
     "ConverseBody",
     "build_body",
-    "endpoint",
     "on_halt",
     "route",
     "runtime_url",
@@ -39,11 +50,55 @@ __all__ = [
     "whole",
 ]
 
+NAME = "bedrock-converse"
+
+# 1. quirks, constants and request body Structs ----------------------------------------------------
+
 ACCEPT = "application/vnd.amazon.eventstream"
 MAX_CACHE_POINTS = 4
 NAMESPACE = "bedrock"  # provider options namespace
 
-# 1. request body Structs -------------------------------------------------------------------------
+_IMAGE_FORMATS = {
+    "image/png": "png",
+    "image/jpeg": "jpeg",
+    "image/jpg": "jpeg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+}
+_DOCUMENT_FORMATS = {
+    "application/pdf": "pdf",
+    "text/csv": "csv",
+    "application/msword": "doc",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.ms-excel": "xls",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "text/html": "html",
+    "text/plain": "txt",
+    "text/markdown": "md",
+}
+_VIDEO_FORMATS = {
+    "video/mp4": "mp4",
+    "video/quicktime": "mov",
+    "video/x-matroska": "mkv",
+    "video/webm": "webm",
+    "video/x-flv": "flv",
+    "video/mpeg": "mpeg",
+    "video/x-ms-wmv": "wmv",
+    "video/3gpp": "three_gp",
+}
+_DOC_NAME_BAD = re.compile(r"[^A-Za-z0-9\s\-()\[\]]+")
+# Converse's own top-level fields that provider options may set; anything else in the "bedrock"
+# namespace is a model-specific field and goes into additionalModelRequestFields.
+_TOP_LEVEL_OPTIONS = frozenset(
+    {
+        "guardrailConfig",
+        "performanceConfig",
+        "promptVariables",
+        "requestMetadata",
+        "additionalModelResponseFieldPaths",
+    }
+)
+_CODE_INTERPRETER = "nova_code_interpreter"
 
 
 class _S3Location(msgspec.Struct):
@@ -156,7 +211,7 @@ class ConverseBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     additionalModelRequestFields: dict[str, Any] | None = None
 
 
-# 2. stream event Structs ------------------------------------------------------------------------
+# 2. stream event Structs --------------------------------------------------------------------------
 
 
 class _ToolUseStart(msgspec.Struct):
@@ -277,7 +332,7 @@ _message_stop_decoder = msgspec.json.Decoder(_MessageStop)
 _metadata_decoder = msgspec.json.Decoder(_Metadata)
 
 
-# 3. parser state --------------------------------------------------------------------------------
+# 3. parser state ----------------------------------------------------------------------------------
 
 
 class _PendingResult:
@@ -321,49 +376,7 @@ class ConverseState(StreamState):
         self.ended: set[str] = set()  # text / reasoning block ids already closed (never reopened)
 
 
-# 4. build_body ----------------------------------------------------------------------------------
-
-_IMAGE_FORMATS = {
-    "image/png": "png",
-    "image/jpeg": "jpeg",
-    "image/jpg": "jpeg",
-    "image/gif": "gif",
-    "image/webp": "webp",
-}
-_DOCUMENT_FORMATS = {
-    "application/pdf": "pdf",
-    "text/csv": "csv",
-    "application/msword": "doc",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
-    "application/vnd.ms-excel": "xls",
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
-    "text/html": "html",
-    "text/plain": "txt",
-    "text/markdown": "md",
-}
-_VIDEO_FORMATS = {
-    "video/mp4": "mp4",
-    "video/quicktime": "mov",
-    "video/x-matroska": "mkv",
-    "video/webm": "webm",
-    "video/x-flv": "flv",
-    "video/mpeg": "mpeg",
-    "video/x-ms-wmv": "wmv",
-    "video/3gpp": "three_gp",
-}
-_DOC_NAME_BAD = re.compile(r"[^A-Za-z0-9\s\-()\[\]]+")
-# Converse's own top-level fields that provider options may set; anything else in the "bedrock"
-# namespace is a model-specific field and goes into additionalModelRequestFields.
-_TOP_LEVEL_OPTIONS = frozenset(
-    {
-        "guardrailConfig",
-        "performanceConfig",
-        "promptVariables",
-        "requestMetadata",
-        "additionalModelResponseFieldPaths",
-    }
-)
-_CODE_INTERPRETER = "nova_code_interpreter"
+# 4. build_body ------------------------------------------------------------------------------------
 
 
 def _source(part: MediaPart, what: str) -> _Source:
@@ -371,7 +384,7 @@ def _source(part: MediaPart, what: str) -> _Source:
     if isinstance(data, str) and data.startswith("s3://"):
         return _Source(s3Location=_S3Location(data))
     if part.is_url:
-        raise InvalidRequestError(f"bedrock-converse: {what} must be inline bytes or an s3:// URI, not a URL")
+        raise InvalidRequestError(f"{NAME}: {what} must be inline bytes or an s3:// URI, not a URL")
     return _Source(bytes=part.base64())
 
 
@@ -381,7 +394,7 @@ def _document_name(part: MediaPart, index: int) -> str:
     return name or f"document-{index}"
 
 
-def _media(part: MediaPart, index: int) -> _Block:
+def _lower_media(part: MediaPart, index: int) -> _Block:
     mime = part.mime_type.lower()
     if mime in _IMAGE_FORMATS:
         return _Block(image=_Image(_IMAGE_FORMATS[mime], _source(part, "an image")))
@@ -394,10 +407,10 @@ def _media(part: MediaPart, index: int) -> _Block:
         )
     if mime in _VIDEO_FORMATS:
         return _Block(video=_Video(_VIDEO_FORMATS[mime], _source(part, "a video")))
-    raise InvalidRequestError(f"bedrock-converse does not accept {part.mime_type} content")
+    raise InvalidRequestError(f"{NAME} does not accept {part.mime_type} content")
 
 
-def _reasoning(part: ReasoningPart) -> _Block | None:
+def _lower_reasoning(part: ReasoningPart) -> _Block | None:
     if part.encrypted:
         return _Block(reasoningContent=_Reasoning(redactedContent=part.encrypted))
     signature: str | None = part.signature or ns(part.provider_metadata, NAMESPACE).get("signature")
@@ -411,13 +424,16 @@ def _result_content(result: Any) -> list[_Block]:
         return [_Block(text=result)]
     parts = content_parts(result)
     if parts is not None:
-        return [_Block(text=p.text) if isinstance(p, TextPart) else _media(p, i) for i, p in enumerate(parts)]
+        return [
+            _Block(text=p.text) if isinstance(p, TextPart) else _lower_media(p, i)
+            for i, p in enumerate(parts)
+        ]
     if isinstance(result, dict | list):
         return [_Block(json=result)]  # pyright: ignore[reportUnknownArgumentType]
     return [_Block(text=msgspec.json.encode(result).decode())]
 
 
-def _tool_result(part: ToolResultPart) -> _Block:
+def _lower_tool_result(part: ToolResultPart) -> _Block:
     kind: str | None = ns(part.provider_metadata, NAMESPACE).get("type") if part.provider_executed else None
     status = "error" if part.is_error else "success"
     return _Block(toolResult=_ToolResult(part.id, _result_content(part.result), status, kind))
@@ -427,9 +443,9 @@ def _lower_part(part: Part, index: int) -> _Block | None:
     if isinstance(part, TextPart):
         return _Block(text=part.text) if part.text else None
     if isinstance(part, MediaPart):
-        return _media(part, index)
+        return _lower_media(part, index)
     if isinstance(part, ReasoningPart):
-        return _reasoning(part)
+        return _lower_reasoning(part)
     if isinstance(part, ToolCallPart):
         return _Block(
             toolUse=_ToolUse(
@@ -437,21 +453,22 @@ def _lower_part(part: Part, index: int) -> _Block | None:
             )
         )
     if isinstance(part, ToolResultPart):
-        return _tool_result(part)
-    raise InvalidRequestError(f"bedrock-converse: {type(part).__name__} is not supported on this protocol")
+        return _lower_tool_result(part)
+    raise InvalidRequestError(f"{NAME}: {type(part).__name__} is not supported on this protocol")
 
 
-def _lower_messages(messages: tuple[Message, ...]) -> list[_Message]:
-    """Converse roles alternate user/assistant: tool results and mid-conversation system text are
-    user content, and consecutive same-role messages are merged."""
+def _lower_messages(request: LLMRequest) -> tuple[list[_Block] | None, list[_Message]]:
+    """The system blocks and the messages. Converse roles alternate user/assistant: tool results and
+    mid-conversation system text are user content, and consecutive same-role messages are merged."""
+    system = [_Block(text=p.text) for p in request.system if p.text] or None
     out: list[_Message] = []
-    for message in messages:
+    for message in request.messages:
         role = "assistant" if message.role == "assistant" else "user"
         blocks: list[_Block] = []
         for index, part in enumerate(message.content):
             if role == "user" and isinstance(part, ReasoningPart | ToolCallPart):
                 raise InvalidRequestError(
-                    f"bedrock-converse: a {message.role} message cannot hold a {type(part).__name__}"
+                    f"{NAME}: a {message.role} message cannot hold a {type(part).__name__}"
                 )
             if role == "assistant" and isinstance(part, MediaPart):
                 continue  # media another provider's model produced: Converse assistant turns hold none
@@ -464,47 +481,39 @@ def _lower_messages(messages: tuple[Message, ...]) -> list[_Message]:
             out[-1].content.extend(blocks)
         else:
             out.append(_Message(role, blocks))
-    return out
+    return system, out
 
 
-def _tools(request: LLMRequest) -> list[_Tool]:
-    tools: list[_Tool] = []
-    for tool in request.tools:
-        if isinstance(tool, HostedTool):
-            tools.append(_hosted_tool(tool))
-        else:
-            tools.append(_tool_spec(tool))
-    return tools
+def _lower_tools(request: LLMRequest) -> list[_Tool]:
+    return lower_tools(request.tools, _lower_tool, _lower_hosted)
 
 
-def _tool_spec(tool: ToolDefinition) -> _Tool:
+def _lower_tool(tool: ToolDefinition) -> _Tool:
     return _Tool(toolSpec=_ToolSpec(tool.name, {"json": tool.input_schema}, tool.description or None))
-
-
-def _hosted_tool(tool: HostedTool) -> _Tool:
-    if tool.kind == "code_execution":
-        return _Tool(systemTool=_SystemTool(str(tool.options.get("name", _CODE_INTERPRETER))))
-    raise InvalidRequestError(f"bedrock-converse has no hosted {tool.kind!r} tool (only code_execution)")
 
 
 def _uses_tools(messages: list[_Message]) -> bool:
     return any(b.toolUse is not None or b.toolResult is not None for m in messages for b in m.content)
 
 
+def _lower_tool_choice(request: LLMRequest) -> dict[str, Any] | None:
+    """Converse's ``toolChoice``; none for ``"none"``, which Converse lacks (see ``_tool_config``)."""
+    choice = request.tool_choice
+    if choice is None or choice.mode == "none":
+        return None
+    if choice.mode == "tool":
+        return {"tool": {"name": choice.name}}
+    return {"any": {}} if choice.mode == "required" else {"auto": {}}
+
+
 def _tool_config(request: LLMRequest, messages: list[_Message]) -> _ToolConfig | None:
-    tools = _tools(request)
+    tools = _lower_tools(request)
     if not tools:
         return None
     choice = request.tool_choice
-    if choice is None or choice.mode == "auto":
-        return _ToolConfig(tools, {"auto": {}} if choice is not None else None)
-    if choice.mode == "required":
-        return _ToolConfig(tools, {"any": {}})
-    if choice.mode == "tool":
-        return _ToolConfig(tools, {"tool": {"name": choice.name}})
-    # "none": Converse has no such choice. Tools are omitted, unless the history holds tool blocks:
-    # then Bedrock requires toolConfig, so the tools stay without a forced choice.
-    return _ToolConfig(tools) if _uses_tools(messages) else None
+    if choice is not None and choice.mode == "none" and not _uses_tools(messages):
+        return None  # omitted: but a history with tool blocks requires toolConfig, so tools stay
+    return _ToolConfig(tools, _lower_tool_choice(request))
 
 
 def _apply_cache(
@@ -549,8 +558,7 @@ def _additional_fields(request: LLMRequest, options: dict[str, Any]) -> dict[str
 
 def build_body(request: LLMRequest, model: Model) -> ConverseBody | dict[str, Any]:
     g = request.generation
-    messages = _lower_messages(request.messages)
-    system = [_Block(text=p.text) for p in request.system if p.text] or None
+    system, messages = _lower_messages(request)
     tool_config = _tool_config(request, messages)
     _apply_cache(request, system, tool_config, messages)
     inference = None
@@ -574,7 +582,22 @@ def build_body(request: LLMRequest, model: Model) -> ConverseBody | dict[str, An
     return with_options(body, {k: v for k, v in options.items() if k in _TOP_LEVEL_OPTIONS})
 
 
-# 5. step / on_halt ------------------------------------------------------------------------------
+# -- hosted tools: one lowering each, offered through HOSTED_TOOLS
+
+
+def _lower_hosted(tool: HostedTool) -> _Tool:
+    return lower_hosted(HOSTED_TOOLS, tool, NAME)
+
+
+def _lower_code_execution(tool: HostedTool) -> _Tool:
+    """A system tool (Nova's code interpreter unless ``name`` names another)."""
+    return _Tool(systemTool=_SystemTool(str(tool.options.get("name", _CODE_INTERPRETER))))
+
+
+HOSTED_TOOLS: dict[str, Callable[..., Any]] = {"code_execution": _lower_code_execution}
+
+
+# 5. step / on_halt --------------------------------------------------------------------------------
 
 _FINISH: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -593,23 +616,14 @@ def step(state: ConverseState, frame: EventStreamMessage, out: list[LLMEvent]) -
     kind = frame.event_type
     if state.stop_reason is not None and kind in _MESSAGE_EVENTS:
         # the step is finished: content (or a second stop) now would follow its finish
-        raise InvalidProviderOutputError(f"bedrock-converse: {kind} after messageStop")
-    if kind == "contentBlockDelta":
-        _on_delta(state, decode_frame(_delta_decoder, frame.payload, "bedrock contentBlockDelta"), out)
-    elif kind == "contentBlockStart":
-        _on_start(state, decode_frame(_start_decoder, frame.payload, "bedrock contentBlockStart"), out)
-    elif kind == "contentBlockStop":
-        _on_stop(
-            state,
-            decode_frame(_stop_decoder, frame.payload, "bedrock contentBlockStop").contentBlockIndex,
-            out,
-        )
-    elif kind == "messageStop":
-        _on_message_stop(
-            state, decode_frame(_message_stop_decoder, frame.payload, "bedrock messageStop"), out
-        )
-    elif kind == "metadata":
-        _on_metadata(state, decode_frame(_metadata_decoder, frame.payload, "bedrock metadata"))
+        raise InvalidProviderOutputError(f"{NAME}: {kind} after messageStop")
+    if kind == "contentBlockDelta":  # hot path: most of a stream
+        _on_content_block_delta(state, decode_frame(_delta_decoder, frame.payload, _DELTA), out)
+        return
+    handler = _HANDLERS.get(kind)
+    if handler is not None:
+        decoder, what, on_event = handler
+        on_event(state, decode_frame(decoder, frame.payload, what), out)
     # messageStart carries only the role; unknown event types are skipped.
 
 
@@ -619,45 +633,45 @@ _MESSAGE_EVENTS = frozenset(
 
 
 def _violation(what: str) -> InvalidProviderOutputError:
-    return InvalidProviderOutputError(f"bedrock-converse: {what}")
+    return InvalidProviderOutputError(f"{NAME}: {what}")
 
 
 def whole(state: ConverseState, body: bytes, out: list[LLMEvent]) -> None:
     """A ``/converse`` response: each content block as start/delta/stop, then stop and metadata."""
-    response = decode_frame(_whole_decoder, body, "bedrock converse response")
+    response = decode_frame(_whole_decoder, body, f"{NAME} response")
     message = response.output.message if response.output is not None else None
     for index, block in enumerate(message.content or () if message is not None else ()):
         _on_whole_block(state, index, block, out)
-        _on_stop(state, index, out)
+        _on_content_block_stop(state, _BlockStop(index), out)
     _on_message_stop(state, _MessageStop(response.stopReason, response.additionalModelResponseFields), out)
-    _on_metadata(state, _Metadata(response.usage, response.metrics))
+    _on_metadata(state, _Metadata(response.usage, response.metrics), out)
     state.done = True
 
 
 def _on_whole_block(state: ConverseState, index: int, block: _WholeBlock, out: list[LLMEvent]) -> None:
     if block.text is not None:
-        _on_delta(state, _BlockDelta(index, _Delta(text=block.text)), out)
+        _on_content_block_delta(state, _BlockDelta(index, _Delta(text=block.text)), out)
     if block.reasoningContent is not None:
         text = block.reasoningContent.reasoningText or _ReasoningDelta()
         delta = _ReasoningDelta(text.text, text.signature, block.reasoningContent.redactedContent)
-        _on_delta(state, _BlockDelta(index, _Delta(reasoningContent=delta)), out)
+        _on_content_block_delta(state, _BlockDelta(index, _Delta(reasoningContent=delta)), out)
     if block.toolUse is not None:
         use = block.toolUse
-        _on_start(state, _BlockStart(index, _Start(toolUse=use)), out)
+        _on_content_block_start(state, _BlockStart(index, _Start(toolUse=use)), out)
         state.tools[index].finish(out, input=use.input if use.input is not None else {})
     if block.toolResult is not None:
         result = block.toolResult
-        _on_start(state, _BlockStart(index, _Start(toolResult=result)), out)
+        _on_content_block_start(state, _BlockStart(index, _Start(toolResult=result)), out)
         state.results[index].items.extend(result.content or ())
     if block.citationsContent is not None:
         cited = block.citationsContent
         text = "".join(str(part.get("text", "")) for part in cited.content or ())
-        _on_delta(state, _BlockDelta(index, _Delta(text=text)), out)
+        _on_content_block_delta(state, _BlockDelta(index, _Delta(text=text)), out)
         for citation in cited.citations or ():
             _on_citation(state, index, citation, out)
 
 
-def _on_delta(state: ConverseState, event: _BlockDelta, out: list[LLMEvent]) -> None:
+def _on_content_block_delta(state: ConverseState, event: _BlockDelta, out: list[LLMEvent]) -> None:
     delta = event.delta
     if delta is None:
         return
@@ -680,7 +694,7 @@ def _on_delta(state: ConverseState, event: _BlockDelta, out: list[LLMEvent]) -> 
         tool = state.tools.get(index)
         if tool is None:
             raise InvalidProviderOutputError(
-                f"bedrock-converse: toolUse delta for block {index}, which did not start a tool",
+                f"{NAME}: toolUse delta for block {index}, which did not start a tool",
                 raw=delta.toolUse.input[:200],
             )
         tool.delta(delta.toolUse.input, out)
@@ -688,7 +702,7 @@ def _on_delta(state: ConverseState, event: _BlockDelta, out: list[LLMEvent]) -> 
         pending = state.results.get(index)
         if pending is None:
             raise InvalidProviderOutputError(
-                f"bedrock-converse: toolResult delta for block {index}, which did not start one"
+                f"{NAME}: toolResult delta for block {index}, which did not start one"
             )
         pending.items.extend(delta.toolResult)
     if delta.citation is not None:
@@ -744,7 +758,7 @@ def _on_citation(state: ConverseState, index: int, cite: _CitationDelta, out: li
     )
 
 
-def _on_start(state: ConverseState, event: _BlockStart, out: list[LLMEvent]) -> None:
+def _on_content_block_start(state: ConverseState, event: _BlockStart, out: list[LLMEvent]) -> None:
     start = event.start
     if start is None:
         return
@@ -755,7 +769,7 @@ def _on_start(state: ConverseState, event: _BlockStart, out: list[LLMEvent]) -> 
         use = start.toolUse
         if use.toolUseId in state.tool_names:
             raise _violation(f"toolUseId {use.toolUseId!r} repeated")
-        _close_blocks(state, out)
+        _close_all(state, out)
         server = use.type == "server_tool_use"
         metadata = {NAMESPACE: {"type": use.type}} if use.type and use.type != "tool_use" else None
         state.tools[index] = ToolInput(use.toolUseId, use.name, out, server, metadata)
@@ -763,11 +777,12 @@ def _on_start(state: ConverseState, event: _BlockStart, out: list[LLMEvent]) -> 
         state.client_tools = state.client_tools or not server
     elif start.toolResult is not None:
         result = start.toolResult
-        _close_blocks(state, out)
+        _close_all(state, out)
         state.results[index] = _PendingResult(result.toolUseId, result.status, result.type)
 
 
-def _on_stop(state: ConverseState, index: int, out: list[LLMEvent]) -> None:
+def _on_content_block_stop(state: ConverseState, event: _BlockStop, out: list[LLMEvent]) -> None:
+    index = event.contentBlockIndex
     tool = state.tools.get(index)
     if tool is not None:
         tool.finish(out)
@@ -793,7 +808,7 @@ def _emit_result(state: ConverseState, pending: _PendingResult, out: list[LLMEve
     out.append(ToolResult(pending.id, name, value, pending.status == "error", True, metadata))
 
 
-def _close_blocks(state: ConverseState, out: list[LLMEvent]) -> None:
+def _close_all(state: ConverseState, out: list[LLMEvent]) -> None:
     _end_reasoning(state, out)
     _end_text(state, out)
 
@@ -808,7 +823,7 @@ def _on_message_stop(state: ConverseState, event: _MessageStop, out: list[LLMEve
     _finish(state, out)
 
 
-def _on_metadata(state: ConverseState, event: _Metadata) -> None:
+def _on_metadata(state: ConverseState, event: _Metadata, _out: list[LLMEvent]) -> None:
     if event.usage is not None:
         state.usage = _usage(event.usage)
     if event.metrics:
@@ -817,8 +832,21 @@ def _on_metadata(state: ConverseState, event: _Metadata) -> None:
         state.done = True  # metadata is the last event of a converse stream
 
 
+_DELTA = f"{NAME} contentBlockDelta"
+_OnEvent = Callable[[ConverseState, Any, list[LLMEvent]], None]
+# ``:event-type`` (``None`` when a message has none) -> (payload decoder, what a malformed
+# payload is called, handler)
+_HANDLERS: dict[str | None, tuple[msgspec.json.Decoder[Any], str, _OnEvent]] = {
+    "contentBlockDelta": (_delta_decoder, _DELTA, _on_content_block_delta),
+    "contentBlockStart": (_start_decoder, f"{NAME} contentBlockStart", _on_content_block_start),
+    "contentBlockStop": (_stop_decoder, f"{NAME} contentBlockStop", _on_content_block_stop),
+    "messageStop": (_message_stop_decoder, f"{NAME} messageStop", _on_message_stop),
+    "metadata": (_metadata_decoder, f"{NAME} metadata", _on_metadata),
+}
+
+
 def _finish(state: ConverseState, out: list[LLMEvent]) -> None:
-    _close_blocks(state, out)
+    _close_all(state, out)
     for tool in state.tools.values():
         tool.finish(out)
     for pending in state.results.values():
@@ -851,20 +879,21 @@ def _usage(raw: dict[str, Any]) -> Usage:
 
 def on_halt(state: ConverseState, out: list[LLMEvent]) -> None:
     if state.stop_reason is None:
-        raise InvalidProviderOutputError("bedrock-converse: stream ended before messageStop")
+        raise InvalidProviderOutputError(f"{NAME}: stream ended before messageStop")
     state.done = True  # messageStop already finished everything; only metadata may be missing
 
 
-# 6. the Protocol value and its default route ---------------------------------------------------
+# 6. the Protocol value and its default route ------------------------------------------------------
 
 PROTOCOL = Protocol(
-    name="bedrock-converse",
+    name=NAME,
     build_body=build_body,
     new_state=lambda _request: ConverseState(),
     step=step,
     on_halt=on_halt,
     accept=ACCEPT,
     whole=whole,
+    hosted_kinds=frozenset(HOSTED_TOOLS),
 )
 
 
@@ -873,17 +902,15 @@ def runtime_url(region: str, base_url: str | None = None) -> str:
     return base_url or f"https://bedrock-runtime.{region}.amazonaws.com"
 
 
-def endpoint(region: str, base_url: str | None = None) -> Endpoint:
-    return Endpoint(
-        runtime_url(region, base_url), "/model/{model}/converse-stream", whole_path="/model/{model}/converse"
-    )
-
-
-def route(region: str, auth: Auth, *, base_url: str | None = None, **changes: Any) -> Route:
+def route(endpoint: Endpoint | str, auth: Auth, *, name: str = NAME, **changes: Any) -> Route:
+    """A Converse route. ``endpoint`` is an ``Endpoint`` or a base URL (``runtime_url(region)`` for
+    AWS's regional one; ``/model/{model}/converse-stream`` is appended)."""
+    if isinstance(endpoint, str):
+        endpoint = Endpoint(endpoint, "/model/{model}/converse-stream", whole_path="/model/{model}/converse")
     return Route(
-        name="bedrock-converse",
+        name=name,
         protocol=PROTOCOL,
-        endpoint=endpoint(region, base_url),
+        endpoint=endpoint,
         auth=auth,
         framing=EventStreamFraming(),
         **changes,

@@ -1,14 +1,64 @@
-"""What every facade shares: turning keyword defaults into a ``Model``."""
+"""What every facade shares: checking its arguments, reading the vendor SDK's variables, and
+turning keyword defaults into a ``Model``; and what the three Gemini facades share."""
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ClassVar, cast
 
+from ..route.auth import HeaderAuth, TokenProviderAuth, bearer
 from ..route.model import Model, Route
+from ..route.redact import Secret
+from ..schema.errors import AuthenticationError, InvalidRequestError
 from ..schema.options import GenerationOptions
+from ..schema.validate import check_generation
 
-__all__ = ["env_base_url", "env_default", "make_model"]
+__all__ = [
+    "AccessToken",
+    "GeminiFacade",
+    "bare_model_id",
+    "check_callable",
+    "check_headers",
+    "check_text",
+    "env_base_url",
+    "env_default",
+    "make_model",
+    "token_auth",
+]
+
+
+def _wrong(provider: str, param: str, expected: str, value: object) -> InvalidRequestError:
+    # The type, never the value: a misplaced key must not end up in a message or a log.
+    return InvalidRequestError(
+        f"{provider}: {param} must be {expected}, got {type(value).__name__}", param=param, provider=provider
+    )
+
+
+def check_text(provider: str, **arguments: object) -> None:
+    """Each argument is a ``str`` or ``None``, else a ``InvalidRequestError`` naming it."""
+    for param, value in arguments.items():
+        if value is not None and not isinstance(value, str):
+            raise _wrong(provider, param, "a string", value)
+
+
+def check_callable(provider: str, param: str, value: object) -> None:
+    if value is not None and not callable(value):
+        raise _wrong(provider, param, "an async callable returning a token", value)
+
+
+def check_headers(provider: str, headers: object) -> dict[str, str] | None:
+    """A copy of ``headers`` (``None`` when empty) once every name and value is a string."""
+    if headers is None:
+        return None
+    if not isinstance(headers, Mapping):
+        raise _wrong(provider, "headers", "a dict of header names to values", headers)
+    for name, value in cast(Mapping[object, object], headers).items():
+        if not isinstance(name, str):
+            raise _wrong(provider, "headers", "a dict with string names", name)
+        if not isinstance(value, str):
+            raise _wrong(provider, f"headers[{name!r}]", "a string", value)
+    return dict(cast(Mapping[str, str], headers)) or None
 
 
 def env_default(explicit: str | None, *names: str) -> str | None:
@@ -42,10 +92,11 @@ def make_model(
     generation: GenerationOptions | None = None,
     options: dict[str, Any] | None = None,
 ) -> Model:
-    if not model_id:
-        from ..schema.errors import InvalidRequestError
-
-        raise InvalidRequestError(f"{provider}: a model id is required")
+    if not isinstance(cast(object, model_id), str) or not model_id:
+        raise InvalidRequestError(
+            f"{provider}: a model id is required (a non-empty string)", param="model", provider=provider
+        )
+    check_generation(generation)
     return Model(
         id=model_id,
         route=route,
@@ -53,3 +104,56 @@ def make_model(
         defaults=generation,
         provider_options={provider: options} if options else None,
     )
+
+
+# The Gemini facades (google, google.code_assist, vertex) ---------------------------------------
+
+AccessToken = str | Secret | Callable[[], Awaitable[str]]
+_GENERATION_FIELDS = frozenset(GenerationOptions.__struct_fields__)
+
+
+class GeminiFacade:
+    """The Gemini protocol behind one route: ``google``, ``google.code_assist`` and ``vertex``."""
+
+    provider: ClassVar[str] = "google"  # the provider-options namespace
+    _route: Route
+
+    def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
+        """A Gemini model. Keyword options are Google provider options (see the module doc)."""
+        misplaced = sorted(_GENERATION_FIELDS.intersection(options))
+        if misplaced:  # Gemini would get them as unknown top-level body fields and answer HTTP 400
+            name = misplaced[0]
+            raise InvalidRequestError(
+                f"{self.provider}: {name} is a generation option here: pass "
+                f"generation=llmroute.GenerationOptions({name}=...)",
+                param=name,
+                provider=self.provider,
+            )
+        return make_model(bare_model_id(model_id), self._route, self.provider, generation, options)
+
+    model = gemini
+
+
+def bare_model_id(model_id: str) -> str:
+    """``models/gemini-2.5-flash`` -> ``gemini-2.5-flash`` (the path adds ``models/`` itself)."""
+    return model_id.removeprefix("models/") if isinstance(cast(object, model_id), str) else model_id
+
+
+def token_auth(access_token: AccessToken | None, provider: str) -> HeaderAuth | TokenProviderAuth:
+    """Bearer auth from a fixed token or an async callable that returns a fresh one per request."""
+    if access_token is None or access_token == "":
+        raise AuthenticationError(
+            f"{provider}: pass access_token= (a token string or an async callable returning a fresh token)",
+            kind="missing",
+            provider=provider,
+        )
+    if callable(access_token):
+        return TokenProviderAuth(access_token)
+    if not isinstance(cast(object, access_token), str | Secret):
+        raise InvalidRequestError(
+            f"{provider}: access_token must be a token string or an async callable returning one, "
+            f"got {type(access_token).__name__}",
+            param="access_token",
+            provider=provider,
+        )
+    return bearer(access_token, provider=provider)

@@ -4,20 +4,22 @@ facade built from one. Shared by ``compatible`` and the facades that own their r
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cached_property
+from typing import Any, ClassVar, cast
 
 import msgspec
 
-from ..protocols import openai_chat
+from ..protocols import openai_chat, openai_responses
 from ..protocols.openai_chat import ChatQuirks
-from ..route.auth import ApiKey, Auth, BearerAuth, NoAuth
-from ..route.model import Model
+from ..protocols.openai_responses import ResponsesQuirks
+from ..route.auth import Auth, NoAuth, bearer
+from ..route.model import Model, Route
 from ..route.redact import Secret
-from ..schema.errors import NoRouteError
+from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import make_model
+from ._facade import check_headers, check_text, make_model
 
-__all__ = ["Compatible", "Family"]
+__all__ = ["Family", "FamilyFacade", "FamilyWithResponses"]
 
 
 class Family(msgspec.Struct, frozen=True):
@@ -27,7 +29,10 @@ class Family(msgspec.Struct, frozen=True):
     quirks: ChatQuirks = ChatQuirks()
 
 
-class Compatible:
+class FamilyFacade:
+    """Chat Completions at a family's base URL with its quirks and a bearer key from its variables
+    (no family: ``base_url=`` is required and, without ``api_key=``, no auth)."""
+
     def __init__(
         self,
         family: Family | None,
@@ -38,19 +43,28 @@ class Compatible:
         quirks: ChatQuirks | None,
         name: str,
     ) -> None:
+        check_text(name, base_url=base_url)
+        if quirks is not None and not isinstance(cast(object, quirks), ChatQuirks):
+            raise InvalidRequestError(
+                f"{name}: quirks must be a ChatQuirks, got {type(quirks).__name__}",
+                param="quirks",
+                provider=name,
+            )
+        headers = check_headers(name, headers)
         self.name = name
         self.base_url = (base_url or (family.base_url if family else "")).rstrip("/")
         if not self.base_url:
             raise NoRouteError("compatible: pass a known family name or base_url=")
         auth: Auth
         if family is not None:
-            auth = BearerAuth(ApiKey(api_key, family.env, name))
+            auth = bearer(api_key, *family.env, provider=name)
         elif api_key is not None:
-            auth = BearerAuth(ApiKey(api_key, (), name))
+            auth = bearer(api_key, provider=name)
         else:
             auth = NoAuth()  # local servers usually need no key
         self.auth = auth
-        self.route = openai_chat.route(
+        self.headers = headers
+        self._chat = openai_chat.route(
             self.base_url,
             auth,
             quirks=quirks or (family.quirks if family else ChatQuirks()),
@@ -58,10 +72,33 @@ class Compatible:
             headers=headers,
         )
 
-    def model(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
-        return make_model(model_id, self.route, self.name, generation, options)
+    def chat(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
+        """A Chat Completions model. Extra keyword options become body fields."""
+        return make_model(model_id, self._chat, self.name, generation, options)
 
-    chat = model
+    model = chat
 
     def __repr__(self) -> str:
-        return f"Compatible({self.name!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}(base_url={self.base_url!r})"
+
+
+class FamilyWithResponses(FamilyFacade):
+    """A family that also serves the Responses API at the same base URL (built on first use)."""
+
+    responses_quirks: ClassVar[ResponsesQuirks | None] = None
+
+    def responses(
+        self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any
+    ) -> Model:
+        """A model over the provider's Responses API. Extra keyword options become body fields."""
+        return make_model(model_id, self._responses, self.name, generation, options)
+
+    @cached_property
+    def _responses(self) -> Route:
+        return openai_responses.route(
+            self.base_url,
+            self.auth,
+            name=f"{self.name}-responses",
+            quirks=self.responses_quirks,
+            headers=self.headers,
+        )

@@ -16,6 +16,7 @@ returning a Microsoft Entra access token, e.g. from ``azure.identity.aio``) requ
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from typing import Any
 
 from ..protocols import openai_chat, openai_responses
@@ -26,7 +27,7 @@ from ..route.model import Model, Route
 from ..route.redact import Secret
 from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import env_default, make_model
+from ._facade import check_callable, check_headers, check_text, env_default, make_model
 from .credentials import azure_identity, has_azure_identity
 
 __all__ = ["DEFAULT_API_VERSION", "Azure", "configure"]
@@ -47,6 +48,9 @@ def _root(base_url: str) -> str:
 
 
 class Azure:
+    """Azure OpenAI (``configure`` is this class): ``.chat(deployment)`` (also ``.model(...)``)
+    and ``.responses(deployment)``. Resource, key and API version: see the module doc."""
+
     def __init__(
         self,
         resource: str | None = None,
@@ -57,6 +61,9 @@ class Azure:
         api_version: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text("azure", resource=resource, base_url=base_url, api_version=api_version)
+        check_callable("azure", "token_provider", token_provider)
+        headers = check_headers("azure", headers)
         api_version = env_default(api_version, "OPENAI_API_VERSION")
         if api_version is None:
             api_version = DEFAULT_API_VERSION
@@ -78,13 +85,16 @@ class Azure:
         if not api_version:
             raise InvalidRequestError("azure: api_version must not be empty")
         self.api_version = api_version
-        key = ApiKey(api_key, _KEY_ENV, "azure")
+        key = ApiKey(
+            api_key,
+            _KEY_ENV,
+            "azure",
+            other="pass token_provider=, or pip install 'llmroute[azure]' for Microsoft Entra ID tokens",
+        )
         if token_provider is None and api_key is None and key.peek() is None and has_azure_identity():
             token_provider = azure_identity()
         self.auth: Auth = (
-            TokenProviderAuth(token_provider)
-            if token_provider is not None
-            else HeaderAuth("api-key", key)
+            TokenProviderAuth(token_provider) if token_provider is not None else HeaderAuth("api-key", key)
         )
         self.headers = headers
         endpoint = Endpoint(
@@ -97,7 +107,6 @@ class Azure:
         self._chat_reasoning = self._chat.with_(
             protocol=openai_chat.make_protocol(openai_chat.REASONING_QUIRKS)
         )
-        self._responses: Route | None = None
 
     def chat(
         self,
@@ -119,33 +128,18 @@ class Azure:
         self, deployment: str, *, generation: GenerationOptions | None = None, **options: Any
     ) -> Model:
         """A deployment over the v1 Responses API (``{resource}/openai/v1/responses``)."""
-        if self._responses is None:
-            self._responses = openai_responses.route(
-                f"{self.root}/openai/v1", self.auth, name="azure-responses", headers=self.headers
-            )
         return make_model(deployment, self._responses, "azure", generation, options)
 
-    def model(self, deployment: str, **kwargs: Any) -> Model:
-        return self.chat(deployment, **kwargs)
+    model = chat
+
+    @cached_property
+    def _responses(self) -> Route:
+        return openai_responses.route(
+            f"{self.root}/openai/v1", self.auth, name="azure-responses", headers=self.headers
+        )
 
     def __repr__(self) -> str:
         return f"Azure({self.root!r}, api_version={self.api_version!r}, auth={self.auth!r})"
 
 
-def configure(
-    resource: str | None = None,
-    *,
-    base_url: str | None = None,
-    api_key: str | Secret | None = None,
-    token_provider: TokenProvider | None = None,
-    api_version: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> Azure:
-    return Azure(
-        resource,
-        base_url=base_url,
-        api_key=api_key,
-        token_provider=token_provider,
-        api_version=api_version,
-        headers=headers,
-    )
+configure = Azure

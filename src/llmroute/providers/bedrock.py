@@ -12,14 +12,15 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from typing import Any
+from functools import cached_property
+from typing import Any, cast
 
 import msgspec
 
 from ..framing.eventstream import EventStreamFraming, EventStreamMessage
 from ..framing.sse import SSEEvent
 from ..protocols import bedrock_converse
-from ..route.auth import ApiKey, Auth, BearerAuth
+from ..route.auth import Auth, bearer
 from ..route.classify import from_exception_frame
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
@@ -27,9 +28,9 @@ from ..route.prepared import PreparedRequest
 from ..route.protocol import Protocol
 from ..route.redact import Secret
 from ..route.sigv4 import AwsCredentials, SigV4Auth, profile_region
-from ..schema.errors import InvalidProviderOutputError, NoRouteError
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import make_model
+from ._facade import check_headers, check_text, make_model
 
 __all__ = [
     "ANTHROPIC_VERSION",
@@ -81,9 +82,9 @@ class BedrockAuth:
     ) -> None:
         self._region = region
         self._credentials = credentials or AwsCredentials()
-        key = ApiKey(api_key, (API_KEY_ENV,), PROVIDER)
-        self._bearer = api_key is not None or (not explicit_sigv4 and key.peek() is not None)
-        self._auth: Auth = BearerAuth(key) if self._bearer else SigV4Auth(PROVIDER, region, self._credentials)
+        bearer_auth = bearer(api_key, API_KEY_ENV, provider=PROVIDER)
+        self._bearer = api_key is not None or (not explicit_sigv4 and bearer_auth.key.peek() is not None)
+        self._auth: Auth = bearer_auth if self._bearer else SigV4Auth(PROVIDER, region, self._credentials)
 
     def uses_bearer(self) -> bool:
         return self._bearer
@@ -142,6 +143,9 @@ def anthropic_protocol() -> Protocol:
 
 
 class Bedrock:
+    """AWS Bedrock (``configure`` is this class): ``.converse(id)`` (also ``.model(id)``) and
+    ``.anthropic(id)`` for Claude's native Messages API. Region and auth: see the module doc."""
+
     def __init__(
         self,
         region: str | None = None,
@@ -154,18 +158,25 @@ class Bedrock:
         base_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text(PROVIDER, region=region, access_key_id=access_key_id, profile=profile, base_url=base_url)
+        for param, secret in (("secret_access_key", secret_access_key), ("session_token", session_token)):
+            if not isinstance(cast(object, secret), str | Secret | None):
+                raise InvalidRequestError(
+                    f"bedrock: {param} must be a str or llmroute.Secret, got {type(secret).__name__}",
+                    param=param,
+                    provider=PROVIDER,
+                )
         self.region = resolve_region(region, profile)
         self.base_url = base_url
-        self.headers = headers or None
+        self.headers = check_headers(PROVIDER, headers)
         explicit = access_key_id is not None or secret_access_key is not None or profile is not None
         credentials = AwsCredentials(access_key_id, secret_access_key, session_token, profile)
         self.auth = BedrockAuth(
             self.region, api_key=api_key, credentials=credentials, explicit_sigv4=explicit and api_key is None
         )
         self._converse = bedrock_converse.route(
-            self.region, self.auth, base_url=base_url, headers=self.headers
+            bedrock_converse.runtime_url(self.region, base_url), self.auth, headers=self.headers
         )
-        self._anthropic: Route | None = None
 
     @property
     def converse_route(self) -> Route:
@@ -186,50 +197,30 @@ class Bedrock:
         """A Claude model through Bedrock's native Anthropic Messages API
         (``/model/{id}/invoke-with-response-stream``; ``/model/{id}/invoke`` with ``stream=False``).
         Keyword options are Anthropic body fields (``thinking``, ``anthropic_beta``, ...)."""
-        if self._anthropic is None:
-            from ..protocols import anthropic_messages
-
-            endpoint = Endpoint(
-                bedrock_converse.runtime_url(self.region, self.base_url),
-                "/model/{model}/invoke-with-response-stream",
-                whole_path="/model/{model}/invoke",
-            )
-            self._anthropic = anthropic_messages.route(
-                endpoint,
-                self.auth,
-                framing=EventStreamFraming(),
-                protocol=anthropic_protocol(),
-                name="bedrock-anthropic-messages",
-                headers=self.headers,
-            )
         return make_model(model_id, self._anthropic, PROVIDER, generation, options)
 
-    def model(self, model_id: str, **kwargs: Any) -> Model:
-        """The recommended API for ``model_id`` (Converse)."""
-        return self.converse(model_id, **kwargs)
+    model = converse  # the recommended API
+
+    @cached_property
+    def _anthropic(self) -> Route:
+        from ..protocols import anthropic_messages
+
+        endpoint = Endpoint(
+            bedrock_converse.runtime_url(self.region, self.base_url),
+            "/model/{model}/invoke-with-response-stream",
+            whole_path="/model/{model}/invoke",
+        )
+        return anthropic_messages.route(
+            endpoint,
+            self.auth,
+            framing=EventStreamFraming(),
+            protocol=anthropic_protocol(),
+            name="bedrock-anthropic-messages",
+            headers=self.headers,
+        )
 
     def __repr__(self) -> str:
         return f"Bedrock(region={self.region!r}, auth={self.auth!r})"
 
 
-def configure(
-    region: str | None = None,
-    access_key_id: str | None = None,
-    secret_access_key: str | Secret | None = None,
-    session_token: str | Secret | None = None,
-    profile: str | None = None,
-    api_key: str | Secret | None = None,
-    base_url: str | None = None,
-    *,
-    headers: dict[str, str] | None = None,
-) -> Bedrock:
-    return Bedrock(
-        region,
-        access_key_id=access_key_id,
-        secret_access_key=secret_access_key,
-        session_token=session_token,
-        profile=profile,
-        api_key=api_key,
-        base_url=base_url,
-        headers=headers,
-    )
+configure = Bedrock

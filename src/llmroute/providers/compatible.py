@@ -10,7 +10,8 @@ from ..protocols.openai_chat import ChatQuirks
 from ..route.redact import Secret
 from ..schema.errors import NoRouteError
 from . import openrouter, xai
-from ._family import Compatible, Family
+from ._facade import check_text
+from ._family import Family, FamilyFacade
 
 __all__ = ["FAMILIES", "Compatible", "Family", "configure"]
 
@@ -48,28 +49,41 @@ FAMILIES: dict[str, Family] = {
 }
 
 
-def configure(
-    family: str | None = None,
-    *,
-    base_url: str | None = None,
-    api_key: str | Secret | None = None,
-    headers: dict[str, str] | None = None,
-    quirks: ChatQuirks | None = None,
-    name: str | None = None,
-) -> Compatible:
-    row = None
-    if family is not None:
-        row = FAMILIES.get(family)
-        if row is None:
-            known = ", ".join(sorted(FAMILIES))
-            raise NoRouteError(
-                f"unknown OpenAI-compatible family {family!r}; known: {known}; or pass base_url="
-            )
-    return Compatible(
-        row,
-        base_url=base_url,
-        api_key=api_key,
-        headers=headers,
-        quirks=quirks,
-        name=name or family or "compatible",
-    )
+class Compatible(FamilyFacade):
+    """An OpenAI-compatible server (``configure`` is this class): a known family by name (its base
+    URL, key variables and quirks), or any server at ``base_url=`` (``api_key=`` optional: local
+    servers usually need none). ``.chat(id)``, also ``.model(id)``."""
+
+    def __init__(
+        self,
+        family: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | Secret | None = None,
+        headers: dict[str, str] | None = None,
+        quirks: ChatQuirks | None = None,
+        name: str | None = None,
+    ) -> None:
+        check_text("compatible", family=family, name=name)
+        row = None
+        if family is not None:
+            row = FAMILIES.get(family)
+            if row is None:
+                known = ", ".join(sorted(FAMILIES))
+                raise NoRouteError(
+                    f"unknown OpenAI-compatible family {family!r}; known: {known}; or pass base_url="
+                )
+        super().__init__(
+            row,
+            base_url=base_url,
+            api_key=api_key,
+            headers=headers,
+            quirks=quirks,
+            name=name or family or "compatible",
+        )
+
+    def __repr__(self) -> str:
+        return f"Compatible({self.name!r}, base_url={self.base_url!r})"
+
+
+configure = Compatible

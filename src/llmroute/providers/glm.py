@@ -19,13 +19,13 @@ from typing import Any, Literal
 
 from ..protocols import openai_chat
 from ..protocols.openai_chat import ChatQuirks
-from ..route.auth import ApiKey, BearerAuth
+from ..route.auth import bearer
 from ..route.model import Model
 from ..route.redact import Secret
 from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
 from ..schema.tools import HostedTool
-from ._facade import make_model
+from ._facade import check_headers, check_text, make_model
 
 __all__ = ["REGIONS", "GLM", "Region", "configure", "hosted_tool"]
 
@@ -98,6 +98,10 @@ def hosted_tool(tool: HostedTool, *, search_engine: str = "search_std") -> dict[
 
 
 class GLM:
+    """GLM (``configure`` is this class): ``.chat(id)``, also ``.model(id)``. ``region="cn"``
+    (BigModel, ``ZHIPUAI_API_KEY``) or ``"intl"`` (Z.ai, ``ZAI_API_KEY``); ``coding=True`` for the
+    coding plan's endpoint."""
+
     def __init__(
         self,
         api_key: str | Secret | None = None,
@@ -107,18 +111,19 @@ class GLM:
         coding: bool = False,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text("glm", region=region, base_url=base_url)
         row = REGIONS.get(region)
         if row is None:
             raise NoRouteError(f"glm: unknown region {region!r}; use 'cn' (BigModel) or 'intl' (Z.ai)")
         self.region = region
         self.base_url = (base_url or (row.coding_url if coding else row.base_url)).rstrip("/")
-        self.auth = BearerAuth(ApiKey(api_key, row.env, "glm"))
+        self.auth = bearer(api_key, *row.env, provider="glm")
         quirks = ChatQuirks(
             reasoning_fields=("reasoning_content",),
             send_reasoning=True,  # preserved thinking (clear_thinking: false) wants it back
             hosted_tools={"web_search": partial(hosted_tool, search_engine=row.search_engine)},
         )
-        merged = {**row.headers, **(headers or {})}
+        merged = {**row.headers, **(check_headers("glm", headers) or {})}
         self._chat = openai_chat.route(
             self.base_url, self.auth, quirks=quirks, name="glm-chat", headers=merged or None
         )
@@ -127,19 +132,10 @@ class GLM:
         """A GLM model. Extra keyword options become body fields (``thinking``, ``do_sample``, ...)."""
         return make_model(model_id, self._chat, "glm", generation, options)
 
-    def model(self, model_id: str, **kwargs: Any) -> Model:
-        return self.chat(model_id, **kwargs)
+    model = chat
 
     def __repr__(self) -> str:
         return f"GLM(region={self.region!r}, base_url={self.base_url!r})"
 
 
-def configure(
-    api_key: str | Secret | None = None,
-    *,
-    region: Region = "cn",
-    base_url: str | None = None,
-    coding: bool = False,
-    headers: dict[str, str] | None = None,
-) -> GLM:
-    return GLM(api_key, region=region, base_url=base_url, coding=coding, headers=headers)
+configure = GLM

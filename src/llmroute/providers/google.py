@@ -16,26 +16,37 @@ Provider options live under ``"google"``: ``thinking_budget``, ``include_thought
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 from ..protocols import gemini, gemini_code_assist
-from ..route.auth import HeaderAuth, TokenProviderAuth, bearer, header
-from ..route.model import Model
+from ..route.auth import header
 from ..route.redact import Secret
-from ..schema.errors import AuthenticationError, NoRouteError
-from ..schema.options import GenerationOptions
-from ._facade import env_base_url, env_default, make_model
+from ..schema.errors import NoRouteError
+from ._facade import (
+    AccessToken,
+    GeminiFacade,
+    check_headers,
+    check_text,
+    env_base_url,
+    env_default,
+    token_auth,
+)
 
-__all__ = ["DEFAULT_BASE_URL", "CodeAssist", "Google", "code_assist", "configure", "token_auth"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "CodeAssist",
+    "Google",
+    "code_assist",
+    "configure",
+]
 
 DEFAULT_BASE_URL = gemini.DEFAULT_BASE_URL
 ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
-AccessToken = str | Secret | Callable[[], Awaitable[str]]
 
+class Google(GeminiFacade):
+    """The Gemini API (``configure`` is this class): ``.gemini(id)``, also ``.model(id)``. The key
+    defaults to ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``."""
 
-class Google:
     def __init__(
         self,
         api_key: str | Secret | None = None,
@@ -43,60 +54,35 @@ class Google:
         base_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text("google", base_url=base_url)
         version = env_default(None, "GOOGLE_GENAI_API_VERSION") or "v1beta"
-        self.base_url = env_base_url(base_url, "GOOGLE_GEMINI_BASE_URL", DEFAULT_BASE_URL, suffix=f"/{version}")
+        self.base_url = env_base_url(
+            base_url, "GOOGLE_GEMINI_BASE_URL", DEFAULT_BASE_URL, suffix=f"/{version}"
+        )
         self.auth = header("x-goog-api-key", api_key, *ENV, provider="google")
-        self.headers = dict(headers) if headers else None
+        self.headers = check_headers("google", headers)
         self._route = gemini.route(self.base_url, self.auth, headers=self.headers)
-
-    def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
-        """A Gemini model. Keyword options are Google provider options (see the module doc)."""
-        return make_model(bare_model_id(model_id), self._route, "google", generation, options)
-
-    model = gemini
 
     def __repr__(self) -> str:
         return f"Google(base_url={self.base_url!r})"
 
 
-def configure(
-    api_key: str | Secret | None = None,
-    *,
-    base_url: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> Google:
-    return Google(api_key, base_url=base_url, headers=headers)
+configure = Google
 
 
-def bare_model_id(model_id: str) -> str:
-    """``models/gemini-2.5-flash`` -> ``gemini-2.5-flash`` (the path adds ``models/`` itself)."""
-    return model_id.removeprefix("models/")
-
-
-def token_auth(access_token: AccessToken | None, provider: str) -> HeaderAuth | TokenProviderAuth:
-    """Bearer auth from a fixed token or an async callable that returns a fresh one per request."""
-    if access_token is None or access_token == "":
-        raise AuthenticationError(
-            f"{provider}: pass access_token= (a token string or an async callable returning a fresh token)",
-            kind="missing",
-            provider=provider,
-        )
-    if callable(access_token):
-        return TokenProviderAuth(access_token)
-    return bearer(access_token, provider=provider)
-
-
-class CodeAssist:
-    """Gemini through Code Assist (``cloudcode-pa.googleapis.com/v1internal``)."""
+class CodeAssist(GeminiFacade):
+    """Gemini through Code Assist (``cloudcode-pa.googleapis.com/v1internal``; ``google.code_assist``
+    is this class): ``.gemini(id)``, also ``.model(id)``."""
 
     def __init__(
         self,
-        access_token: AccessToken | None,
+        access_token: AccessToken | None = None,
         *,
         project: str | None = None,
         base_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text("google.code_assist", project=project, base_url=base_url)
         project = project or os.environ.get("GOOGLE_CLOUD_PROJECT")
         if not project:
             raise NoRouteError(
@@ -105,25 +91,11 @@ class CodeAssist:
         self.project = project
         self.base_url = (base_url or gemini_code_assist.CODE_ASSIST_BASE_URL).rstrip("/")
         self.auth = token_auth(access_token, "google-code-assist")
-        self.headers = dict(headers) if headers else None
-        self._route = gemini_code_assist.route(
-            self.base_url, self.auth, project=project, headers=self.headers
-        )
-
-    def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
-        return make_model(bare_model_id(model_id), self._route, "google", generation, options)
-
-    model = gemini
+        self.headers = check_headers("google.code_assist", headers)
+        self._route = gemini_code_assist.route(self.base_url, self.auth, project=project, headers=self.headers)
 
     def __repr__(self) -> str:
         return f"CodeAssist(project={self.project!r}, base_url={self.base_url!r})"
 
 
-def code_assist(
-    access_token: AccessToken | None = None,
-    *,
-    project: str | None = None,
-    base_url: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> CodeAssist:
-    return CodeAssist(access_token, project=project, base_url=base_url, headers=headers)
+code_assist = CodeAssist

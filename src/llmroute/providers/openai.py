@@ -5,6 +5,7 @@ As in the openai SDK, unset arguments come from ``OPENAI_API_KEY``, ``OPENAI_BAS
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any, Literal
 
 from ..protocols import openai_chat, openai_responses
@@ -13,7 +14,7 @@ from ..route.model import Model, Route
 from ..route.redact import Secret
 from ..schema.errors import InvalidRequestError
 from ..schema.options import GenerationOptions
-from ._facade import env_base_url, env_default, make_model
+from ._facade import check_headers, check_text, env_base_url, env_default, make_model
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAI", "configure"]
 
@@ -21,6 +22,9 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 class OpenAI:
+    """The OpenAI API (``configure`` is this class): ``.responses(id)`` (also ``.model(id)``) and
+    ``.chat(id)``. Unset arguments come from the openai SDK's variables (module doc)."""
+
     def __init__(
         self,
         api_key: str | Secret | None = None,
@@ -30,11 +34,12 @@ class OpenAI:
         project: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text("openai", base_url=base_url, organization=organization, project=project)
         self.base_url = env_base_url(base_url, "OPENAI_BASE_URL", DEFAULT_BASE_URL)
         self.auth = bearer(api_key, "OPENAI_API_KEY", provider="openai")
         organization = env_default(organization, "OPENAI_ORG_ID")
         project = env_default(project, "OPENAI_PROJECT_ID")
-        extra = dict(headers or {})
+        extra = check_headers("openai", headers) or {}
         if organization:
             extra["openai-organization"] = organization
         if project:
@@ -45,7 +50,6 @@ class OpenAI:
             protocol=openai_chat.make_protocol(openai_chat.REASONING_QUIRKS)
         )
         self._responses = openai_responses.route(self.base_url, self.auth, headers=self.headers)
-        self._responses_ws: Route | None = None
 
     def chat(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
         """A Chat Completions model. Extra keyword options become body fields (``reasoning_effort``, ...)."""
@@ -64,38 +68,27 @@ class OpenAI:
         ``reasoning_summary``, ``verbosity``, ``store``, ``include``, ``service_tier``, ...).
         ``transport="websocket"`` streams over ``wss://.../responses`` (extra ``llmroute[websocket]``)."""
         if transport == "websocket":
-            route = self._responses_ws_route()
+            route = self._responses_ws
         elif transport == "http":
             route = self._responses
         else:
             raise InvalidRequestError(f"openai: unknown transport {transport!r} (use 'http' or 'websocket')")
         return make_model(model_id, route, "openai", generation, options)
 
-    def _responses_ws_route(self) -> Route:
-        if self._responses_ws is None:
-            from ..route.websocket import MessageFraming, WebSocketTransport
+    model = responses  # the recommended API
 
-            self._responses_ws = self._responses.with_(
-                name="openai-responses-websocket",
-                framing=MessageFraming(),
-                transport=WebSocketTransport(openai_responses.websocket_message),
-            )
-        return self._responses_ws
+    @cached_property
+    def _responses_ws(self) -> Route:
+        from ..route.websocket import MessageFraming, WebSocketTransport
 
-    def model(self, model_id: str, **kwargs: Any) -> Model:
-        """The recommended API for ``model_id``."""
-        return self.responses(model_id, **kwargs)
+        return self._responses.with_(
+            name="openai-responses-websocket",
+            framing=MessageFraming(),
+            transport=WebSocketTransport(openai_responses.websocket_message),
+        )
 
     def __repr__(self) -> str:
         return f"OpenAI(base_url={self.base_url!r})"
 
 
-def configure(
-    api_key: str | Secret | None = None,
-    *,
-    base_url: str | None = None,
-    organization: str | None = None,
-    project: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> OpenAI:
-    return OpenAI(api_key, base_url=base_url, organization=organization, project=project, headers=headers)
+configure = OpenAI

@@ -13,18 +13,16 @@ typed errors, and usage with ``cost`` (in ``usage.provider_metadata``) and web-s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from ..protocols import openai_chat, openai_responses
 from ..protocols.openai_chat import ChatQuirks
-from ..route.auth import ApiKey, BearerAuth
-from ..route.model import Model, Route
+from ..route.model import Model
 from ..route.redact import Secret
 from ..schema.errors import InvalidRequestError
 from ..schema.options import GenerationOptions
 from ..schema.tools import HostedTool
-from ._facade import make_model
-from ._family import Family
+from ._facade import check_headers, check_text
+from ._family import Family, FamilyWithResponses
 
 __all__ = ["DEFAULT_BASE_URL", "FAMILY", "QUIRKS", "OpenRouter", "configure", "hosted_tool"]
 
@@ -56,7 +54,11 @@ FAMILY = Family("openrouter", "https://openrouter.ai/api/v1", ("OPENROUTER_API_K
 DEFAULT_BASE_URL = FAMILY.base_url
 
 
-class OpenRouter:
+class OpenRouter(FamilyWithResponses):
+    """OpenRouter (``configure`` is this class): ``.chat(id)`` (also ``.model(id)``) and
+    ``.responses(id)``. The key defaults to ``OPENROUTER_API_KEY``; ``app_name``/``app_url`` are
+    sent for attribution on openrouter.ai."""
+
     def __init__(
         self,
         api_key: str | Secret | None = None,
@@ -66,18 +68,15 @@ class OpenRouter:
         app_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.auth = BearerAuth(ApiKey(api_key, FAMILY.env, FAMILY.name))
-        extra = dict(headers or {})
+        check_text("openrouter", app_name=app_name, app_url=app_url)
+        extra = check_headers("openrouter", headers) or {}
         if app_url:
             extra["HTTP-Referer"] = app_url  # app attribution on openrouter.ai
         if app_name:
             extra["X-Title"] = app_name
-        self.headers = extra or None
-        self._chat = openai_chat.route(
-            self.base_url, self.auth, quirks=QUIRKS, name="openrouter-chat", headers=self.headers
+        super().__init__(
+            FAMILY, base_url=base_url, api_key=api_key, headers=extra or None, quirks=None, name="openrouter"
         )
-        self._responses: Route | None = None
 
     def chat(
         self,
@@ -89,44 +88,28 @@ class OpenRouter:
         generation: GenerationOptions | None = None,
         **options: Any,
     ) -> Model:
-        """A model over Chat Completions. ``web``: the ``web`` plugin (``True`` or its options:
-        engine, max_results, search_prompt, include_domains, ...); ``online``: the ``:online`` model
-        suffix. ``usage_accounting=True`` sends the legacy ``usage: {include: true}`` (usage and
-        cost are now always reported). Other keyword options become body fields (``reasoning``,
-        ``provider``, ``models``, ``transforms``, ...)."""
+        """A model over Chat Completions, OpenRouter's primary, fully featured API (also ``model``).
+        ``web``: the ``web`` plugin (``True`` or its options: engine, max_results, search_prompt,
+        include_domains, ...); ``online``: the ``:online`` model suffix. ``usage_accounting=True``
+        sends the legacy ``usage: {include: true}`` (usage and cost are now always reported). Other
+        keyword options become body fields (``reasoning``, ``provider``, ``models``, ``transforms``, ...).
+        ``responses(...)`` is OpenRouter's (beta) Responses API."""
         if online and not model_id.endswith(":online"):
             model_id = f"{model_id}:online"
+        if not isinstance(cast(object, web), bool | dict | None):
+            raise InvalidRequestError(
+                f"openrouter: web must be True or the plugin's options as a dict, got {type(web).__name__}",
+                param="web",
+                provider="openrouter",
+            )
         if web:
             plugin = {"id": "web", **(web if isinstance(web, dict) else {})}
             options["plugins"] = [*options.get("plugins", ()), plugin]
         if usage_accounting:
             options["usage"] = {**options.get("usage", {}), "include": True}
-        return make_model(model_id, self._chat, "openrouter", generation, options)
+        return super().chat(model_id, generation=generation, **options)
 
-    def responses(
-        self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any
-    ) -> Model:
-        """A model over OpenRouter's (beta) Responses API."""
-        if self._responses is None:
-            self._responses = openai_responses.route(
-                self.base_url, self.auth, name="openrouter-responses", headers=self.headers
-            )
-        return make_model(model_id, self._responses, "openrouter", generation, options)
-
-    def model(self, model_id: str, **kwargs: Any) -> Model:
-        """Chat Completions: OpenRouter's primary, fully featured API."""
-        return self.chat(model_id, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"OpenRouter(base_url={self.base_url!r})"
+    model = chat
 
 
-def configure(
-    api_key: str | Secret | None = None,
-    *,
-    base_url: str | None = None,
-    app_name: str | None = None,
-    app_url: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> OpenRouter:
-    return OpenRouter(api_key, base_url=base_url, app_name=app_name, app_url=app_url, headers=headers)
+configure = OpenRouter

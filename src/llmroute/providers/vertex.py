@@ -12,16 +12,12 @@ protocol as ``google``; provider options may be given under ``"vertex"`` or ``"g
 from __future__ import annotations
 
 import os
-from typing import Any
 from urllib.parse import quote
 
 from ..protocols import gemini
-from ..route.model import Model
 from ..schema.errors import AuthenticationError, NoRouteError
-from ..schema.options import GenerationOptions
-from ._facade import env_base_url, make_model
+from ._facade import AccessToken, GeminiFacade, check_headers, check_text, env_base_url, token_auth
 from .credentials import google_adc, has_google_auth
-from .google import AccessToken, bare_model_id, token_auth
 
 __all__ = ["Vertex", "configure"]
 
@@ -34,7 +30,12 @@ def _host(location: str) -> str:
     )
 
 
-class Vertex:
+class Vertex(GeminiFacade):
+    """Gemini on Vertex AI (``configure`` is this class): ``.gemini(id)``, also ``.model(id)``.
+    Credentials: ``access_token=`` or Application Default Credentials (module doc)."""
+
+    provider = "vertex"
+
     def __init__(
         self,
         *,
@@ -44,6 +45,7 @@ class Vertex:
         base_url: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        check_text("vertex", project=project, location=location, base_url=base_url)
         if access_token is None:
             if not has_google_auth():
                 raise AuthenticationError(
@@ -72,26 +74,11 @@ class Vertex:
         host = env_base_url(base_url, "GOOGLE_VERTEX_BASE_URL", _host(location))
         self.base_url = f"{host}/v1/projects/{quote(project, safe='')}/locations/{quote(location, safe='')}/publishers/google"
         self.auth = token_auth(access_token, "vertex")
-        self.headers = dict(headers) if headers else None
+        self.headers = check_headers("vertex", headers)
         self._route = gemini.route(self.base_url, self.auth, name="vertex-gemini", headers=self.headers)
-
-    def gemini(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
-        return make_model(bare_model_id(model_id), self._route, "vertex", generation, options)
-
-    model = gemini
 
     def __repr__(self) -> str:
         return f"Vertex(project={self.project!r}, location={self.location!r})"
 
 
-def configure(
-    *,
-    project: str | None = None,
-    location: str | None = None,
-    access_token: AccessToken | None = None,
-    base_url: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> Vertex:
-    return Vertex(
-        project=project, location=location, access_token=access_token, base_url=base_url, headers=headers
-    )
+configure = Vertex

@@ -11,16 +11,10 @@ The facade is the ``xai`` OpenAI-compatible family row (also ``compatible.config
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..protocols import openai_responses
 from ..protocols.openai_chat import ChatQuirks
 from ..protocols.openai_responses import ResponsesQuirks
-from ..route.model import Model, Route
 from ..route.redact import Secret
-from ..schema.options import GenerationOptions
-from ._facade import make_model
-from ._family import Compatible, Family
+from ._family import Family, FamilyWithResponses
 
 __all__ = ["DEFAULT_BASE_URL", "FAMILY", "QUIRKS", "RESPONSES_QUIRKS", "XAI", "configure"]
 
@@ -36,7 +30,13 @@ QUIRKS = FAMILY.quirks
 RESPONSES_QUIRKS = ResponsesQuirks(hosted_custom_tools=True, hosted_kinds=("x_search",))
 
 
-class XAI(Compatible):
+class XAI(FamilyWithResponses):
+    """xAI (``configure`` is this class): Grok over Chat Completions (``.chat(id)``, also
+    ``.model(id)``) and xAI's Responses API (``.responses(id)``: server-side tools reported as
+    hosted calls). Extra keyword options become body fields (``reasoning_effort``, ...)."""
+
+    responses_quirks = RESPONSES_QUIRKS
+
     def __init__(
         self,
         api_key: str | Secret | None = None,
@@ -45,34 +45,6 @@ class XAI(Compatible):
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(FAMILY, base_url=base_url, api_key=api_key, headers=headers, quirks=None, name="xai")
-        self.headers = headers
-        self._responses: Route | None = None
-
-    def chat(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
-        """A Grok model. Extra keyword options become body fields (``reasoning_effort``, ...)."""
-        return super().model(model_id, generation=generation, **options)
-
-    def responses(
-        self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any
-    ) -> Model:
-        """A Grok model over xAI's Responses API (server-side tools reported as hosted calls)."""
-        if self._responses is None:
-            self._responses = openai_responses.route(
-                self.base_url, self.auth, name="xai-responses", quirks=RESPONSES_QUIRKS, headers=self.headers
-            )
-        return make_model(model_id, self._responses, "xai", generation, options)
-
-    def model(self, model_id: str, **kwargs: Any) -> Model:
-        return self.chat(model_id, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"XAI(base_url={self.base_url!r})"
 
 
-def configure(
-    api_key: str | Secret | None = None,
-    *,
-    base_url: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> XAI:
-    return XAI(api_key, base_url=base_url, headers=headers)
+configure = XAI

@@ -5,7 +5,7 @@ transports and the executor live in `route.transport` / `route.executor`; the Cl
 `llmroute.client`.
 """
 
-from .auth import ApiKey, Auth, BearerAuth, HeaderAuth, NoAuth, TokenProviderAuth, bearer, header
+from .auth import ApiKey, Auth, HeaderAuth, NoAuth, TokenProviderAuth, bearer, header
 from .endpoint import Endpoint
 from .model import Model, Route
 from .policy import RetryPolicy, Timeouts
@@ -16,7 +16,6 @@ from .redact import Secret
 __all__ = [
     "ApiKey",
     "Auth",
-    "BearerAuth",
     "Endpoint",
     "HeaderAuth",
     "Model",

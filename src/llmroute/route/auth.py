@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 from ..schema.errors import AuthenticationError, InvalidRequestError
 from .prepared import PreparedRequest
@@ -13,7 +13,6 @@ from .redact import Secret
 __all__ = [
     "ApiKey",
     "Auth",
-    "BearerAuth",
     "HeaderAuth",
     "NoAuth",
     "TokenProviderAuth",
@@ -37,18 +36,33 @@ class NoAuth:
 class ApiKey:
     """An explicit key, else the first set environment variable, read when a request is prepared.
     Surrounding whitespace (a pasted newline) is stripped; an explicit key that is empty after
-    that is an ``InvalidRequestError`` (``param="api_key"``), a blank variable counts as unset."""
+    that, or not a ``str``/``Secret`` (caught at once), is an ``InvalidRequestError``
+    (``param="api_key"``); a blank variable counts as unset."""
 
-    __slots__ = ("_value", "env", "provider")
+    __slots__ = ("_value", "env", "other", "provider")
 
     def __init__(
-        self, value: str | Secret | None = None, env: Sequence[str] = (), provider: str = ""
+        self,
+        value: str | Secret | None = None,
+        env: Sequence[str] = (),
+        provider: str = "",
+        *,
+        other: str = "",
     ) -> None:
+        """``other``: the provider's other ways in, for the missing-key message."""
         if isinstance(value, Secret):
             value = value.reveal()
+        elif not isinstance(cast(object, value), str | None):
+            who = f"{provider}: " if provider else ""
+            raise InvalidRequestError(  # the type only: the value may be a key passed by mistake
+                f"{who}api_key must be a str or llmroute.Secret, got {type(value).__name__}",
+                param="api_key",
+                provider=provider or None,
+            )
         self._value = Secret(value.strip()) if value is not None else None
         self.env = tuple(env)
         self.provider = provider
+        self.other = other
 
     def peek(self) -> Secret | None:
         """The key if one is available now (explicit or from the environment), else ``None``."""
@@ -69,17 +83,18 @@ class ApiKey:
             raise InvalidRequestError(
                 f"api_key{who} is empty or whitespace", param="api_key", provider=self.provider
             )
+        other = f"; or {self.other}" if self.other else ""
         if self.env:
             hint = " or ".join(self.env)
             blank = [name for name in self.env if name in os.environ]
             note = f" ({', '.join(blank)} is set but blank)" if blank else ""
             raise AuthenticationError(
-                f"no API key{who}: pass api_key=... or set {hint}{note}",
+                f"no API key{who}: pass api_key=... or set {hint}{note}{other}",
                 kind="missing",
                 provider=self.provider,
             )
         raise AuthenticationError(
-            f"no API key{who}: pass api_key=...", kind="missing", provider=self.provider
+            f"no API key{who}: pass api_key=...{other}", kind="missing", provider=self.provider
         )
 
     def __repr__(self) -> str:
@@ -107,15 +122,13 @@ class HeaderAuth:
         return f"HeaderAuth({self.name!r}, {self.key!r})"
 
 
-def BearerAuth(key: ApiKey) -> HeaderAuth:
-    return HeaderAuth("authorization", key, "Bearer ")
-
-
 def bearer(api_key: str | Secret | None, *env: str, provider: str = "") -> HeaderAuth:
-    return BearerAuth(ApiKey(api_key, env, provider))
+    """``Authorization: Bearer <key>``: ``api_key``, else the first of ``env`` that is set."""
+    return HeaderAuth("authorization", ApiKey(api_key, env, provider), "Bearer ")
 
 
 def header(name: str, api_key: str | Secret | None, *env: str, provider: str = "") -> HeaderAuth:
+    """``name: <key>``: ``api_key``, else the first of ``env`` that is set."""
     return HeaderAuth(name, ApiKey(api_key, env, provider))
 
 

@@ -1,0 +1,147 @@
+"""The facade surface: each module's ``configure`` is its class, every facade has ``.model(id)``
+(its recommended API), and bearer keys are built by ``route.auth.bearer``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+import llmroute
+from llmroute.providers import (
+    anthropic,
+    azure,
+    bedrock,
+    compatible,
+    glm,
+    google,
+    openai,
+    openrouter,
+    vertex,
+    xai,
+)
+from llmroute.route import auth
+
+CLASSES: list[tuple[ModuleType, type]] = [
+    (openai, openai.OpenAI),
+    (anthropic, anthropic.Anthropic),
+    (google, google.Google),
+    (vertex, vertex.Vertex),
+    (azure, azure.Azure),
+    (bedrock, bedrock.Bedrock),
+    (glm, glm.GLM),
+    (openrouter, openrouter.OpenRouter),
+    (xai, xai.XAI),
+    (compatible, compatible.Compatible),
+]
+
+
+@pytest.mark.parametrize(("module", "cls"), CLASSES, ids=lambda v: getattr(v, "__name__", ""))
+def test_configure_is_the_class(module: ModuleType, cls: type) -> None:
+    assert module.configure is cls
+    assert callable(cls.model)
+
+
+def test_code_assist_is_the_class() -> None:
+    assert google.code_assist is google.CodeAssist
+
+
+@pytest.mark.parametrize(
+    ("facade", "route"),
+    [
+        (lambda: openai.configure(api_key="k"), "openai-responses"),
+        (lambda: anthropic.configure(api_key="k"), "anthropic-messages"),
+        (lambda: google.configure(api_key="k"), "gemini"),
+        (lambda: google.code_assist(access_token="t", project="p"), "gemini-code-assist"),
+        (lambda: vertex.configure(project="p", location="us-central1", access_token="t"), "vertex-gemini"),
+        (lambda: azure.configure("res", api_key="k"), "azure-chat"),
+        (lambda: bedrock.configure(region="us-east-1", api_key="k"), "bedrock-converse"),
+        (lambda: glm.configure(api_key="k"), "glm-chat"),
+        (lambda: openrouter.configure(api_key="k"), "openrouter-chat"),
+        (lambda: xai.configure(api_key="k"), "xai-chat"),
+        (lambda: compatible.configure("groq", api_key="k"), "groq-chat"),
+    ],
+)
+def test_model_is_the_recommended_api(facade: Callable[[], Any], route: str) -> None:
+    model = facade().model("some-model")
+    assert model.id == "some-model"
+    assert model.route.name == route
+
+
+def test_responses_routes_are_built_once_per_facade() -> None:
+    for facade in (
+        openrouter.configure(api_key="k"),
+        xai.configure(api_key="k"),
+        azure.configure("r", api_key="k"),
+    ):
+        assert facade.responses("a").route is facade.responses("b").route
+    ai = openai.configure(api_key="k")
+    assert ai.responses("a", transport="websocket").route is ai.responses("b", transport="websocket").route
+    rock = bedrock.configure(region="us-east-1", api_key="k")
+    assert rock.anthropic("a").route is rock.anthropic("b").route
+
+
+def test_openrouter_options_still_apply_through_model() -> None:
+    model = openrouter.configure(api_key="k").model("openai/gpt-4o-mini", online=True, web=True)
+    assert model.id == "openai/gpt-4o-mini:online"
+    assert model.provider_options == {"openrouter": {"plugins": [{"id": "web"}]}}
+
+
+def test_bearer_is_the_one_way_to_a_bearer_key() -> None:
+    assert not hasattr(auth, "BearerAuth")
+    header = auth.bearer("k", "SOME_ENV", provider="p")
+    assert (header.name, header.prefix, header.key.env) == ("authorization", "Bearer ", ("SOME_ENV",))
+
+
+SECRET_INT = 4242424242  # a key of the wrong type must not be echoed either
+
+
+@pytest.mark.parametrize(
+    ("build", "param"),
+    [
+        (lambda: openai.configure(api_key=SECRET_INT), "api_key"),
+        (lambda: anthropic.configure(api_key=b"sk-bytes"), "api_key"),
+        (lambda: openai.configure(base_url=5), "base_url"),
+        (lambda: openai.configure(api_key="k", organization=1), "organization"),
+        (lambda: openai.configure(api_key="k", headers=[("a", "b")]), "headers"),
+        (lambda: google.configure(api_key="k", headers={"x-trace": 1}), "headers['x-trace']"),
+        (lambda: anthropic.configure(api_key="k", betas="web-fetch-2025-09-10"), "betas"),
+        (lambda: google.code_assist(access_token=SECRET_INT, project="p"), "access_token"),
+        (lambda: azure.configure("r", token_provider="a-token-not-a-callable"), "token_provider"),
+        (lambda: azure.configure(1, api_key="k"), "resource"),
+        (lambda: bedrock.configure(region=1, api_key="k"), "region"),
+        (
+            lambda: bedrock.configure(region="us-east-1", access_key_id="a", secret_access_key=SECRET_INT),
+            "secret_access_key",
+        ),
+        (lambda: compatible.configure(1), "family"),
+        (lambda: compatible.configure("groq", api_key="k", quirks={"supports_top_k": True}), "quirks"),
+        (lambda: xai.configure(api_key="k").model(5), "model"),
+        (lambda: google.configure(api_key="k").model(5), "model"),
+        (lambda: google.configure(api_key="k").gemini("gemini-2.5-flash", temperature=0.2), "temperature"),
+        (lambda: openai.configure(api_key="k").chat("m", generation={"temperature": 0}), "generation"),
+        (lambda: openrouter.configure(api_key="k").chat("m", web="exa"), "web"),
+    ],
+)
+def test_wrong_argument_types_fail_typed_and_name_the_argument(build: Callable[[], Any], param: str) -> None:
+    with pytest.raises(llmroute.InvalidRequestError) as info:
+        build()
+    assert info.value.param == param
+    assert str(SECRET_INT) not in str(info.value)
+    assert "sk-bytes" not in str(info.value)
+    assert "a-token-not-a-callable" not in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_azure_missing_key_names_the_other_ways_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AZURE_OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(azure, "has_azure_identity", lambda: False)
+    request = llmroute.request(azure.configure("res").model("prod"), prompt="hi")
+    async with llmroute.Client() as client:
+        with pytest.raises(
+            llmroute.AuthenticationError, match=r"AZURE_OPENAI_API_KEY; or pass token_provider="
+        ) as info:
+            await client.prepare(request)
+    assert info.value.kind == "missing"
