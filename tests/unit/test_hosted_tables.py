@@ -1,12 +1,12 @@
-"""Hosted-tool registries of OpenAI Chat, OpenAI Responses and Gemini (issue #15 item 6):
-``hosted_kinds`` is exactly the set of ``HostedTool`` kinds ``build_body`` lowers, and any other kind
-is an ``InvalidRequestError`` naming the kinds offered. Chat has no table of its own: the servers
-that have hosted tools (OpenRouter, GLM) bring theirs as ``ChatQuirks.hosted_tools``, and xAI's
-Responses quirks add ``x_search``; those protocol values are checked the same way."""
+"""Hosted-tool registries of protocol values built with quirks or an envelope (the modules' own
+``PROTOCOL`` values are in ``test_hosted_registry.py``): ``hosted_kinds`` is exactly the set of
+``HostedTool`` kinds ``build_body`` lowers, and any other kind is an ``InvalidRequestError`` naming the
+kinds offered. Chat has no table of its own: the servers that have hosted tools (OpenRouter, GLM)
+bring theirs as ``ChatQuirks.hosted_tools``; xAI's Responses quirks add ``x_search``; Code Assist is
+Gemini in an envelope."""
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -20,7 +20,6 @@ from llmroute.route.protocol import Protocol
 from llmroute.schema.errors import InvalidRequestError
 from llmroute.schema.tools import HostedTool
 
-MODULES: list[ModuleType] = [openai_chat, openai_responses, gemini]
 BASE_URL = "https://llm.example.invalid/v1"
 
 # options a kind cannot lower without (an MCP server's address); every other kind is sent bare
@@ -28,15 +27,14 @@ OPTIONS: dict[str, dict[str, str]] = {
     "mcp": {"server_url": "https://mcp.example.invalid/sse", "server_label": "docs"},
 }
 UNKNOWN = "no_such_tool"
-# every kind one of these protocols offers, plus other providers' kinds and one nobody has
+# every kind these protocols offer, plus other providers' kinds and one nobody has
 KINDS = sorted(
-    {kind for module in MODULES for kind in module.HOSTED_TOOLS}
+    {*gemini.HOSTED_TOOLS, *openai_responses.HOSTED_TOOLS}
     | {"web_search", "code_execution", "google_search", "web_fetch", "x_search", UNKNOWN}
 )
 
 # (id, the route to build with, the table it lowers by)
 ROUTES: list[tuple[str, Route, dict[str, Any]]] = [
-    *((m.NAME, m.route(BASE_URL, NoAuth()), dict(m.HOSTED_TOOLS)) for m in MODULES),
     (
         "openai-chat+openrouter",
         openai_chat.route(BASE_URL, NoAuth(), quirks=openrouter.QUIRKS),
@@ -96,11 +94,3 @@ def test_an_unsupported_kind_names_the_kinds_offered(route: Route, table: dict[s
             assert kind in message
     if not table:
         assert "none" in message
-
-
-@pytest.mark.parametrize("module", MODULES, ids=lambda module: module.NAME)
-def test_route_takes_a_base_url_and_defaults_its_name(module: ModuleType) -> None:
-    route = module.route(BASE_URL, NoAuth())
-    assert route.name == module.NAME == module.PROTOCOL.name
-    assert route.protocol.hosted_kinds == module.PROTOCOL.hosted_kinds == frozenset(module.HOSTED_TOOLS)
-    assert module.route(BASE_URL, NoAuth(), name="mine").name == "mine"
