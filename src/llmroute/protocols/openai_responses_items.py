@@ -94,7 +94,7 @@ _NAME = "openai-responses"  # ``openai_responses.NAME`` (that module imports thi
 _raw_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
-# item tables ------------------------------------------------------------------------------------
+# -- item tables -----------------------------------------------------------------------------------
 
 # Hosted output item type -> (tool name, tool-call input keys, tool-result keys).
 HOSTED_FIELDS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
@@ -155,7 +155,7 @@ _HOSTED_TYPE = {"code_execution": "code_interpreter"}  # hosted kinds whose wire
 TOOL_KINDS = frozenset({"function", *BUILTIN_TYPE})
 
 
-# 4. lowering: tool declarations and history items -----------------------------------------------
+# -- lowering: tool declarations and history items -------------------------------------------------
 
 
 def lower_builtin_tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -375,7 +375,7 @@ def lower_as_named(tool: HostedTool) -> dict[str, Any]:
     return {"type": tool.kind, **tool.options}
 
 
-# 5. the call items in the stream ----------------------------------------------------------------
+# -- the call items in the stream ------------------------------------------------------------------
 
 
 def call_role(state: ResponsesState, item: OutputItem) -> str | None:
@@ -565,7 +565,7 @@ def search_result_of(action: dict[str, Any]) -> SearchResult:
     return search_result(pairs, [action.get("query"), *(queries if isinstance(queries, list) else ())])  # pyright: ignore[reportUnknownArgumentType]
 
 
-# citations ----------------------------------------------------------------------------------------
+# -- citations -------------------------------------------------------------------------------------
 
 
 def _is_marker(segment: str, url: str) -> bool:
