@@ -55,3 +55,25 @@ def sse_cassette(url: str, body: bytes | list[dict[str, object]], *, done: bool 
             )
         ]
     )
+
+
+# A GLM (Zhipu) chat chunk carries web search hits in this shape (provider and server tool tests).
+GLM_URL = "https://open.bigmodel.cn/api/paas/v4/chat/completions"
+GLM_HIT_1 = {
+    "title": "东京塔_百度百科",
+    "content": "东京塔（東京タワー）是位于日本东京港区的电波塔，高333米……",  # noqa: RUF001
+    "link": "https://baike.baidu.com/item/%E4%B8%9C%E4%BA%AC%E5%A1%94",
+    "media": "百度百科",
+    "icon": "https://sfile.chatglm.cn/searchImage/baike_icon.jpg",
+    "refer": "ref_1",
+    "publish_date": "2025-03-02",
+}
+GLM_HIT_2 = {
+    "title": "東京タワーの歴史",
+    "content": "1958年12月23日に竣工……",
+    "link": "https://www.tokyotower.co.jp/history/",
+    "media": "",
+    "icon": "",
+    "refer": "ref_2",
+    "publish_date": "",
+}

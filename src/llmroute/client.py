@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack
 
 import httpx
 
@@ -24,18 +24,33 @@ if TYPE_CHECKING:
     from .schema.response import StepResult
     from .schema.tools import HostedTool, ToolDefinition
     from .tools.server import ServerTool
-    from .tools.structured import ObjectResponse, OutputType
+    from .tools.structured import ObjectOptions, ObjectResponse, OutputType
     from .tools.tool import Tool
 
     StopCondition = Callable[[StepResult], bool]
 
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "Client"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "CallOptions", "Client"]
 
 _T = TypeVar("_T")
 
 # Like the vendor SDKs (openai allows 1,000): one Client can hold that many streams open at once.
 DEFAULT_MAX_CONNECTIONS = 1000
 _MAX_KEEPALIVE = 100  # idle connections kept for reuse; the rest close when their stream ends
+
+
+class CallOptions(TypedDict, total=False):
+    """The keyword arguments of ``Client.stream``, which every other call (``Client.generate``,
+    ``SyncClient.stream`` and ``generate``) passes on to it unchanged; defaults and meaning are
+    ``Client.stream``'s, and a test holds the two lists equal."""
+
+    tools: Sequence[Tool | ToolDefinition | HostedTool | ServerTool] | None
+    stop_when: StopCondition | Sequence[StopCondition] | None
+    tool_execution: Literal["auto", "none"]
+    max_concurrency: int | None
+    tool_errors: Literal["return", "raise"]
+    timeouts: Timeouts | None
+    retry: RetryPolicy | None
+    max_response_bytes: int | None
 
 
 class Client:
@@ -180,63 +195,22 @@ class Client:
             )
         return EventStream(_single(ctx, request))
 
-    async def generate(
-        self,
-        request: LLMRequest,
-        *,
-        tools: Sequence[Tool | ToolDefinition | HostedTool | ServerTool] | None = None,
-        stop_when: StopCondition | Sequence[StopCondition] | None = None,
-        tool_execution: Literal["auto", "none"] = "auto",
-        max_concurrency: int | None = None,
-        tool_errors: Literal["return", "raise"] = "return",
-        timeouts: Timeouts | None = None,
-        retry: RetryPolicy | None = None,
-        max_response_bytes: int | None = None,
-    ) -> LLMResponse:
+    async def generate(self, request: LLMRequest, **options: Unpack[CallOptions]) -> LLMResponse:
         """Stream and fold into an ``LLMResponse`` (arguments as for ``stream``)."""
-        stream = self.stream(
-            request,
-            tools=tools,
-            stop_when=stop_when,
-            tool_execution=tool_execution,
-            max_concurrency=max_concurrency,
-            tool_errors=tool_errors,
-            timeouts=timeouts,
-            retry=retry,
-            max_response_bytes=max_response_bytes,
-        )
-        return await stream.response()
+        return await self.stream(request, **options).response()
 
     async def generate_object(
-        self,
-        request: LLMRequest,
-        schema: OutputType[_T],
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        strict: bool = True,
-        mode: Literal["auto", "native", "tool"] = "auto",
-        timeouts: Timeouts | None = None,
-        retry: RetryPolicy | None = None,
+        self, request: LLMRequest, schema: OutputType[_T], **options: Unpack[ObjectOptions]
     ) -> ObjectResponse[_T]:
         """One call asking for JSON matching ``schema`` (a msgspec Struct or any msgspec type, a
         pydantic ``BaseModel`` or ``TypeAdapter``);
         returns ``ObjectResponse(value, response)`` (unpacks as a pair). Native JSON-schema mode where
         the protocol has one, else a forced tool; ``InvalidProviderOutputError`` (with ``.raw``) when
-        the output does not validate. See ``llmroute.tools.structured``."""
+        the output does not validate. Options (``name``, ``description``, ``strict``, ``mode``,
+        ``timeouts``, ``retry``): see ``llmroute.tools.structured.generate_object``."""
         from .tools.structured import generate_object
 
-        return await generate_object(
-            self,
-            request,
-            schema,
-            name=name,
-            description=description,
-            strict=strict,
-            mode=mode,
-            timeouts=timeouts,
-            retry=retry,
-        )
+        return await generate_object(self, request, schema, **options)
 
 
 async def _single(ctx: ExecutionContext, request: LLMRequest) -> AsyncGenerator[list[LLMEvent], None]:

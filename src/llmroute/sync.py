@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Future
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, TypeVar, Unpack
 
 import anyio
 import httpx
 from anyio.from_thread import BlockingPortal
 
-from .client import Client
+from .client import CallOptions, Client
 from .route.policy import RetryPolicy, Timeouts
 from .route.prepared import PreparedRequest
 from .schema.errors import ClientClosedError, StreamConsumedError
@@ -33,13 +33,7 @@ from .schema.response import LLMResponse
 from .stream import EventStream
 
 if TYPE_CHECKING:
-    from .schema.response import StepResult
-    from .schema.tools import HostedTool, ToolDefinition
-    from .tools.server import ServerTool
-    from .tools.structured import ObjectResponse, OutputType
-    from .tools.tool import Tool
-
-    StopCondition = Callable[[StepResult], bool]
+    from .tools.structured import ObjectOptions, ObjectResponse, OutputType
 
 __all__ = ["SyncClient", "SyncEventStream"]
 
@@ -177,87 +171,21 @@ class SyncClient:
         """The exact method, URL, headers and body bytes, without sending anything."""
         return self._call(lambda: self._client.prepare(request))
 
-    def stream(
-        self,
-        request: LLMRequest,
-        *,
-        tools: Sequence[Tool | ToolDefinition | HostedTool | ServerTool] | None = None,
-        stop_when: StopCondition | Sequence[StopCondition] | None = None,
-        tool_execution: Literal["auto", "none"] = "auto",
-        max_concurrency: int | None = None,
-        tool_errors: Literal["return", "raise"] = "return",
-        timeouts: Timeouts | None = None,
-        retry: RetryPolicy | None = None,
-        max_response_bytes: int | None = None,
-    ) -> SyncEventStream:
-        """Events as they arrive, as an iterator (see ``Client.stream``)."""
+    def stream(self, request: LLMRequest, **options: Unpack[CallOptions]) -> SyncEventStream:
+        """Events as they arrive, as an iterator (arguments as for ``Client.stream``)."""
 
         async def start() -> EventStream:
-            return self._client.stream(
-                request,
-                tools=tools,
-                stop_when=stop_when,
-                tool_execution=tool_execution,
-                max_concurrency=max_concurrency,
-                tool_errors=tool_errors,
-                timeouts=timeouts,
-                retry=retry,
-                max_response_bytes=max_response_bytes,
-            )
+            return self._client.stream(request, **options)
 
         return SyncEventStream(self._portal, self._call(start))
 
-    def generate(
-        self,
-        request: LLMRequest,
-        *,
-        tools: Sequence[Tool | ToolDefinition | HostedTool | ServerTool] | None = None,
-        stop_when: StopCondition | Sequence[StopCondition] | None = None,
-        tool_execution: Literal["auto", "none"] = "auto",
-        max_concurrency: int | None = None,
-        tool_errors: Literal["return", "raise"] = "return",
-        timeouts: Timeouts | None = None,
-        retry: RetryPolicy | None = None,
-        max_response_bytes: int | None = None,
-    ) -> LLMResponse:
-        """Stream and fold into an ``LLMResponse`` (see ``Client.generate``)."""
-        return self._call(
-            lambda: self._client.generate(
-                request,
-                tools=tools,
-                stop_when=stop_when,
-                tool_execution=tool_execution,
-                max_concurrency=max_concurrency,
-                tool_errors=tool_errors,
-                timeouts=timeouts,
-                retry=retry,
-                max_response_bytes=max_response_bytes,
-            )
-        )
+    def generate(self, request: LLMRequest, **options: Unpack[CallOptions]) -> LLMResponse:
+        """Stream and fold into an ``LLMResponse`` (arguments as for ``Client.stream``)."""
+        return self._call(lambda: self._client.generate(request, **options))
 
     def generate_object(
-        self,
-        request: LLMRequest,
-        schema: OutputType[_T],
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        strict: bool = True,
-        mode: Literal["auto", "native", "tool"] = "auto",
-        timeouts: Timeouts | None = None,
-        retry: RetryPolicy | None = None,
+        self, request: LLMRequest, schema: OutputType[_T], **options: Unpack[ObjectOptions]
     ) -> ObjectResponse[_T]:
         """JSON matching ``schema``, as ``ObjectResponse(value, response)`` (see
         ``Client.generate_object``)."""
-        return self._call(
-            lambda: self._client.generate_object(
-                request,
-                schema,
-                name=name,
-                description=description,
-                strict=strict,
-                mode=mode,
-                timeouts=timeouts,
-                retry=retry,
-            )
-        )
+        return self._call(lambda: self._client.generate_object(request, schema, **options))

@@ -20,9 +20,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import llmroute
 from llmroute.providers import openai as openai_facade
-from tests.bench._common import best_of, transport
+from tests.bench._common import against_sdk, transport
 
 N = 20_000
 WORDS = ["Bonjour", " le", " monde", " — ", "世界", " é", "😀", " naïve", " café", " résumé"]
@@ -195,27 +194,6 @@ def make_stream(n: int = N) -> bytes:
     return "".join(out).encode()
 
 
-async def ours(body: bytes) -> int:
-    model = openai_facade.configure(api_key="sk-bench").responses("gpt-5.5")
-    request = llmroute.request(model=model, prompt="hi")
-    count = 0
-    async with llmroute.Client(http=httpx.AsyncClient(transport=transport(body))) as client:
-        async for event in client.stream(request):
-            if event.type == "text-delta":
-                count += 1
-    return count
-
-
-async def ours_batches(body: bytes) -> int:
-    model = openai_facade.configure(api_key="sk-bench").responses("gpt-5.5")
-    request = llmroute.request(model=model, prompt="hi")
-    count = 0
-    async with llmroute.Client(http=httpx.AsyncClient(transport=transport(body))) as client:
-        async for batch in client.stream(request).batches():
-            count += sum(1 for e in batch if e.type == "text-delta")
-    return count
-
-
 async def sdk(body: bytes) -> int:
     import openai
 
@@ -232,25 +210,15 @@ async def sdk(body: bytes) -> int:
 async def main() -> None:
     body = make_stream()
     print(f"stream: {N + 1} text deltas, {len(body) / 1e6:.2f} MB, 16 KiB reads")
-    t_ours, n_ours = await best_of(7, lambda: ours(body))
-    t_batch, n_batch = await best_of(7, lambda: ours_batches(body))
-    print(
-        f"llmroute Client.stream (per event):   {n_ours / t_ours:>10,.0f} text events/s  ({t_ours * 1e3:.1f} ms)"
+    await against_sdk(
+        openai_facade.configure(api_key="sk-bench").responses("gpt-5.5"),
+        body,
+        text_only_batches=True,
+        sdk_module="openai",
+        sdk_label="openai SDK responses.create(stream)",
+        sdk=lambda: sdk(body),
+        check=lambda theirs, ours, batches: theirs == ours == batches == N + 1,
     )
-    print(
-        f"llmroute Client.stream().batches():   {n_batch / t_batch:>10,.0f} text events/s  ({t_batch * 1e3:.1f} ms)"
-    )
-    try:
-        import openai  # noqa: F401
-    except ImportError:
-        print("openai SDK not installed: pip install 'llmroute[bench]' for the comparison")
-        return
-    t_sdk, n_sdk = await best_of(3, lambda: sdk(body))
-    assert n_sdk == n_ours == n_batch == N + 1, (n_sdk, n_ours, n_batch)
-    print(
-        f"openai SDK responses.create(stream):  {n_sdk / t_sdk:>10,.0f} text events/s  ({t_sdk * 1e3:.1f} ms)"
-    )
-    print(f"ratio (llmroute / openai SDK): {t_sdk / t_ours:.1f}x per event, {t_sdk / t_batch:.1f}x batches")
 
 
 if __name__ == "__main__":

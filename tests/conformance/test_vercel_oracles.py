@@ -130,7 +130,10 @@ def test_xai_server_side_custom_tools_are_hosted() -> None:
 
 def test_mcp_approval_request_is_reported() -> None:
     exp = oracle("openai/responses/openai-mcp-tool-approval.1.chunks")
-    assert exp.approvals == ["mcpr_04a97b4fce127879006949a83ac9308195a7f7b69ea82e91fe"] and exp.finish == "tool-calls"
+    assert (
+        exp.approvals == ["mcpr_04a97b4fce127879006949a83ac9308195a7f7b69ea82e91fe"]
+        and exp.finish == "tool-calls"
+    )
 
 
 @pytest.mark.parametrize(

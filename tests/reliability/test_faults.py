@@ -15,7 +15,6 @@ import time
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -27,12 +26,13 @@ from llmroute import RetryPolicy, Timeouts
 from llmroute.framing.sse import SSEFraming
 from llmroute.providers import compatible
 from llmroute.testing import Cassette
+from tests import routes
+from tests.helpers import CASSETTES
 
 from .server import Close, FaultServer, Reply, Reset, Sleep, Stall, chat_chunk, chat_error, chat_stream
 
 pytestmark = pytest.mark.anyio
 
-CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 BOUND = 10.0  # no scenario may take longer than this
 JSON = {"content-type": "application/json"}
 
@@ -338,7 +338,9 @@ async def test_html_502_retried_until_exhausted(
     assert err.http is not None and err.http.status == 502 and err.http.request_id == "req_502"
     assert "502 Bad Gateway (HTML error page)" in err.message
     assert sleeps == [0.5, 1.0]
-    assert len([r for r in caplog.records if r.name.startswith("llmroute") and r.levelno == logging.INFO]) == 2
+    assert (
+        len([r for r in caplog.records if r.name.startswith("llmroute") and r.levelno == logging.INFO]) == 2
+    )
 
 
 async def test_quota_429_is_not_retried(server: FaultServer) -> None:
@@ -519,15 +521,6 @@ def _bedrock_request(server: FaultServer) -> llmroute.LLMRequest:
     return llmroute.request(model=provider.converse("us.amazon.nova-micro-v1:0"), prompt="hi")
 
 
-def _frames(body: bytes) -> list[bytes]:
-    out: list[bytes] = []
-    while body:
-        (total,) = struct.unpack(">I", body[:4])
-        out.append(body[:total])
-        body = body[total:]
-    return out
-
-
 async def test_bedrock_throttling_first_frame_is_retried(server: FaultServer) -> None:
     from llmroute.framing.eventstream import encode_message
 
@@ -541,7 +534,7 @@ async def test_bedrock_throttling_first_frame_is_retried(server: FaultServer) ->
     )
     es = {"content-type": "application/vnd.amazon.eventstream"}
     body = body_of("opencode/bedrock-converse/streams-text.yaml")
-    server.add(Reply(headers=es, parts=[throttled]), Reply(headers=es, parts=_frames(body)))
+    server.add(Reply(headers=es, parts=[throttled]), Reply(headers=es, parts=routes.frames(body)))
     with anyio.fail_after(BOUND):
         async with client_for(server) as (client, sleeps):
             response = await client.generate(_bedrock_request(server))
@@ -552,7 +545,7 @@ async def test_bedrock_throttling_first_frame_is_retried(server: FaultServer) ->
 
 @pytest.mark.parametrize("fault", ["bad-crc", "huge-length"])
 async def test_bedrock_corrupt_frame(server: FaultServer, fault: str) -> None:
-    frames = _frames(body_of("opencode/bedrock-converse/streams-text.yaml"))
+    frames = routes.frames(body_of("opencode/bedrock-converse/streams-text.yaml"))
     good, bad = frames[:2], bytearray(frames[2])
     if fault == "bad-crc":
         bad[-1] ^= 0xFF  # payload corrupted in flight

@@ -25,6 +25,7 @@ from llmroute.testing import (
     ReplayTransport,
     event_order_problems,
 )
+from tests.helpers import GLM_HIT_1, GLM_HIT_2, GLM_URL
 
 SECRET = "sk-planted-secret-123456"
 ENV_VARS = (
@@ -646,25 +647,6 @@ async def test_glm_sends_reasoning_back_as_reasoning_content() -> None:
     assert body["messages"][1] == {"role": "assistant", "content": "a", "reasoning_content": "thought"}
 
 
-GLM_URL = "https://open.bigmodel.cn/api/paas/v4/chat/completions"
-HIT_1 = {
-    "title": "东京塔_百度百科",
-    "content": "东京塔（東京タワー）是位于日本东京港区的电波塔，高333米……",
-    "link": "https://baike.baidu.com/item/%E4%B8%9C%E4%BA%AC%E5%A1%94",
-    "media": "百度百科",
-    "icon": "https://sfile.chatglm.cn/searchImage/baike_icon.jpg",
-    "refer": "ref_1",
-    "publish_date": "2025-03-02",
-}
-HIT_2 = {
-    "title": "東京タワーの歴史",
-    "content": "1958年12月23日に竣工……",
-    "link": "https://www.tokyotower.co.jp/history/",
-    "media": "",
-    "icon": "",
-    "refer": "ref_2",
-    "publish_date": "",
-}
 HIT_NO_LINK = {"title": "无链接结果", "content": "改写后的摘要", "refer": "ref_3"}
 HIT_LATE = {"title": "Late", "link": "https://late.example/", "refer": "ref_4"}
 
@@ -674,9 +656,10 @@ async def test_glm_web_search_hits_become_a_provider_executed_call_and_result() 
     body = sse(
         chunk(
             {"role": "assistant", "reasoning_content": "先搜索。"},
-            web_search=[HIT_1, HIT_2, "junk", HIT_NO_LINK, HIT_1],
+            web_search=[GLM_HIT_1, GLM_HIT_2, "junk", HIT_NO_LINK, GLM_HIT_1],
         ),
-        chunk({"content": "东京塔高333米[ref_1]，"}, web_search=[HIT_1, HIT_2]),  # repeated: nothing new
+        # repeated: nothing new
+        chunk({"content": "东京塔高333米[ref_1]，"}, web_search=[GLM_HIT_1, GLM_HIT_2]),
         chunk({"content": "于1958年建成[ref_2]。"}, web_search=None),
         chunk({"content": ""}, web_search={"not": "a list"}),
         chunk({"content": ""}, web_search=[HIT_LATE]),
@@ -694,15 +677,15 @@ async def test_glm_web_search_hits_become_a_provider_executed_call_and_result() 
     assert [r.id for r in results] == [c.id for c in calls] and len({c.id for c in calls}) == 2
     assert results[0].result == {
         "sources": [
-            {"url": HIT_1["link"], "title": HIT_1["title"]},
-            {"url": HIT_2["link"], "title": HIT_2["title"]},
+            {"url": GLM_HIT_1["link"], "title": GLM_HIT_1["title"]},
+            {"url": GLM_HIT_2["link"], "title": GLM_HIT_2["title"]},
             {"url": None, "title": "无链接结果"},
         ],
         "queries": [],
     }
     # the hits as sent (media, publish_date, refer, ...) ride along, hit i behind source i; the
     # repeated hit and the non-object entry are dropped
-    assert results[0].provider_metadata == {"glm": {"web_search": [HIT_1, HIT_2, HIT_NO_LINK]}}
+    assert results[0].provider_metadata == {"glm": {"web_search": [GLM_HIT_1, GLM_HIT_2, HIT_NO_LINK]}}
     assert results[1].result == {
         "sources": [{"url": "https://late.example/", "title": "Late"}],
         "queries": [],

@@ -87,7 +87,9 @@ async def test_generate_object_with_a_model_and_a_type_adapter() -> None:
 
     tool_request = llmroute.request(scripted_model(native_output_schema=False), prompt="Forecast?")
     bad = turn(ToolCall("o1", "Forecast", {"city": "Oslo", "days": ["x"]}), Finish("tool-calls"))
-    with pytest.raises(llmroute.InvalidProviderOutputError, match=r"does not match Forecast: .*at `\$\.days\.0`"):
+    with pytest.raises(
+        llmroute.InvalidProviderOutputError, match=r"does not match Forecast: .*at `\$\.days\.0`"
+    ):
         await _object([bad], tool_request, Forecast)
 
 

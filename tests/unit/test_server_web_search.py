@@ -27,7 +27,7 @@ from llmroute.websearch import Engine, SearchOutcome, SearchQuery, ServerWebSear
 from llmroute.websearch.backends import SearchHit
 from llmroute.websearch.server_tool import DESCRIPTION
 
-from ..helpers import CASSETTES
+from ..helpers import CASSETTES, GLM_HIT_1, GLM_HIT_2, GLM_URL
 from .test_tools_runtime import URL, calls_turn, of, scripted_model, sent, text_turn
 
 # -- engines and backends used across the tests ----------------------------------------------------
@@ -392,26 +392,6 @@ async def test_a_client_tool_call_beside_a_search_ends_the_chain_for_the_caller(
 
 
 # -- backends on realistic and recorded bytes ------------------------------------------------------
-
-GLM_URL = "https://open.bigmodel.cn/api/paas/v4/chat/completions"
-GLM_HIT_1 = {
-    "title": "东京塔_百度百科",
-    "content": "东京塔（東京タワー）是位于日本东京港区的电波塔，高333米……",
-    "link": "https://baike.baidu.com/item/%E4%B8%9C%E4%BA%AC%E5%A1%94",
-    "media": "百度百科",
-    "icon": "https://sfile.chatglm.cn/searchImage/baike_icon.jpg",
-    "refer": "ref_1",
-    "publish_date": "2025-03-02",
-}
-GLM_HIT_2 = {
-    "title": "東京タワーの歴史",
-    "content": "1958年12月23日に竣工……",
-    "link": "https://www.tokyotower.co.jp/history/",
-    "media": "",
-    "icon": "",
-    "refer": "ref_2",
-    "publish_date": "",
-}
 
 
 def _glm_chunk(delta: dict[str, Any], finish: str | None = None, **top: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@ real local HTTP server."""
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 
@@ -120,3 +121,19 @@ def test_threads_end_on_close_and_unclosed_clients_do_not_block_exit() -> None:
     code = "import llmroute; c = llmroute.SyncClient(); print('done')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert out.returncode == 0 and out.stdout.strip() == "done"
+
+
+def test_forwarded_options_are_the_signatures_they_forward_to() -> None:
+    # Client.generate and the SyncClient's calls take **options typed by these TypedDicts and pass
+    # them on; the explicit signatures (defaults, runtime check of unknown names) are the targets'.
+    from llmroute.client import CallOptions
+    from llmroute.tools.structured import ObjectOptions, generate_object
+
+    def keywords(fn: object) -> list[str]:
+        params = inspect.signature(fn).parameters.values()  # type: ignore[arg-type]
+        return [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
+
+    assert list(CallOptions.__annotations__) == keywords(llmroute.Client.stream)
+    assert list(ObjectOptions.__annotations__) == keywords(generate_object)
+    with llmroute.SyncClient() as client, pytest.raises(TypeError, match="unexpected keyword"):
+        client.generate(new_request(), tool=[])  # type: ignore[call-arg]

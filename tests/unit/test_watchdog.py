@@ -74,7 +74,8 @@ async def test_a_stream_of_many_reads_arms_a_handful_of_timers(chat: Any) -> Non
         assert response.text == "Hello!" and response.finish_reason == "stop"
         counts.append(timers.calls)
     assert len(body) > 1800
-    assert counts[0] == counts[1] <= 5  # per call (send deadline, first read, first_byte -> idle), not per read
+    # per call (send deadline, first read, first_byte -> idle), not per read
+    assert counts[0] == counts[1] <= 5
 
 
 @BOTH

@@ -260,9 +260,7 @@ class _Gateway:
             return self.failure(exc)
         return self._stream(self._responses_sse(first, events, payload.model))
 
-    async def _responses_sse(
-        self, first: LLMEvent, events: EventStream, model: str
-    ) -> AsyncGenerator[bytes, None]:
+    def _responses_sse(self, first: LLMEvent, events: EventStream, model: str) -> AsyncGenerator[bytes, None]:
         """Responses streaming events: one message item per run of text (closed when a tool call
         comes between), client function calls as whole items, then ``response.completed``."""
         id, created = responses.new_id("resp"), int(time.time())
@@ -355,37 +353,26 @@ class _Gateway:
             elif isinstance(ev, Finish):
                 finish = ev
 
-        out = [event("response.created", response=responses.envelope(id, model, created, "in_progress", []))]
-        render(first, out)
-        try:
-            async for batch in events.batches():
-                for ev in batch:
-                    render(ev, out)
-                if out:
-                    yield b"".join(out)
-                    out = []
-        except LLMError as exc:
-            _, body, _ = _upstream_error(exc, self.config.secrets)
-            failed = responses.envelope(id, model, created, "failed", output)
-            failed["error"] = body["error"]
-            yield b"".join(out) + event("response.failed", response=failed)
-            return
-        except Exception as exc:  # a bug: the client gets a generic error, the log the details
-            log.error("gateway: unexpected %s while streaming", type(exc).__name__, exc_info=exc)
-            failed = responses.envelope(id, model, created, "failed", output)
-            failed["error"] = error_body("internal server error", "server_error")["error"]
-            yield b"".join(out) + event("response.failed", response=failed)
-            return
-        finally:
-            await events.aclose()
-        close_text(out)
-        state, incomplete = responses.status(finish.reason if finish is not None else "stop")
-        usage = responses.usage(finish.usage if finish is not None else None)
-        done = responses.envelope(id, model, created, state, output, usage, incomplete)
-        kind = "response.completed" if state == "completed" else "response.incomplete"
-        yield b"".join(out) + event(kind, response=done)
+        def failed(error: dict[str, Any]) -> bytes:
+            body = responses.envelope(id, model, created, "failed", output)
+            body["error"] = error["error"]
+            return event("response.failed", response=body)
 
-    async def _sse(
+        def end() -> bytes:
+            out: list[bytes] = []
+            close_text(out)
+            state, incomplete = responses.status(finish.reason if finish is not None else "stop")
+            usage = responses.usage(finish.usage if finish is not None else None)
+            done = responses.envelope(id, model, created, state, output, usage, incomplete)
+            kind = "response.completed" if state == "completed" else "response.incomplete"
+            return b"".join(out) + event(kind, response=done)
+
+        created_event = event(
+            "response.created", response=responses.envelope(id, model, created, "in_progress", [])
+        )
+        return self._relay(first, events, created_event, render, failed, end)
+
+    def _sse(
         self, first: LLMEvent, events: EventStream, model: str, include_usage: bool
     ) -> AsyncGenerator[bytes, None]:
         id, created = chat.new_id(), int(time.time())
@@ -421,8 +408,41 @@ class _Gateway:
             elif isinstance(event, Finish):
                 finish = event
 
-        # One write per upstream read (a batch of events), not one per event.
-        out = [chunk({"role": "assistant", "content": ""})]
+        def failed(error: dict[str, Any]) -> bytes:
+            return b"data: " + _encode(error) + b"\n\n"
+
+        def end() -> bytes:
+            reason = chat.finish_reason(finish.reason) if finish is not None else "stop"
+            tail = [chunk({}, reason)]
+            if include_usage:
+                body: dict[str, Any] = {
+                    "id": id,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": model,
+                    "choices": [],
+                    "usage": chat.usage(finish.usage if finish is not None else None),
+                }
+                tail.append(b"data: " + _encode(body) + b"\n\n")
+            tail.append(b"data: [DONE]\n\n")
+            return b"".join(tail)
+
+        return self._relay(first, events, chunk({"role": "assistant", "content": ""}), render, failed, end)
+
+    async def _relay(
+        self,
+        first: LLMEvent,
+        events: EventStream,
+        opening: bytes,
+        render: Callable[[LLMEvent, list[bytes]], None],
+        failed: Callable[[dict[str, Any]], bytes],
+        end: Callable[[], bytes],
+    ) -> AsyncGenerator[bytes, None]:
+        """The streaming loop of both endpoints, whose wire formats are the callbacks: ``render``
+        appends an event's bytes, ``failed`` turns an error body (upstream, scrubbed; or a generic
+        one for a bug) into the stream's last bytes, ``end`` gives the last bytes after a finish.
+        One write per upstream read (a batch of events), not one per event."""
+        out = [opening]
         render(first, out)
         try:
             async for batch in events.batches():
@@ -433,33 +453,15 @@ class _Gateway:
                     out = []
         except LLMError as exc:
             _, body, _ = _upstream_error(exc, self.config.secrets)
-            yield b"".join(out) + b"data: " + _encode(body) + b"\n\n"
+            yield b"".join(out) + failed(body)
             return
         except Exception as exc:  # a bug: the client gets a generic error, the log the details
             log.error("gateway: unexpected %s while streaming", type(exc).__name__, exc_info=exc)
-            yield (
-                b"".join(out)
-                + b"data: "
-                + _encode(error_body("internal server error", "server_error"))
-                + b"\n\n"
-            )
+            yield b"".join(out) + failed(error_body("internal server error", "server_error"))
             return
         finally:
             await events.aclose()
-        reason = chat.finish_reason(finish.reason) if finish is not None else "stop"
-        tail = [*out, chunk({}, reason)]
-        if include_usage:
-            body: dict[str, Any] = {
-                "id": id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [],
-                "usage": chat.usage(finish.usage if finish is not None else None),
-            }
-            tail.append(b"data: " + _encode(body) + b"\n\n")
-        tail.append(b"data: [DONE]\n\n")
-        yield b"".join(tail)
+        yield b"".join(out) + end()
 
 
 def create_app(gateway: Gateway, *, client: Client | None = None) -> Starlette:

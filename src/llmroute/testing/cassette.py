@@ -135,7 +135,9 @@ class Cassette:
     def to_json(self) -> bytes:
         """Compact JSON; scrubbed and scanned like ``save`` (refuses to hold a credential)."""
         cassette = self.scrubbed()
-        data = msgspec.json.format(msgspec.json.encode(_Stored(cassette.interactions, cassette.metadata)), indent=1)
+        data = msgspec.json.format(
+            msgspec.json.encode(_Stored(cassette.interactions, cassette.metadata)), indent=1
+        )
         problems = find_secrets(cassette, _decoded_text(cassette), _request_secrets(self))
         if problems:
             raise CassetteSecretError("refusing to write: " + "; ".join(problems))
@@ -209,9 +211,7 @@ def _decoded_text(cassette: Cassette) -> str:
     )
 
 
-def find_secrets(
-    cassette: Cassette, serialized: str | None = None, known: Iterable[str] = ()
-) -> list[str]:
+def find_secrets(cassette: Cassette, serialized: str | None = None, known: Iterable[str] = ()) -> list[str]:
     """Where a credential may remain. Descriptions only: the secret itself is never echoed.
     ``known`` are the credential values the requests carried before scrubbing: any of them left
     in ``serialized`` (e.g. echoed by an error body) is refused whatever its shape."""

@@ -11,7 +11,7 @@ it does not validate, ``InvalidProviderOutputError`` carries the raw text.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, TypedDict, TypeVar
 
 import msgspec
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..route.policy import RetryPolicy, Timeouts
 
 __all__ = [
+    "ObjectOptions",
     "ObjectResponse",
     "OutputType",
     "SupportsGenerate",
@@ -56,6 +57,18 @@ class SupportsGenerate(Protocol):
     async def generate(
         self, request: LLMRequest, *, timeouts: Timeouts | None = None, retry: RetryPolicy | None = None
     ) -> LLMResponse: ...
+
+
+class ObjectOptions(TypedDict, total=False):
+    """The keyword arguments of ``generate_object``, which ``Client.generate_object`` and
+    ``SyncClient.generate_object`` pass on to it unchanged (defaults and meaning are its own)."""
+
+    name: str | None
+    description: str | None
+    strict: bool
+    mode: Literal["auto", "native", "tool"]
+    timeouts: Timeouts | None
+    retry: RetryPolicy | None
 
 
 OutputType = type[T] | TypeAdapterLike[T]

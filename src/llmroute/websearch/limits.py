@@ -60,27 +60,13 @@ class SearchLimits(msgspec.Struct, frozen=True, kw_only=True):
     def check_query(self, query: str) -> None:
         """Raise ``LimitExceeded("QUERY_TOO_LONG")`` when the query is too long."""
         units = utf16_units(query)
-        if units > self.max_query_units:
-            raise LimitExceeded(
-                "QUERY_TOO_LONG",
-                limit=self.max_query_units,
-                actual=units,
-                unit="UTF-16 code units",
-                message=f"query is {units:,} UTF-16 code units; the limit is {self.max_query_units:,}",
-            )
+        _at_most("QUERY_TOO_LONG", "query", units, self.max_query_units, "UTF-16 code units")
 
     def check_prompt(self, *parts: str) -> None:
         """Raise ``LimitExceeded("PROMPT_TOO_LARGE")`` when the prompt parts (system, user) together
         are too large."""
         size = sum(len(p.encode("utf-8", "surrogatepass")) for p in parts)
-        if size > self.max_prompt_bytes:
-            raise LimitExceeded(
-                "PROMPT_TOO_LARGE",
-                limit=self.max_prompt_bytes,
-                actual=size,
-                unit="UTF-8 bytes",
-                message=f"search prompt is {size:,} UTF-8 bytes; the limit is {self.max_prompt_bytes:,}",
-            )
+        _at_most("PROMPT_TOO_LARGE", "search prompt", size, self.max_prompt_bytes, "UTF-8 bytes")
 
     def exceeded(self, error: BaseException) -> LimitExceeded | None:
         """The ``LimitExceeded`` a core error stands for (response cap: ``RESPONSE_TOO_LARGE``; a
@@ -118,4 +104,15 @@ class SearchLimits(msgspec.Struct, frozen=True, kw_only=True):
             actual=None,
             unit="seconds",
             message=f"search did not finish within {self.timeout:g} s",
+        )
+
+
+def _at_most(code: LimitCode, what: str, actual: int, limit: int, unit: str) -> None:
+    if actual > limit:
+        raise LimitExceeded(
+            code,
+            limit=limit,
+            actual=actual,
+            unit=unit,
+            message=f"{what} is {actual:,} {unit}; the limit is {limit:,}",
         )

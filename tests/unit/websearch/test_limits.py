@@ -93,8 +93,6 @@ def test_core_errors_map_to_limit_codes() -> None:
     assert DEFAULT.exceeded(llmroute.RateLimitError("slow down")) is None
 
 
-
-
 anyio_backend = reliability.anyio_backend  # the socket tests share the reliability suite's fixtures
 server = reliability.server
 
