@@ -200,3 +200,28 @@ def test_event_data_fast_path_matches_reference(stream: bytes, cuts: list[int]) 
     assert ours([stream]) == reference(stream)
     assert ours_data(split(stream, cuts)) == data_of(reference(stream))
     assert ours_data([stream]) == data_of(reference(stream))
+
+
+@st.composite
+def mostly_crlf(draw: st.DrawFn) -> bytes:
+    """Gemini-shaped CRLF streams (kept raw by the decoder), now and then another line ending, a
+    comment, an event name or a second data line, so raw and normalising paths both run."""
+    parts: list[str] = []
+    for _ in range(draw(st.integers(min_value=1, max_value=10))):
+        lines = [f"data: {draw(VALUE)}"]
+        if draw(st.integers(0, 9)) == 0:
+            lines.insert(0, draw(st.sampled_from(["event: x", ": c", "id: 1", "data: more", "retry: 5"])))
+        for line in lines:
+            parts.append(line + draw(st.sampled_from(["\r\n"] * 12 + ["\n", "\r"])))
+        parts.append(draw(st.sampled_from(["\r\n"] * 12 + ["\n", "\r", "\r\n\r\n"])))
+    if draw(st.booleans()):
+        parts.append(draw(st.sampled_from(["data: cut", "data: cut\r", "data: cut\r\n\r", "\r"])))
+    return "".join(parts).encode()
+
+
+@settings(max_examples=500, deadline=None)
+@given(mostly_crlf(), st.lists(st.integers(min_value=0, max_value=10_000), max_size=8))
+def test_crlf_streams_match_reference_under_any_split(stream: bytes, cuts: list[int]) -> None:
+    assert ours(split(stream, cuts)) == reference(stream)
+    assert ours_data(split(stream, cuts)) == data_of(reference(stream))
+    assert ours([stream[i : i + 1] for i in range(len(stream))]) == reference(stream)

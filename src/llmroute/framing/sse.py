@@ -4,6 +4,10 @@ Works on bytes: line endings (LF, CR, CRLF, mixed, split across reads) are norma
 events are cut at blank lines. ``data`` stays bytes so protocols hand it straight to msgspec without
 a str round-trip; UTF-8 sequences split across reads are never cut because events only end at LF.
 
+A CRLF stream (Gemini) is cut at its CRLF blank lines without normalising first, and its common
+shape (one ``data:`` line per event) split without normalising at all; the first other line ending
+switches the stream to the normalising path for good, so nothing waits on a CRLF that never comes.
+
 ``SSEDataFraming`` is the same parser for protocols that never read the event name (Anthropic
 repeats the type inside the JSON): its decoder yields each event's ``data`` bytes, and its fast path
 builds no ``SSEEvent`` at all.
@@ -50,6 +54,7 @@ class _Parser:
         "_max",
         "_more",
         "_names",
+        "_raw",
         "_retry",
         "_size",
         "_start",
@@ -70,10 +75,13 @@ class _Parser:
         self._last_id: str | None = None
         self._retry: int | None = None
         self._names: dict[bytes, str] = {}
+        # CRLF streams (Gemini) are cut at CRLF blank lines as they are, not normalised first: None
+        # until the first line ending decides, False for good once any other line ending appears.
+        self._raw: bool | None = None
 
     @property
     def partial(self) -> bool:
-        return bool(self._buf.strip(b"\n")) or bool(self._more) or bool(self._data)
+        return bool(self._buf.strip(b"\r\n")) or bool(self._more) or bool(self._data)
 
     def _region(self, chunk: bytes) -> bytes | None:
         """Buffer ``chunk``; the complete events it ends (without the final blank line), or
@@ -87,6 +95,11 @@ class _Parser:
             self._start = False
             if chunk.startswith(_BOM):
                 chunk = chunk[3:]
+        if self._raw is None and (b"\r" in chunk or b"\n" in chunk):
+            # Held bytes have no line ending yet, so they read the same either way.
+            self._raw = _starts_crlf(chunk)
+        if self._raw:
+            return self._region_raw(chunk) if chunk else None
         if self._trailing_cr or b"\r" in chunk:
             if self._trailing_cr and chunk.startswith(b"\n"):
                 chunk = chunk[1:]  # second half of a CRLF whose CR ended the previous read
@@ -122,6 +135,73 @@ class _Parser:
         self._buf = buf[cut + 2 :]
         self._size = len(self._buf)
         return buf[:cut]
+
+    def _region_raw(self, chunk: bytes) -> bytes | None:
+        """``_region`` for a CRLF stream: cut at the last CRLF blank line; the region comes back
+        raw (``self._raw`` still true) for the caller to fast-path or normalise. Whatever stays
+        held is CRLF only, so no event that another line ending would end waits here."""
+        more = self._more
+        tail = more[-1] if more else self._buf
+        if b"\r\n\r\n" not in chunk and b"\r\n\r\n" not in tail[-3:] + chunk[:3]:
+            if not _crlf_only(chunk, tail.endswith(b"\r")):
+                return self._leave_raw(None, chunk)
+            self._size += len(chunk)
+            if self._size > self._max:
+                head = self._buf or (more[0] if more else chunk)
+                self._buf, self._more, self._size = b"", [], 0
+                raise InvalidProviderOutputError(
+                    f"SSE event exceeds the {self._max}-byte limit", raw=_excerpt(head)
+                )
+            if tail:
+                more.append(chunk)
+            else:
+                self._buf = chunk
+            return None
+        if more:
+            buf = b"".join((self._buf, *more, chunk))
+            self._more = []
+        else:
+            buf = self._buf + chunk if self._buf else chunk
+        cut = buf.rfind(b"\r\n\r\n")
+        rest = buf[cut + 4 :]
+        if not _crlf_only(rest, False):
+            self._buf, self._size = b"", 0
+            return self._leave_raw(buf[:cut], rest)
+        self._buf = rest
+        self._size = len(rest)
+        return buf[:cut]
+
+    def _leave_raw(self, region: bytes | None, rest: bytes) -> bytes | None:
+        """Another line ending appeared: from here on the stream is normalised as any other.
+        ``region`` (raw, cut before a CRLF blank line) is normalised alone; the held bytes and
+        ``rest`` go through the normalising path."""
+        held = b"".join((self._buf, *self._more))
+        self._buf, self._more, self._size = b"", [], 0
+        self._raw = False
+        after = self._region(held + rest)
+        if region is None:
+            return after
+        head = _normalise(region)
+        return head if after is None else head + b"\n\n" + after
+
+    def _flush_raw(self) -> bytes | None:
+        """At end of input: held CRLF bytes that end in a CRLF then a CR end an event there (the
+        normalising path dispatches it when the CR arrives)."""
+        if not self._raw:
+            return None
+        held = _normalise(b"".join((self._buf, *self._more)))
+        cut = held.rfind(b"\n\n")
+        return held[:cut] if cut >= 0 else None
+
+    def _fast_crlf(self, region: bytes) -> list[bytes] | None:
+        """A raw CRLF region where every event is one ``data:`` line (Gemini): its data, cut
+        without normalising. Exact: every CR and LF must belong to a blank-line separator."""
+        if self._event or self._last_id is not None or not region.startswith(b"data: "):
+            return None
+        separators = region.count(b"\r\n\r\ndata: ")
+        if region.count(b"\n") != 2 * separators or region.count(b"\r") != 2 * separators:
+            return None
+        return region[6:].split(b"\r\n\r\ndata: ")
 
     def _events(self, region: bytes) -> list[SSEEvent]:
         """Every event in ``region``, any shape (the general parser, with two per-block shortcuts)."""
@@ -199,6 +279,11 @@ class SSEDecoder(_Parser):
         region = self._region(chunk)
         if region is None:
             return []
+        if self._raw:
+            data = self._fast_crlf(region)
+            if data is not None:
+                return [SSEEvent(d) for d in data]
+            region = _normalise(region)
         if not self._event and self._last_id is None:
             fast = self._fast(region)
             if fast is not None:
@@ -236,8 +321,10 @@ class SSEDecoder(_Parser):
         return None
 
     def close(self) -> list[SSEEvent]:
+        region = self._flush_raw()
+        out = self._events(region) if region is not None else []
         self._reset()
-        return []
+        return out
 
 
 class SSEFraming:
@@ -264,6 +351,11 @@ class SSEDataDecoder(_Parser):
         region = self._region(chunk)
         if region is None:
             return []
+        if self._raw:
+            data = self._fast_crlf(region)
+            if data is not None:
+                return data
+            region = _normalise(region)
         if not self._event and self._last_id is None:
             fast = self._fast_data(region)
             if fast is not None:
@@ -271,8 +363,10 @@ class SSEDataDecoder(_Parser):
         return [event.data for event in self._events(region)]
 
     def close(self) -> list[bytes]:
+        region = self._flush_raw()
+        out = [event.data for event in self._events(region)] if region is not None else []
         self._reset()
-        return []
+        return out
 
     def _fast_data(self, region: bytes) -> list[bytes] | None:
         """``SSEDecoder._fast``'s two shapes, checked the same way, giving the data slices only."""
@@ -311,6 +405,29 @@ class SSEDataFraming:
 
     def decoder(self) -> SSEDataDecoder:
         return SSEDataDecoder(self.max_event_bytes)
+
+
+def _normalise(region: bytes) -> bytes:
+    """CRLF and lone CR to LF, for a region cut just before a CRLF (so a final CR is a lone one)."""
+    return region.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in region else region
+
+
+def _starts_crlf(chunk: bytes) -> bool:
+    """The first line ending in ``chunk`` is a CRLF."""
+    cr = chunk.find(b"\r")
+    return cr >= 0 and chunk.find(b"\n") == cr + 1
+
+
+def _crlf_only(data: bytes, after_cr: bool) -> bool:
+    """Every line ending in ``data`` is a CRLF; it may end with the CR of one the next read ends,
+    and start (``after_cr``: the bytes before ended with a CR) with the LF of one."""
+    if after_cr:
+        if not data.startswith(b"\n"):
+            return False
+        data = data[1:]
+    if data.endswith(b"\r"):
+        data = data[:-1]
+    return data.count(b"\r") == data.count(b"\n") == data.count(b"\r\n")
 
 
 def _excerpt(data: bytes, limit: int = 200) -> str:
