@@ -1499,5 +1499,7 @@ def test_vertex_env_fallbacks_and_missing_settings(monkeypatch: pytest.MonkeyPat
         v.base_url
         == "https://europe-west4-aiplatform.googleapis.com/v1/projects/envproj/locations/europe-west4/publishers/google"
     )
+    # without google-auth installed (with it, ADC is asked: tests/unit/test_environment.py)
+    monkeypatch.setattr("llmroute.providers.vertex.has_google_auth", lambda: False)
     with pytest.raises(llmroute.AuthenticationError, match="access_token="):
         vertex.configure()

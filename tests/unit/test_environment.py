@@ -130,7 +130,23 @@ async def test_azure_identity_async_credential() -> None:
     assert await provider() == "async-example.test"
 
 
-def _fake_google(monkeypatch: pytest.MonkeyPatch, project: str | None) -> dict[str, Any]:
+class _GoogleAuthError(Exception):
+    pass
+
+
+class _DefaultCredentialsError(_GoogleAuthError):
+    pass
+
+
+class _RefreshError(_GoogleAuthError):
+    pass
+
+
+def _fake_google(
+    monkeypatch: pytest.MonkeyPatch, project: str | None, *, found: bool = True, refreshes: bool = True
+) -> dict[str, Any]:
+    """A stand-in for google-auth: ``found=False`` has no ADC; ``refreshes=False`` fails to refresh
+    with a message that quotes a secret (as the library's may quote the token endpoint)."""
     state: dict[str, Any] = {"refreshes": 0}
 
     class Credentials:
@@ -141,11 +157,15 @@ def _fake_google(monkeypatch: pytest.MonkeyPatch, project: str | None) -> dict[s
             return self.token is not None
 
         def refresh(self, request: object) -> None:
+            if not refreshes:
+                raise _RefreshError("invalid_grant: refresh token 1//secret-refresh is revoked")
             state["refreshes"] += 1
             self.token = f"ya29.token-{state['refreshes']}"
 
     def default(scopes: list[str]) -> tuple[Credentials, str | None]:
         state["scopes"] = scopes
+        if not found:
+            raise _DefaultCredentialsError("Your default credentials were not found.")
         return Credentials(), project
 
     google_pkg = types.ModuleType("google")
@@ -154,9 +174,12 @@ def _fake_google(monkeypatch: pytest.MonkeyPatch, project: str | None) -> dict[s
     transport = types.ModuleType("google.auth.transport")
     requests = types.ModuleType("google.auth.transport.requests")
     requests.Request = object  # type: ignore[attr-defined]
+    exceptions = types.ModuleType("google.auth.exceptions")
+    exceptions.GoogleAuthError = _GoogleAuthError  # type: ignore[attr-defined]
     for name, module in [
         ("google", google_pkg),
         ("google.auth", auth),
+        ("google.auth.exceptions", exceptions),
         ("google.auth.transport", transport),
         ("google.auth.transport.requests", requests),
     ]:
@@ -178,6 +201,24 @@ async def test_vertex_uses_application_default_credentials(monkeypatch: pytest.M
     monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "env-project")  # the variable wins over ADC's project
     assert "/projects/env-project/" in vertex.configure().base_url
     assert "/projects/arg/" in vertex.configure(project="arg").base_url
+
+
+def test_vertex_with_google_auth_but_no_adc_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_google(monkeypatch, None, found=False)
+    with pytest.raises(llmroute.AuthenticationError, match="no Application Default Credentials") as info:
+        vertex.configure(location="global")
+    assert info.value.kind == "missing" and "gcloud auth application-default login" in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_an_adc_refresh_failure_is_an_expired_login_without_its_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _fake_google(monkeypatch, "p", refreshes=False)
+    model = vertex.configure(location="global").gemini("gemini-2.5-pro")
+    with pytest.raises(llmroute.AuthenticationError, match="could not be refreshed") as info:
+        await _prepare(model)
+    assert info.value.kind == "expired" and "secret-refresh" not in str(info.value)
 
 
 def test_vertex_without_adc_names_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,7 +21,7 @@ import anyio
 import anyio.to_thread
 
 from ..route.auth import TokenProvider
-from ..schema.errors import NoRouteError
+from ..schema.errors import AuthenticationError, NoRouteError
 
 __all__ = [
     "AZURE_SCOPE",
@@ -67,7 +67,17 @@ class GoogleADC:
     def __init__(self, scopes: Sequence[str] = (GOOGLE_SCOPE,)) -> None:
         auth = _require("google.auth", "vertex")
         self._request_module = _require("google.auth.transport.requests", "vertex")
-        self._credentials, project = auth.default(scopes=list(scopes))
+        self._errors: type[BaseException] = _require("google.auth.exceptions", "vertex").GoogleAuthError
+        try:
+            self._credentials, project = auth.default(scopes=list(scopes))
+        except self._errors as exc:
+            raise AuthenticationError(
+                "google: no Application Default Credentials found "
+                f"({type(exc).__name__}); run 'gcloud auth application-default login', set "
+                "GOOGLE_APPLICATION_CREDENTIALS, or pass access_token=",
+                kind="missing",
+                provider="google",
+            ) from None
         self.project: str | None = project or None
         self._lock = anyio.Lock()
 
@@ -75,7 +85,16 @@ class GoogleADC:
         async with self._lock:  # one refresh at a time; the others reuse its token
             if not self._credentials.valid:
                 request = self._request_module.Request()
-                await anyio.to_thread.run_sync(self._credentials.refresh, request)
+                try:
+                    await anyio.to_thread.run_sync(self._credentials.refresh, request)
+                except self._errors as exc:
+                    # the library's message may quote the token endpoint's answer: only its type
+                    raise AuthenticationError(
+                        f"google: Application Default Credentials could not be refreshed ({type(exc).__name__}); "
+                        "run 'gcloud auth application-default login' again",
+                        kind="expired",
+                        provider="google",
+                    ) from None
         return str(self._credentials.token)
 
     def __repr__(self) -> str:
