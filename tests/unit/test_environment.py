@@ -142,6 +142,30 @@ class _RefreshError(_GoogleAuthError):
     pass
 
 
+@pytest.mark.anyio
+async def test_an_azure_credential_that_finds_no_token_is_a_typed_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class ClientAuthenticationError(Exception):
+        pass
+
+    exceptions = types.ModuleType("azure.core.exceptions")
+    exceptions.ClientAuthenticationError = ClientAuthenticationError  # type: ignore[attr-defined]
+    for name in ("azure", "azure.core"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    monkeypatch.setitem(sys.modules, "azure.core.exceptions", exceptions)
+
+    class Unavailable:
+        def get_token(self, scope: str) -> _Token:
+            raise ClientAuthenticationError(
+                "EnvironmentCredential: AZURE_CLIENT_SECRET=s3cret-value rejected"
+            )
+
+    with pytest.raises(llmroute.AuthenticationError, match=r"no Entra ID token.*az login") as info:
+        await azure_identity(Unavailable())()
+    assert info.value.kind == "missing" and "s3cret-value" not in str(info.value)
+
+
 def _fake_google(
     monkeypatch: pytest.MonkeyPatch, project: str | None, *, found: bool = True, refreshes: bool = True
 ) -> dict[str, Any]:

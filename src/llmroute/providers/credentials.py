@@ -59,6 +59,19 @@ def _require(module: str, extra: str) -> Any:
         raise NoRouteError(f"{module} is not installed: pip install 'llmroute[{extra}]'") from None
 
 
+class _NeverRaised(Exception):
+    pass
+
+
+def _error_class(module: str, name: str) -> type[BaseException]:
+    """An optional library's exception class, or one nothing raises when it is not installed."""
+    try:
+        found = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return _NeverRaised
+    return found if isinstance(found, type) and issubclass(found, BaseException) else _NeverRaised
+
+
 class GoogleADC:
     """Google Application Default Credentials (``google.auth.default``): the environment's service
     account, ``gcloud auth application-default login``, or the metadata server. ``project`` is the
@@ -112,12 +125,22 @@ def azure_identity(credential: Any = None, *, scope: str = AZURE_SCOPE) -> Token
     if credential is None:
         credential = _require("azure.identity", "azure").DefaultAzureCredential()
     get_token = credential.get_token
+    refused = _error_class("azure.core.exceptions", "ClientAuthenticationError")
 
     async def token() -> str:
-        if inspect.iscoroutinefunction(get_token):
-            access = await get_token(scope)
-        else:
-            access = await anyio.to_thread.run_sync(get_token, scope)
+        try:
+            if inspect.iscoroutinefunction(get_token):
+                access = await get_token(scope)
+            else:
+                access = await anyio.to_thread.run_sync(get_token, scope)
+        except refused as exc:
+            # azure-identity's message lists every credential it tried: only the type is kept
+            raise AuthenticationError(
+                f"azure: no Entra ID token ({type(exc).__name__}); run 'az login', set the "
+                "AZURE_CLIENT_ID/AZURE_TENANT_ID/AZURE_CLIENT_SECRET variables, or pass api_key=",
+                kind="missing",
+                provider="azure",
+            ) from None
         return str(access.token)
 
     return token
