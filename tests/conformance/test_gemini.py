@@ -1380,6 +1380,7 @@ def _wrap_frames(body: bytes) -> bytes:
     for frame in body.split(b"\r\n\r\n"):
         if frame.startswith(b"data: "):
             out += b'data: {"response": ' + frame[6:] + b', "traceId": "5c2f0e7a"}\r\n\r\n'
+            out += b"data:  \r\n\r\n"  # a blank frame between chunks is skipped, not an error
     return out
 
 
