@@ -69,7 +69,24 @@ def resolve_model(spec: str, base_url: str | None = None) -> Model:
     raise UsageError(f"unknown provider {provider!r}; known: {known}")
 
 
+# The facades' messages name Python keywords (``pass api_key=...``); at the command line only the
+# environment and ``--base-url`` exist, so those hints are reworded for the CLI.
+_CLI_HINTS: tuple[tuple[str, str], ...] = (
+    ("pass api_key=... or set ", "set "),
+    ("pass region=..., set ", "set "),
+    ("pass resource= or base_url=, or set ", "pass --base-url, or set "),
+)
+
+
+def _cli_message(message: str) -> str:
+    for python, cli in _CLI_HINTS:
+        message = message.replace(python, cli)
+    return message
+
+
 async def _chat(args: argparse.Namespace, out: TextIO) -> int:
+    if not args.prompt.strip():
+        raise UsageError('the prompt is empty: give the message to send, e.g. llmroute chat "Hello"')
     model = resolve_model(args.model, args.base_url)
     built = request(
         model=model,
@@ -204,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
 
         config = isinstance(exc, NoRouteError | InvalidRequestError) and exc.http is None
         config = config or (isinstance(exc, AuthenticationError) and exc.kind == "missing")
-        _fail(args.command, str(exc), EXIT_USAGE if config else EXIT_ERROR)
+        _fail(args.command, _cli_message(str(exc)), EXIT_USAGE if config else EXIT_ERROR)
     except KeyboardInterrupt:
         _fail(args.command, "interrupted", 130)
     except BrokenPipeError:  # e.g. piped into `head`

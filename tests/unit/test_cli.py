@@ -56,6 +56,7 @@ def test_bad_option_values_are_usage_errors_without_traceback(args: list[str], f
         (["chat", "--model", "gpt-4o", "hi"], "--model must look like provider:model-id"),
         (["chat", "--model", "nope:x", "hi"], "unknown provider 'nope'"),
         (["chat", "--model", "compatible:local", "hi"], "compatible:MODEL needs --base-url"),
+        (["chat", "  "], "the prompt is empty"),
         (
             ["chat", "--model", "openai:gpt-4o-mini", "--base-url", "ftp://x/v1", "hi"],
             "base_url must be an http(s) URL",
@@ -71,12 +72,25 @@ def test_configuration_errors_exit_2(
     assert fragment in capsys.readouterr().err
 
 
+def test_missing_key_names_the_variable_not_a_python_keyword(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["chat", "--model", "anthropic:claude-sonnet-4-5", "hi"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert "set ANTHROPIC_API_KEY" in err and "api_key=" not in err
+
+
 def test_every_option_has_help() -> None:
     import argparse
 
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
     cli._add_builtin(sub)  # pyright: ignore[reportPrivateUsage]
+    for module in cli.SUBCOMMANDS:
+        __import__(module, fromlist=["add_parser"]).add_parser(sub)
     for name, command in sub.choices.items():
         for action in command._actions:  # pyright: ignore[reportPrivateUsage]
             assert action.help, f"{name} {action.option_strings or action.dest} has no help"

@@ -11,13 +11,22 @@ __all__ = ["add_parser"]
 
 def add_parser(subparsers: Any) -> None:
     serve = subparsers.add_parser(
-        "serve", help="run the OpenAI-compatible gateway (needs llmroute[server])", description=__doc__
+        "serve",
+        help="run the OpenAI-compatible gateway (needs llmroute[server])",
+        description="Serve /v1/chat/completions, /v1/responses and /v1/models for OpenAI clients, "
+        "routing to the models the config names (with server-side web search when it configures one). "
+        "Needs pip install 'llmroute[server]'.",
     )
-    serve.add_argument("--config", required=True, help="gateway JSON config file")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
     serve.add_argument(
-        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+        "--config", required=True, metavar="FILE", help="gateway JSON config file (keys, models, webSearch)"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
+    serve.add_argument("--port", type=int, default=8080, help="port to listen on (default %(default)s)")
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="uvicorn log level (default %(default)s)",
     )
     serve.set_defaults(run=_serve)
 
