@@ -9,7 +9,7 @@ from types import ModuleType
 import pytest
 
 import llmroute
-from llmroute.protocols import anthropic_messages, bedrock_converse
+from llmroute.protocols import anthropic_messages, bedrock_converse, gemini, openai_chat, openai_responses
 from llmroute.route.auth import NoAuth
 from llmroute.route.model import Model
 from llmroute.schema.errors import InvalidRequestError
@@ -18,6 +18,9 @@ from llmroute.schema.tools import HostedTool
 PROTOCOLS: list[ModuleType] = [
     anthropic_messages,
     bedrock_converse,
+    gemini,
+    openai_chat,
+    openai_responses,
 ]
 
 # options a kind cannot lower without (an MCP server's address); every other kind is sent bare

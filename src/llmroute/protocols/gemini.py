@@ -60,8 +60,10 @@ __all__ = [
     "HOSTED_TOOLS",
     "NAME",
     "PROTOCOL",
+    "Chunk",
     "GeminiState",
     "build_body",
+    "on_chunk",
     "on_halt",
     "route",
     "step",
@@ -243,7 +245,7 @@ class _PromptFeedback(msgspec.Struct, rename="camel"):
     block_reason_message: str | None = None
 
 
-class _Chunk(msgspec.Struct, rename="camel"):
+class Chunk(msgspec.Struct, rename="camel"):
     candidates: list[_Candidate] | None = None
     usage_metadata: msgspec.Raw = msgspec.Raw()  # decoded once, from the last chunk that had it
     prompt_feedback: _PromptFeedback | None = None
@@ -252,7 +254,7 @@ class _Chunk(msgspec.Struct, rename="camel"):
     error: dict[str, Any] | None = None
 
 
-_decoder = msgspec.json.Decoder(_Chunk)
+_decoder = msgspec.json.Decoder(Chunk)
 _decode = _decoder.decode
 _usage_decoder = msgspec.json.Decoder(dict[str, Any])
 
@@ -625,15 +627,17 @@ def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
         if not data.strip():
             return
         chunk = decode_frame(_decoder, data, f"{NAME} chunk")
-    _on_chunk(state, chunk, out)
+    on_chunk(state, chunk, out)
 
 
 def whole(state: GeminiState, body: bytes, out: list[LLMEvent]) -> None:
     """A ``:generateContent`` body: one response with every part, read as a one-chunk stream."""
-    _on_chunk(state, decode_frame(_decoder, body, f"{NAME} response"), out)
+    on_chunk(state, decode_frame(_decoder, body, f"{NAME} response"), out)
 
 
-def _on_chunk(state: GeminiState, chunk: _Chunk, out: list[LLMEvent]) -> None:
+def on_chunk(state: GeminiState, chunk: Chunk, out: list[LLMEvent]) -> None:
+    """One decoded ``GenerateContentResponse`` (``step`` decodes each frame into one; an envelope
+    such as Code Assist's hands over the chunk it decoded)."""
     if chunk.error is not None:
         raise from_stream_event(chunk.error, NAME)
     if not state.started:

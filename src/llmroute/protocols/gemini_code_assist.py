@@ -1,9 +1,9 @@
 """Gemini Code Assist (``cloudcode-pa`` ``v1internal``): the Gemini protocol inside an envelope.
 
 The body is Gemini's, wrapped as ``{model, project, request}``; each frame is
-``{"response": <a Gemini chunk>, "traceId": ...}`` and only ``response`` reaches Gemini's ``step``.
-An error object (or any frame without ``response``) is passed on unwrapped, where Gemini's chunk
-handler reads it. State, ``on_halt`` and everything else are ``gemini.PROTOCOL``'s own.
+``{"response": <a Gemini chunk>, "traceId": ...}`` and only ``response`` reaches Gemini's chunk
+handler. An error object (or any frame without ``response``) is read as a plain chunk, where that
+handler raises it. State, ``on_halt`` and everything else are ``gemini.PROTOCOL``'s own.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol
+from ..schema.events import LLMEvent
 from ..schema.request import LLMRequest
 from . import gemini
 from ._shared import decode_frame
@@ -35,32 +36,51 @@ class _CodeAssistBody(msgspec.Struct):
     request: Any
 
 
-class _Envelope(msgspec.Struct):
-    """The envelope only: ``response`` stays raw bytes for Gemini's own decoder (empty: absent)."""
+class _Frame(gemini.Chunk, rename="camel"):
+    """``{"response": {...}, "traceId": ...}``. It extends ``Chunk`` so one decode also reads a
+    frame that is not wrapped (an ``error`` object, a frame already unwrapped) as a plain chunk."""
+
+    response: gemini.Chunk | None = None
+    trace_id: str | None = None
+
+
+class _Whole(msgspec.Struct):
+    """The non-streamed body: ``response`` kept raw for Gemini's own ``whole`` (empty: absent)."""
 
     response: msgspec.Raw = msgspec.Raw()
 
 
-_envelope_decoder = msgspec.json.Decoder(_Envelope)
-_decode_envelope = _envelope_decoder.decode
+_frame_decoder = msgspec.json.Decoder(_Frame)
+_decode_frame = _frame_decoder.decode
+_whole_decoder = msgspec.json.Decoder(_Whole)
 
 
-def _unwrap_frame(frame: SSEEvent) -> SSEEvent:
+def _unwrap_frame(frame: SSEEvent) -> gemini.Chunk | None:
+    """The Gemini chunk inside one frame, decoded once (``None``: a blank frame, skipped)."""
     data = frame.data
     try:
-        envelope = _decode_envelope(data)
-    except DECODE_ERRORS:  # blank frames go on for Gemini to skip; the slow path reports the rest
+        envelope = _decode_frame(data)
+    except DECODE_ERRORS:  # blank frames are skipped; the slow path reports the raw frame
         if not data.strip():
-            return frame
-        envelope = decode_frame(_envelope_decoder, data, "code assist frame")
-    response = envelope.response
-    return SSEEvent(bytes(response), frame.event, frame.id, frame.retry) if response else frame
+            return None
+        envelope = decode_frame(_frame_decoder, data, f"{NAME} frame")
+    return envelope.response if envelope.response is not None else envelope
 
 
 def _unwrap_whole(body: bytes) -> bytes:
     """``v1internal:generateContent``: the same envelope around one whole response."""
-    response = decode_frame(_envelope_decoder, body, "code assist response").response
+    response = decode_frame(_whole_decoder, body, f"{NAME} response").response
     return bytes(response) if response else body
+
+
+def _on_chunk(state: gemini.GeminiState, chunk: gemini.Chunk | None, out: list[LLMEvent]) -> None:
+    if chunk is not None:
+        gemini.on_chunk(state, chunk, out)
+
+
+# Gemini whose frames arrive decoded: the step the envelope composes with (``wrapped`` unwraps each
+# frame into the chunk this step reads; Gemini decodes each frame just once, here in the unwrap).
+_DECODED = msgspec.structs.replace(gemini.PROTOCOL, step=_on_chunk)
 
 
 def code_assist_protocol(project: str) -> Protocol:
@@ -69,7 +89,7 @@ def code_assist_protocol(project: str) -> Protocol:
     def wrap(body: Any, _request: LLMRequest, model: Model) -> _CodeAssistBody:
         return _CodeAssistBody(model.id, project, body)
 
-    return gemini.PROTOCOL.wrapped(NAME, wrap, _unwrap_frame, _unwrap_whole)
+    return _DECODED.wrapped(NAME, wrap, _unwrap_frame, _unwrap_whole)
 
 
 def route(endpoint: Endpoint | str, auth: Auth, *, project: str, name: str = NAME, **changes: Any) -> Route:

@@ -35,7 +35,7 @@ __all__ = [
 NS = "google"  # provider_metadata namespace for what must round-trip (thought signatures)
 
 
-# stream Structs ---------------------------------------------------------------------------------
+# -- stream Structs --------------------------------------------------------------------------------
 
 
 class Source(msgspec.Struct, rename="camel", omit_defaults=True):
@@ -84,7 +84,7 @@ class UrlContext(msgspec.Struct, rename="camel"):
     url_metadata: list[UrlMetadata] | None = None
 
 
-# parser state -----------------------------------------------------------------------------------
+# -- parser state ----------------------------------------------------------------------------------
 
 
 class PartText:
@@ -134,7 +134,7 @@ class MergedGrounding:
             self.retrieval = g.retrieval_metadata
 
 
-# grounding -> events -----------------------------------------------------------------------------
+# -- grounding -> events ---------------------------------------------------------------------------
 
 
 def hosted_id(state: GeminiState, kind: str) -> str:

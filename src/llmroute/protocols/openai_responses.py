@@ -90,6 +90,9 @@ __all__ = [
 ]
 
 NAME = "openai-responses"
+
+# 1. quirks, constants and request body Structs ----------------------------------------------------
+
 _OPENAI = "openai"  # the provider_metadata namespace
 
 
@@ -104,9 +107,6 @@ class ResponsesQuirks(msgspec.Struct, frozen=True):
 
 
 _NO_QUIRKS = ResponsesQuirks()
-
-
-# 1. request body Structs -------------------------------------------------------------------------
 
 
 class _InputText(msgspec.Struct, tag="input_text", tag_field="type"):
@@ -188,7 +188,7 @@ class ResponsesBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     stream: bool  # no default: always sent
 
 
-# 2. stream event Structs ------------------------------------------------------------------------
+# 2. stream event Structs --------------------------------------------------------------------------
 
 _NO_RAW = msgspec.Raw()
 
@@ -292,7 +292,7 @@ _part_added_decoder = msgspec.json.Decoder(_PartAdded)
 _raw_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
-# 3. parser state --------------------------------------------------------------------------------
+# 3. parser state ----------------------------------------------------------------------------------
 
 
 class ResponsesState(StreamState):
@@ -347,14 +347,14 @@ class ResponsesState(StreamState):
         self.refused = False
 
 
-# 4. build_body ----------------------------------------------------------------------------------
+# 4. build_body ------------------------------------------------------------------------------------
 
 
 def _text(parts: tuple[Any, ...]) -> str:
     return "\n\n".join(p.text for p in parts if isinstance(p, TextPart))
 
 
-def _media(part: MediaPart) -> _InputImage | _InputFile:
+def _lower_media(part: MediaPart) -> _InputImage | _InputFile:
     if part.mime_type.startswith("image/"):
         return _InputImage(image_url=data_url(part))
     if part.is_url:
@@ -366,11 +366,11 @@ def _user_content(part: Any) -> _UserContent:
     if isinstance(part, TextPart):
         return _InputText(part.text)
     if isinstance(part, MediaPart):
-        return _media(part)
+        return _lower_media(part)
     raise InvalidRequestError(f"{NAME}: a user message cannot hold a {type(part).__name__}")
 
 
-def _tool_output(part: ToolResultPart) -> str | list[_UserContent]:
+def _lower_tool_result(part: ToolResultPart) -> str | list[_UserContent]:
     result = part.result
     if isinstance(result, str):
         return result
@@ -413,7 +413,7 @@ def _lower_user(message: Message, items: list[_InputItem], answers: dict[str, st
             if part.id in answers:
                 items.append(calls.builtin_output(answers[part.id], part))
             elif not part.provider_executed:
-                items.append(_FunctionCallOutputItem(call_id=part.id, output=_tool_output(part)))
+                items.append(_FunctionCallOutputItem(call_id=part.id, output=_lower_tool_result(part)))
         elif isinstance(part, TextPart | MediaPart):
             content.append(_user_content(part))
         elif isinstance(part, ApprovalResponsePart):
@@ -579,7 +579,7 @@ HOSTED_TOOLS: dict[str, Callable[..., Any]] = {
 }
 
 
-# 5. step / on_halt ------------------------------------------------------------------------------
+# 5. step / on_halt --------------------------------------------------------------------------------
 
 # wire item type -> the handler reading a hosted call and its result from its done item
 HOSTED_ITEMS: dict[str, Callable[[ResponsesState, str, str, dict[str, Any], list[LLMEvent]], None]] = {
@@ -590,18 +590,6 @@ HOSTED_ITEMS: dict[str, Callable[[ResponsesState, str, str, dict[str, Any], list
     "mcp_call": calls.on_mcp_call,
     "mcp_list_tools": calls.on_hosted_call,
 }
-# item types with a handler: a bad shape there is an error, elsewhere the item is kept raw
-_KNOWN_ITEMS = frozenset(
-    {
-        "message",
-        "reasoning",
-        "mcp_approval_request",
-        *calls.HOSTED_FIELDS,
-        *calls.CLIENT_ITEMS,
-        *calls.OUTPUT_ITEMS,
-        *calls.SERVER_CUSTOM,
-    }
-)
 _STREAMED_INPUT = ("function_call", "custom_tool_call")  # their input streams as deltas
 
 
@@ -610,13 +598,13 @@ def _decode_event(data: bytes) -> _Event | None:
     of their own (skipped, as unknown types are). A known type with a bad shape is a typed error."""
     try:
         return _event_decoder.decode(data)
-    except msgspec.ValidationError:
-        kind = decode_frame(_type_decoder, data, "openai-responses event").type
+    except msgspec.ValidationError:  # not decode_frame alone: an unknown type with odd shapes is skipped
+        kind = decode_frame(_type_decoder, data, f"{NAME} event").type
         if kind in _HANDLERS or kind in _STREAMED:
-            decode_frame(_event_decoder, data, "openai-responses event")  # raises, typed, with the frame
+            decode_frame(_event_decoder, data, f"{NAME} event")  # raises, typed, with the frame
         return None
     except DECODE_ERRORS:  # the slow path reports the raw frame (and retries invalid UTF-8)
-        return decode_frame(_event_decoder, data, "openai-responses event")
+        return decode_frame(_event_decoder, data, f"{NAME} event")
 
 
 # handled outside ``_HANDLERS``: the text hot path and the part that opens a text block
@@ -652,7 +640,7 @@ def step(state: ResponsesState, frame: SSEEvent, out: list[LLMEvent]) -> None:
 def whole(state: ResponsesState, body: bytes, out: list[LLMEvent]) -> None:
     """A whole Response, as the events a stream of it would have carried."""
     response = msgspec.Raw(body)
-    items = decode_frame(_whole_decoder, body, "openai-responses response").output or []
+    items = decode_frame(_whole_decoder, body, f"{NAME} response").output or []
     _on_created(state, _Event("response.created", response=response), out)
     for raw in items:
         ev = _Event("response.output_item.added", item=raw)
@@ -715,7 +703,7 @@ def _end_reasoning(state: ResponsesState, out: list[LLMEvent], item: OutputItem 
 
 def _on_created(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     if ev.response and state.metadata is None:
-        response = decode_frame(_response_decoder, ev.response, "openai-responses response")
+        response = decode_frame(_response_decoder, ev.response, f"{NAME} response")
         state.metadata = {"id": response.id, "model": response.model}
 
 
@@ -724,13 +712,13 @@ def _decode_item(raw: msgspec.Raw) -> OutputItem | None:
     their own. A known type with a bad shape is a typed error."""
     try:
         return _item_decoder.decode(raw)
-    except msgspec.ValidationError:
-        kind = decode_frame(_type_decoder, raw, "openai-responses item").type
-        if kind in _KNOWN_ITEMS:
-            decode_frame(_item_decoder, raw, "openai-responses item")  # raises, typed, with the item
+    except msgspec.ValidationError:  # not decode_frame alone: an unknown type with odd shapes is skipped
+        kind = decode_frame(_type_decoder, raw, f"{NAME} item").type
+        if kind in calls.KNOWN_ITEMS:
+            decode_frame(_item_decoder, raw, f"{NAME} item")  # raises, typed, with the item
         return None
     except DECODE_ERRORS:
-        return decode_frame(_item_decoder, raw, "openai-responses item")
+        return decode_frame(_item_decoder, raw, f"{NAME} item")
 
 
 def _on_item_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
@@ -761,7 +749,7 @@ _TEXT_PARTS = ("output_text", "refusal")
 def _on_content_added(state: ResponsesState, ev: _Event, data: bytes, out: list[LLMEvent]) -> None:
     # A message's text or refusal opens its block; a reasoning item's ``reasoning_text`` part is
     # the reasoning block its deltas open.
-    part = decode_frame(_part_added_decoder, data, "openai-responses event").part
+    part = decode_frame(_part_added_decoder, data, f"{NAME} event").part
     if part is not None and part.type not in _TEXT_PARTS:
         return
     _end_reasoning(state, out)
@@ -817,7 +805,7 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
         _end_reasoning(state, out, item)
     elif kind in HOSTED_ITEMS:
         if calls.first_done(state, item.id):
-            data = decode_frame(_raw_decoder, ev.item, "openai-responses item")
+            data = decode_frame(_raw_decoder, ev.item, f"{NAME} item")
             HOSTED_ITEMS[kind](state, kind, item.id, data, out)
     elif kind in calls.OUTPUT_ITEMS:
         calls.on_output_done(state, item, ev.item, out)
@@ -836,9 +824,7 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
 def _keep_other(state: ResponsesState, raw: msgspec.Raw) -> None:
     if state.metadata is None:
         state.metadata = {}
-    state.metadata.setdefault("other_items", []).append(
-        decode_frame(_raw_decoder, raw, "openai-responses item")
-    )
+    state.metadata.setdefault("other_items", []).append(decode_frame(_raw_decoder, raw, f"{NAME} item"))
 
 
 def _on_message_done(state: ResponsesState, item: OutputItem, out: list[LLMEvent]) -> None:
@@ -860,7 +846,7 @@ def _on_message_done(state: ResponsesState, item: OutputItem, out: list[LLMEvent
 
 
 def _on_annotation(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
-    annotation = decode_frame(_annotation_decoder, ev.annotation, "openai-responses annotation")
+    annotation = decode_frame(_annotation_decoder, ev.annotation, f"{NAME} annotation")
     block = f"{ev.item_id or 'msg'}:{ev.content_index}"
     calls.cite(state, block, annotation, out, _text_of(state, block))
 
@@ -884,9 +870,7 @@ _INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length", "content_
 
 def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     response = (
-        decode_frame(_response_decoder, ev.response, "openai-responses response")
-        if ev.response
-        else _Response()
+        decode_frame(_response_decoder, ev.response, f"{NAME} response") if ev.response else _Response()
     )
     state.metadata = {**(state.metadata or {}), "id": response.id, "model": response.model}
     if response.service_tier:
@@ -913,7 +897,7 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
 def _on_error(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     error: dict[str, Any] = {}
     if ev.error:
-        error = decode_frame(_raw_decoder, ev.error, "openai-responses error")
+        error = decode_frame(_raw_decoder, ev.error, f"{NAME} error")
     if ev.code or ev.message:
         error = {"code": ev.code, "message": ev.message, **error}
     raise from_stream_event(error, NAME, status=ev.status)
@@ -953,7 +937,7 @@ def on_halt(state: ResponsesState, out: list[LLMEvent]) -> None:
     _close_all(state, out)
 
 
-# 6. the Protocol value and its default route ---------------------------------------------------
+# 6. the Protocol value and its default route ------------------------------------------------------
 
 
 def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> Protocol:
@@ -986,12 +970,18 @@ def websocket_message(body: bytes) -> bytes:
 
 
 def route(
-    base_url: str, auth: Auth, *, name: str = NAME, quirks: ResponsesQuirks | None = None, **changes: Any
+    endpoint: Endpoint | str,
+    auth: Auth,
+    *,
+    name: str = NAME,
+    quirks: ResponsesQuirks | None = None,
+    **changes: Any,
 ) -> Route:
+    """A Responses route; a str ``endpoint`` is a base URL (``.../v1``, ``/responses`` is appended)."""
     return Route(
         name=name,
         protocol=PROTOCOL if quirks is None else make_protocol(quirks),
-        endpoint=Endpoint(base_url, "/responses"),
+        endpoint=Endpoint(endpoint, "/responses") if isinstance(endpoint, str) else endpoint,
         auth=auth,
         framing=SSEFraming(),
         **changes,

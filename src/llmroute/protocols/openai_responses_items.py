@@ -49,42 +49,43 @@ if TYPE_CHECKING:
     from .openai_responses import Annotation, OutputItem, ResponsesState
 
 __all__ = [
-    "auto_include",
-    "call_item",
-    "forced_tool",
-    "approval_request_item",
-    "approval_response_item",
-    "cite",
-    "on_approval_request",
     "BUILTIN_TYPE",
     "CLIENT_ITEMS",
     "CLIENT_OUTPUT",
     "HOSTED_FIELDS",
+    "KNOWN_ITEMS",
     "OUTPUT_ITEMS",
     "SERVER_CUSTOM",
     "SERVER_RUN",
     "TOOL_KINDS",
+    "approval_request_item",
+    "approval_response_item",
+    "auto_include",
     "builtin_call",
     "builtin_output",
+    "call_item",
+    "call_role",
     "citation_span",
+    "cite",
     "first_done",
+    "forced_tool",
     "generated_image",
     "hosted_item",
     "hosted_result",
-    "server_run_output",
+    "lower_as_named",
     "lower_builtin_tool",
     "lower_code_execution",
     "lower_shell",
     "lower_web_search",
-    "lower_as_named",
+    "on_approval_request",
     "on_call_done",
     "on_hosted_call",
     "on_image_generation_call",
     "on_mcp_call",
     "on_output_done",
     "on_web_search_call",
-    "call_role",
     "search_result_of",
+    "server_run_output",
     "tool_input",
 ]
 
@@ -93,7 +94,7 @@ _NAME = "openai-responses"  # ``openai_responses.NAME`` (that module imports thi
 _raw_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
-# item tables ------------------------------------------------------------------------------------
+# -- item tables -----------------------------------------------------------------------------------
 
 # Hosted output item type -> (tool name, tool-call input keys, tool-result keys).
 HOSTED_FIELDS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
@@ -118,6 +119,18 @@ CLIENT_ITEMS: dict[str, tuple[str | None, str]] = {
 SERVER_CUSTOM = ("custom_tool_call", "x_search_call")
 # the output items of hosted calls outside ``HOSTED_FIELDS``, matched to their call by ``call_id``
 OUTPUT_ITEMS = frozenset(("shell_call_output", "tool_search_output"))
+# item types with a handler: a bad shape there is an error, elsewhere the item is kept raw
+KNOWN_ITEMS = frozenset(
+    {
+        "message",
+        "reasoning",
+        "mcp_approval_request",
+        *HOSTED_FIELDS,
+        *CLIENT_ITEMS,
+        *OUTPUT_ITEMS,
+        *SERVER_CUSTOM,
+    }
+)
 # client built-in call item type -> the item type that answers it
 CLIENT_OUTPUT = {
     "custom_tool_call": "custom_tool_call_output",
@@ -142,7 +155,7 @@ _HOSTED_TYPE = {"code_execution": "code_interpreter"}  # hosted kinds whose wire
 TOOL_KINDS = frozenset({"function", *BUILTIN_TYPE})
 
 
-# 4. lowering: tool declarations and history items -----------------------------------------------
+# -- lowering: tool declarations and history items -------------------------------------------------
 
 
 def lower_builtin_tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -362,7 +375,7 @@ def lower_as_named(tool: HostedTool) -> dict[str, Any]:
     return {"type": tool.kind, **tool.options}
 
 
-# 5. the call items in the stream ----------------------------------------------------------------
+# -- the call items in the stream ------------------------------------------------------------------
 
 
 def call_role(state: ResponsesState, item: OutputItem) -> str | None:
@@ -424,7 +437,7 @@ def on_call_done(
         state.searched = True  # xAI's x_search family: its citations need no synthesised web_search
     else:
         field = CLIENT_ITEMS[kind][1]
-        tool.finish(out, input=decode_frame(_raw_decoder, raw, "openai-responses item").get(field))
+        tool.finish(out, input=decode_frame(_raw_decoder, raw, f"{_NAME} item").get(field))
     if role == "client":
         state.client_calls += 1
     elif kind not in SERVER_CUSTOM:  # xAI sends no output item for its server-side tools
@@ -436,7 +449,7 @@ def on_output_done(state: ResponsesState, item: OutputItem, raw: msgspec.Raw, ou
     call = state.awaiting.pop(item.call_id, None)
     if call is None:
         return  # the output of a client call sent back in the input
-    data = decode_frame(_raw_decoder, raw, "openai-responses item")
+    data = decode_frame(_raw_decoder, raw, f"{_NAME} item")
     result = {k: v for k, v in data.items() if k not in ("type", "id", "call_id")}
     meta = {"item_type": item.type, "item_id": item.id}
     out.append(
@@ -552,7 +565,7 @@ def search_result_of(action: dict[str, Any]) -> SearchResult:
     return search_result(pairs, [action.get("query"), *(queries if isinstance(queries, list) else ())])  # pyright: ignore[reportUnknownArgumentType]
 
 
-# citations ----------------------------------------------------------------------------------------
+# -- citations -------------------------------------------------------------------------------------
 
 
 def _is_marker(segment: str, url: str) -> bool:
