@@ -75,6 +75,7 @@ _CLI_HINTS: tuple[tuple[str, str], ...] = (
     ("pass api_key=... or set ", "set "),
     ("pass region=..., set ", "set "),
     ("pass resource= or base_url=, or set ", "pass --base-url, or set "),
+    ("; or pass token_provider=, or pip install ", "; or pip install "),
 )
 
 

@@ -5,7 +5,8 @@ The snippets read their endpoints from the environment (``OPENAI_BASE_URL``,
 Replies depend on the request, so one server serves every snippet:
 
 - a JSON-schema request (``response_format``) gets the object the docs' ``Recipe`` expects;
-- a request with tools and no tool result yet gets one ``get_weather`` call for Paris;
+- a request with tools and no tool result yet calls the first tool, every required argument
+  ``"Paris"``;
 - anything else gets a short text answer.
 
 Streamed requests get SSE, ``stream: false`` / ``:generateContent`` one JSON body.
@@ -22,7 +23,7 @@ from typing import Any
 __all__ = ["ANSWER", "RECIPE", "FakeProvider"]
 
 ANSWER = "Hello from the local fake provider."
-RECIPE = {"name": "Pancakes", "minutes": 15}
+RECIPE = {"name": "Pancakes", "minutes": 15, "ingredients": ["eggs", "flour", "milk"]}
 _USAGE = {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12}
 
 
@@ -32,9 +33,13 @@ def _chat_reply(body: dict[str, Any]) -> tuple[dict[str, Any], str]:
     if "response_format" in body:
         return {"content": json.dumps(RECIPE)}, "stop"
     if body.get("tools") and not any(m.get("role") == "tool" for m in messages):
-        name = body["tools"][0]["function"]["name"]
+        function = body["tools"][0]["function"]
+        required: list[str] = function.get("parameters", {}).get("required", [])
         call = {"index": 0, "id": "call_1", "type": "function"}
-        call["function"] = {"name": name, "arguments": json.dumps({"city": "Paris"})}
+        call["function"] = {
+            "name": function["name"],
+            "arguments": json.dumps(dict.fromkeys(required, "Paris")),
+        }
         return {"tool_calls": [call]}, "tool_calls"
     return {"content": ANSWER}, "stop"
 

@@ -63,6 +63,25 @@ def test_readme_programs_run_against_a_local_server(index: int, fake: FakeProvid
     assert fake.requests, "the program never reached the provider"
 
 
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("quickstart.py", ANSWER), ("sync_client.py", "stop"), ("structured_pydantic.py", "Pancakes 15")],
+)
+def test_examples_run_against_a_local_server(name: str, expected: str, fake: FakeProvider) -> None:
+    """``examples/tools.py`` (Anthropic) is type-checked only; ``offline_replay.py`` runs in
+    ``test_examples.py``."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name)],
+        env={**os.environ, **fake.env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert expected in result.stdout
+
+
 def test_readme_cited_answer_prints_the_markdown_shown() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     code, shown = re.search(
@@ -168,3 +187,21 @@ def test_guide_snippets_run_in_order(
     assert all(path == "/v1/chat/completions" for path in paths)
     tools_sent = [body for _, body in fake.requests if body.get("tools")]
     assert tools_sent and tools_sent[0]["tools"][0]["function"]["name"] == "get_weather"
+
+
+@pytest.mark.timeout(60)
+def test_reliability_settings_snippet_runs(fake: FakeProvider) -> None:
+    text = (ROOT / "docs" / "reliability.md").read_text(encoding="utf-8")
+    (block,) = _BLOCK.findall(text)
+
+    async def session() -> None:
+        from llmroute.providers import openai
+
+        namespace: dict[str, Any] = {"request": llmroute.request(openai.configure().chat("m"), prompt="Hi")}
+        await _run_fragment(block, namespace)
+        client: llmroute.Client = namespace["client"]
+        assert client.timeouts == llmroute.Timeouts()  # "the defaults", as the comment says
+        await client.aclose()
+
+    anyio.run(session)
+    assert len(fake.requests) == 1
