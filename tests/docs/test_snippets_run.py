@@ -205,3 +205,102 @@ def test_reliability_settings_snippet_runs(fake: FakeProvider) -> None:
 
     anyio.run(session)
     assert len(fake.requests) == 1
+
+
+class _LoopbackOnly(httpx.AsyncBaseTransport):
+    """Sends to 127.0.0.1 only: a snippet that would reach a real provider fails instead."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        assert request.url.host == "127.0.0.1", f"a docs snippet tried to reach {request.url.host}"
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+@pytest.mark.timeout(60)
+def test_readme_server_web_search_snippet_runs(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's ``ServerWebSearch`` block, with a request that shows no search intent: the
+    ``selective`` policy leaves the main model's request without the tool."""
+    monkeypatch.setenv("ZHIPUAI_API_KEY", "docs-test")
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in _BLOCK.findall(text) if "ServerWebSearch(" in b]
+
+    async def session() -> None:
+        from llmroute.providers import openai
+
+        request = llmroute.request(openai.configure().chat("m"), prompt="Hello!")
+        async with llmroute.Client(http=httpx.AsyncClient(transport=_LoopbackOnly())) as client:
+            namespace: dict[str, Any] = {"client": client, "request": request, "my_tools": []}
+            await _run_fragment(block, namespace)
+        assert namespace["response"].text == ANSWER
+
+    anyio.run(session)
+    assert "tools" not in fake.requests[0][1]
+
+
+async def _token() -> str:
+    return "ya29.docs-test"
+
+
+# The constructors the guide's Providers table shows, with the URL each must reach.
+PROVIDER_ROWS: dict[str, tuple[str, str]] = {
+    "openai.configure(api_key='k').model('m')": ("openai", "/v1/responses"),
+    "openai.configure(api_key='k').chat('m')": ("openai", "/v1/chat/completions"),
+    "anthropic.configure(api_key='k', betas=['b']).messages('m')": ("anthropic", "/v1/messages"),
+    "google.configure(api_key='k').gemini('m')": ("google", ":streamGenerateContent?alt=sse"),
+    "vertex.configure(project='p', location='us-central1', access_token=token).gemini('m')": (
+        "vertex",
+        "/projects/p/locations/us-central1/publishers/google/models/m:streamGenerateContent?alt=sse",
+    ),
+    "google.code_assist(access_token='t', project='p').gemini('m')": (
+        "google",
+        "/v1internal:streamGenerateContent",
+    ),
+    "azure.configure('res', api_key='k').chat('dep')": (
+        "azure",
+        "res.openai.azure.com/openai/deployments/dep/",
+    ),
+    "azure.configure('res', api_key='k').responses('dep')": (
+        "azure",
+        "res.openai.azure.com/openai/v1/responses",
+    ),
+    "bedrock.configure(region='us-east-1', api_key='k').converse('m')": (
+        "bedrock",
+        "/model/m/converse-stream",
+    ),
+    "bedrock.configure(region='us-east-1', api_key='k').anthropic('m')": (
+        "bedrock",
+        "/model/m/invoke-with-response-stream",
+    ),
+    "openrouter.configure(api_key='k').responses('m')": ("openrouter", "openrouter.ai/api/v1/responses"),
+    "xai.configure(api_key='k').responses('m')": ("xai", "api.x.ai/v1/responses"),
+    "glm.configure(api_key='k').chat('m')": ("glm", "/chat/completions"),
+    "compatible.configure('groq', api_key='k').model('m')": (
+        "compatible",
+        "api.groq.com/openai/v1/chat/completions",
+    ),
+    "compatible.configure(base_url='http://127.0.0.1:8080/v1').model('m')": (
+        "compatible",
+        "http://127.0.0.1:8080/v1/chat/completions",
+    ),
+}
+
+
+@pytest.mark.parametrize("expression", PROVIDER_ROWS)
+def test_guide_provider_rows_prepare(expression: str) -> None:
+    """Each facade row of the guide builds a model whose request ``prepare`` describes (nothing sent)."""
+    import importlib
+
+    module, url_part = PROVIDER_ROWS[expression]
+    facade = importlib.import_module(f"llmroute.providers.{module}")
+    model = eval(expression, {module: facade, "token": _token})
+
+    async def prepare() -> str:
+        async with llmroute.Client() as client:
+            return (await client.prepare(llmroute.request(model, prompt="Hi"))).url
+
+    assert url_part in anyio.run(prepare)
