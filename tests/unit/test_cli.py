@@ -203,3 +203,25 @@ def test_demo_extras_run_after_the_scenes(
     assert cli.main(["demo", "--pace", "0"]) == 0
     out = capsys.readouterr().out
     assert out.index("finish: stop") < out.index("== extra scene")
+
+
+def test_serve_says_in_one_line_when_it_cannot_listen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+    import socket
+
+    config = tmp_path / "gateway.json"
+    model = {"provider": "compatible", "base_url": "http://127.0.0.1:9/v1", "api_key": "k", "model": "m"}
+    config.write_text(json.dumps({"keys": ["gw"], "models": {"main": model}}), encoding="utf-8")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert cli.main(["serve", "--config", str(config), "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"llmroute serve: cannot listen on 127.0.0.1:{port}: ") and err.count("\n") == 1
+    result = _run("serve", "--config", str(config), "--port", "70000")
+    assert (
+        result.returncode == 2 and "must be 0 to 65535" in result.stderr and "Traceback" not in result.stderr
+    )
