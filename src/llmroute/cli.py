@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
+from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 import anyio
@@ -194,6 +197,20 @@ def _run_chat(args: argparse.Namespace, out: TextIO) -> int:
     return anyio.run(_chat, args, out)
 
 
+_BUG = "set LLMROUTE_TRACEBACK=1 to see the traceback, and please report it"
+
+
+def _origin(exc: BaseException) -> str:
+    """``llmroute/module.py:line`` of the innermost frame inside llmroute (else the innermost one)."""
+    package = Path(__file__).resolve().parent
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if Path(f.filename).resolve().is_relative_to(package)]
+    if ours:
+        frame = ours[-1]
+        return f"llmroute/{Path(frame.filename).resolve().relative_to(package).as_posix()}:{frame.lineno}"
+    return f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "no traceback"
+
+
 def _fail(command: str, message: str, code: int) -> NoReturn:
     print(f"llmroute {command}: {message}", file=sys.stderr)
     raise SystemExit(code)
@@ -228,6 +245,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return 0
+    except Exception as exc:
+        if os.environ.get("LLMROUTE_TRACEBACK"):
+            raise
+        # A bug, or input a check missed: its text may hold request data (a key, a prompt), so only
+        # its type and where it was raised are shown.
+        _fail(args.command, f"unexpected {type(exc).__name__} ({_origin(exc)}); {_BUG}", EXIT_ERROR)
 
 
 if __name__ == "__main__":  # pragma: no cover

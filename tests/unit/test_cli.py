@@ -225,3 +225,25 @@ def test_serve_says_in_one_line_when_it_cannot_listen(
     assert (
         result.returncode == 2 and "must be 0 to 65535" in result.stderr and "Traceback" not in result.stderr
     )
+
+
+def test_an_unexpected_exception_is_one_line_without_its_text(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(spec: str, base_url: str | None = None) -> llmroute.Model:
+        raise ValueError("sk-secret-in-the-message")
+
+    monkeypatch.setattr(cli, "resolve_model", broken)
+    monkeypatch.delenv("LLMROUTE_TRACEBACK", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["chat", "hi"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 1
+    assert (
+        err.startswith("llmroute chat: unexpected ValueError (llmroute/cli.py:")
+        and "LLMROUTE_TRACEBACK=1" in err
+    )
+    assert "sk-secret" not in err and "Traceback" not in err
+    monkeypatch.setenv("LLMROUTE_TRACEBACK", "1")
+    with pytest.raises(ValueError, match="sk-secret"):
+        cli.main(["chat", "hi"])
