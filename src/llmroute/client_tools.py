@@ -5,8 +5,9 @@ tool type but executed by the caller: their calls come back as ordinary ``tool-c
 (``provider_executed=False``) named as below, the tool runtime hands them to a registered handler
 (``llmroute.Tool(client_tools.shell(), run_shell)``) or stops for the caller, and the results go
 back as the provider's matching output items. Each is a ``ToolDefinition`` whose ``kind`` names
-the built-in; only protocols that declare the kind (``Protocol.tool_kinds``, today OpenAI
-Responses) accept it, others refuse it with an ``InvalidRequestError``.
+the built-in; only protocols that declare the kind (``Protocol.tool_kinds``: OpenAI Responses
+takes them all, OpenAI Chat Completions takes ``custom``) accept it, others refuse it with an
+``InvalidRequestError``.
 
 | constructor | call name | call input | result to send back |
 |---|---|---|---|

@@ -43,6 +43,14 @@ from ._shared import (
     with_options,
 )
 from ._websearch import emit_search, hit_pairs, search_from_citations
+from .openai_chat_custom import (
+    CustomCallOut,
+    call_metadata,
+    custom_names,
+    is_custom_call,
+    lower_custom,
+    lower_custom_call,
+)
 from .openai_chat_reasoning import details_text, end_reasoning, on_reasoning_details, reasoning_details_out
 
 __all__ = [
@@ -51,6 +59,7 @@ __all__ = [
     "PROTOCOL",
     "REASONING_MODEL",
     "REASONING_QUIRKS",
+    "TOOL_KINDS",
     "ChatQuirks",
     "HostedToolLowering",
     "build_body",
@@ -123,7 +132,7 @@ class _UserMessage(msgspec.Struct, kw_only=True, tag="user", tag_field="role"):
 
 class _AssistantMessage(msgspec.Struct, kw_only=True, omit_defaults=True, tag="assistant", tag_field="role"):
     content: str | None  # no default: null must be sent when there is only a tool call
-    tool_calls: list[_ToolCallOut] | None = None
+    tool_calls: list[_ToolCallOut | CustomCallOut] | None = None
     reasoning_content: str | None = None
     reasoning_details: list[dict[str, Any]] | None = None
 
@@ -183,10 +192,17 @@ class _FnDelta(msgspec.Struct):
     arguments: str | None = None
 
 
+class _CustomDelta(msgspec.Struct):
+    name: str | None = None
+    input: str | None = None  # free text, in pieces like function arguments
+
+
 class _ToolDelta(msgspec.Struct):
     index: int | None = None
     id: str | None = None
     function: _FnDelta | None = None
+    type: str | None = None  # "custom" on a custom tool's first fragment
+    custom: _CustomDelta | None = None
 
 
 class _UrlCitation(msgspec.Struct):
@@ -375,12 +391,13 @@ def _lower_messages(request: LLMRequest, quirks: ChatQuirks) -> list[Any]:
     messages: list[Any] = []
     if request.system:
         messages.append(_SystemMessage(content="\n\n".join(p.text for p in request.system)))
+    custom = custom_names(request)
     for message in request.messages:
-        messages.extend(_lower_message(message, quirks))
+        messages.extend(_lower_message(message, quirks, custom))
     return messages
 
 
-def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
+def _lower_message(message: Message, quirks: ChatQuirks, custom: frozenset[str]) -> list[Any]:
     role = message.role
     if role == "system":
         return [
@@ -391,7 +408,7 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
     if role == "assistant":
         text = "".join(p.text for p in message.content if isinstance(p, TextPart))
         calls = [
-            _ToolCallOut(id=p.id, function=_Function(name=p.name, arguments=json_arguments(p.input)))
+            _lower_call(p, custom)
             for p in message.content
             if isinstance(p, ToolCallPart) and not p.provider_executed
         ]
@@ -422,11 +439,19 @@ def _lower_message(message: Message, quirks: ChatQuirks) -> list[Any]:
     return out
 
 
+def _lower_call(part: ToolCallPart, custom: frozenset[str]) -> _ToolCallOut | CustomCallOut:
+    if is_custom_call(part, custom):
+        return lower_custom_call(part)
+    return _ToolCallOut(id=part.id, function=_Function(name=part.name, arguments=json_arguments(part.input)))
+
+
 def _lower_tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
     choice = request.tool_choice
     if choice is None:
         return None
     if choice.mode == "tool":
+        if choice.name in custom_names(request):
+            return {"type": "custom", "custom": {"name": choice.name}}
         return {"type": "function", "function": {"name": choice.name}}
     return choice.mode
 
@@ -436,6 +461,8 @@ def _lower_tools(request: LLMRequest, quirks: ChatQuirks) -> list[_ToolDef | dic
     for tool in request.tools:
         if isinstance(tool, HostedTool):
             tools.append(_lower_hosted(tool, quirks))
+        elif tool.kind == "custom":
+            tools.append(lower_custom(tool))
         else:
             tools.append(_lower_tool(tool))
     return tools or None
@@ -501,6 +528,8 @@ build_body = make_build_body(_DEFAULT_QUIRKS)
 # Chat Completions has no hosted tools of its own: servers that have some (OpenRouter, GLM) declare
 # their table as ``ChatQuirks.hosted_tools``.
 HOSTED_TOOLS: dict[str, HostedToolLowering] = {}
+# ``ToolDefinition.kind`` values Chat declares: functions, and custom tools (free-text input)
+TOOL_KINDS = frozenset({"function", "custom"})
 
 
 # 5. step / on_halt --------------------------------------------------------------------------------
@@ -709,7 +738,7 @@ def _close_all(state: ChatState, out: list[LLMEvent]) -> None:
 
 
 def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> None:
-    fn = delta.function
+    fn = delta.function or delta.custom  # a custom tool's free text comes as ``custom.input``
     tool: ToolInput | None = None
     if delta.id is not None and delta.id in state.tool_by_id:
         tool = state.tool_by_id[delta.id]  # some servers repeat the id in every fragment
@@ -732,11 +761,17 @@ def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> 
         key: int | str = (
             delta.index if state.quirks.tool_call_key == "index" and delta.index is not None else call_id
         )
-        tool = ToolInput(call_id, (fn.name if fn else None) or "", out)
+        custom = delta.custom is not None or delta.type == "custom"
+        tool = ToolInput(
+            call_id, (fn.name if fn else None) or "", out, metadata=call_metadata() if custom else None
+        )
         state.tools[key] = tool
         state.tool_by_id[tool.id] = tool
-    if fn is not None and fn.arguments:
-        tool.delta(fn.arguments, out)
+    if fn is None:
+        return
+    text = fn.arguments if isinstance(fn, _FnDelta) else fn.input
+    if text:
+        tool.delta(text, out)
 
 
 # Provider-executed tools reported inside a Chat stream: Groq compound ``executed_tools`` (a call
@@ -841,7 +876,8 @@ def _finish(state: ChatState, out: list[LLMEvent]) -> None:
     _close_all(state, out)
     _end_audio(state, out)
     for tool in state.tools.values():
-        tool.finish(out)
+        # a custom call's input is the model's text as written; only function arguments are JSON
+        tool.finish(out, input="".join(tool.chunks) if tool.metadata is not None else None)
     if state.pending_citations:
         pending, state.pending_citations = state.pending_citations, []
         out.extend(_citation(state, cite) for cite in pending)
@@ -919,6 +955,7 @@ def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = NAME) -> Pro
         native_output_schema=True,
         whole=whole,
         hosted_kinds=frozenset(quirks.hosted_tools or HOSTED_TOOLS),
+        tool_kinds=TOOL_KINDS,
     )
 
 

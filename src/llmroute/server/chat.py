@@ -11,17 +11,20 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Collection
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 
+from .. import client_tools
+from ..protocols._shared import ns
+from ..protocols.openai_chat_custom import CUSTOM_ITEM, call_metadata
 from ..schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart
 from ..schema.errors import InvalidRequestError
 from ..schema.events import FinishReason, ToolCall
 from ..schema.options import GenerationOptions
 from ..schema.request import LLMRequest, OutputSchema
 from ..schema.response import LLMResponse
-from ..schema.tools import ToolChoice
+from ..schema.tools import ToolChoice, ToolDefinition
 from ..schema.usage import Usage
 from .decode import decode_body
 from .request import Conversation, arguments_json, function_tool, image_part, output_schema, tool_choice
@@ -62,10 +65,16 @@ class _Function(msgspec.Struct, frozen=True):
     arguments: str = ""
 
 
+class _CustomInput(msgspec.Struct, frozen=True):
+    name: str
+    input: str = ""
+
+
 class _ToolCallIn(msgspec.Struct, frozen=True):
     id: str
-    function: _Function
+    function: _Function | None = None
     type: str = "function"
+    custom: _CustomInput | None = None  # a custom tool's call: the model's free text
 
 
 class _MessageIn(msgspec.Struct, frozen=True):
@@ -84,9 +93,16 @@ class _FunctionDef(msgspec.Struct, frozen=True):
     strict: bool | None = None
 
 
+class _CustomDef(msgspec.Struct, frozen=True):
+    name: str
+    description: str = ""
+    format: dict[str, Any] | None = None  # {"type": "text"} or {"type": "grammar", "grammar": {...}}
+
+
 class _ToolIn(msgspec.Struct, frozen=True):
-    function: _FunctionDef
-    type: Literal["function"] = "function"
+    function: _FunctionDef | None = None
+    type: Literal["function", "custom"] = "function"
+    custom: _CustomDef | None = None
 
 
 class _NamedFunction(msgspec.Struct, frozen=True):
@@ -94,8 +110,9 @@ class _NamedFunction(msgspec.Struct, frozen=True):
 
 
 class _NamedChoice(msgspec.Struct, frozen=True):
-    function: _NamedFunction
+    function: _NamedFunction | None = None
     type: str = "function"
+    custom: _NamedFunction | None = None
 
 
 class _JsonSchema(msgspec.Struct, frozen=True):
@@ -170,10 +187,7 @@ def to_llm_request(chat: ChatRequest, model: Any) -> LLMRequest:
     )
     return conversation.request(
         model,
-        tools=(
-            function_tool(t.function.name, t.function.description, t.function.parameters, t.function.strict)
-            for t in chat.tools or ()
-        ),
+        tools=(_tool(t, i) for i, t in enumerate(chat.tools or ())),
         tool_choice=_tool_choice(chat.tool_choice),
         generation=generation,
         output_schema=_output_schema(chat.response_format),
@@ -220,13 +234,41 @@ def _assistant_parts(message: _MessageIn, i: int, conversation: Conversation) ->
     parts.extend(TextPart(t) for t in _texts(message, i) if t)
     for j, call in enumerate(message.tool_calls or ()):
         where = f"messages[{i}].tool_calls[{j}].function.arguments"
-        parts.append(conversation.call(call.id, call.function.name, call.function.arguments, where))
+        if call.custom is not None:
+            # the free text goes in as a JSON string, so the conversation records the call's name
+            text = msgspec.json.encode(call.custom.input).decode()
+            part = conversation.call(call.id, call.custom.name, text, where)
+            parts.append(msgspec.structs.replace(part, provider_metadata=call_metadata()))
+        elif call.function is not None:
+            parts.append(conversation.call(call.id, call.function.name, call.function.arguments, where))
+        else:
+            raise InvalidRequestError(f"messages[{i}].tool_calls[{j}]: a function or custom call is required")
     return tuple(parts)
+
+
+def _tool(tool: _ToolIn, i: int) -> ToolDefinition:
+    """A function tool, or a custom tool (its grammar given nested, as Chat takes it)."""
+    if tool.custom is not None:
+        spec = tool.custom
+        grammar: Any = (spec.format or {}).get("grammar")
+        if isinstance(grammar, dict) and "definition" in grammar:
+            found = cast("dict[str, Any]", grammar)
+            return client_tools.custom(
+                spec.name, spec.description, grammar=found["definition"], syntax=found.get("syntax", "lark")
+            )
+        return client_tools.custom(spec.name, spec.description)
+    fn = tool.function
+    if fn is None:
+        raise InvalidRequestError(f"tools[{i}]: a function or custom tool definition is required")
+    return function_tool(fn.name, fn.description, fn.parameters, fn.strict)
 
 
 def _tool_choice(choice: str | _NamedChoice | None) -> ToolChoice | None:
     if isinstance(choice, _NamedChoice):
-        return ToolChoice.named(choice.function.name)
+        named = choice.custom or choice.function
+        if named is None:
+            raise InvalidRequestError("tool_choice: name a function or a custom tool")
+        return ToolChoice.named(named.name)
     return tool_choice(choice)
 
 
@@ -278,11 +320,18 @@ def usage(value: Usage | None) -> dict[str, Any] | None:
 
 
 def tool_call(call: ToolCall | ToolCallPart, index: int | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": call.id,
-        "type": "function",
-        "function": {"name": call.name, "arguments": arguments_json(call.input)},
-    }
+    if ns(call.provider_metadata, "openai").get("item_type") == CUSTOM_ITEM:
+        out: dict[str, Any] = {
+            "id": call.id,
+            "type": "custom",
+            "custom": {"name": call.name, "input": arguments_json(call.input)},
+        }
+    else:
+        out = {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": arguments_json(call.input)},
+        }
     if index is not None:
         out["index"] = index
     return out
