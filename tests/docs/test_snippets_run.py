@@ -304,3 +304,35 @@ def test_guide_provider_rows_prepare(expression: str) -> None:
             return (await client.prepare(llmroute.request(model, prompt="Hi"))).url
 
     assert url_part in anyio.run(prepare)
+
+
+@pytest.mark.timeout(60)
+def test_readme_grounded_search_snippet_runs(
+    fake: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's ``GroundedSearch`` block with opencode's files where it looks for them, Gemini's
+    ``baseURL`` pointing at the fake provider."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    options = {"apiKey": "docs-test", "baseURL": f"{fake.url}/v1beta"}
+    (tmp_path / "opencode.json").write_text(json.dumps({"provider": {"google": {"options": options}}}))
+    auth = tmp_path / ".local" / "share" / "opencode" / "auth.json"
+    auth.parent.mkdir(parents=True)
+    auth.write_text("{}")
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in _BLOCK.findall(text) if "GroundedSearch(" in b]
+
+    async def session() -> None:
+        from llmroute.providers import openai
+
+        request = llmroute.request(openai.configure().chat("m"), prompt="Hello!")
+        async with llmroute.Client(http=httpx.AsyncClient(transport=_LoopbackOnly())) as client:
+            namespace: dict[str, Any] = {"client": client, "request": request}
+            await _run_fragment(block, namespace)
+        assert namespace["result"].provider == "google"
+        assert ANSWER in namespace["markdown"]
+
+    anyio.run(session)
+    assert any(":generateContent" in path for path, _ in fake.requests)
