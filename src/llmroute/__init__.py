@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .build import approval, assistant, request, system, tool_message, user
-from .media import file, image
 from .schema import (
     ApprovalRequest,
     ApprovalRequestPart,
@@ -81,12 +80,14 @@ from .schema import (
 
 if TYPE_CHECKING:
     from .client import Client
+    from .media import file, image
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
     from .stream import EventStream
     from .sync import SyncClient, SyncEventStream
     from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
 
-# The Client pulls in httpx; load it on first use so `import llmroute` stays fast.
+# The Client pulls in httpx, and ``media`` pathlib, mimetypes and urllib (a third of llmroute's
+# own import cost): load them on first use so `import llmroute` stays fast.
 _LAZY = {
     "Client": "client",
     "EventStream": "stream",
@@ -104,6 +105,8 @@ _LAZY = {
     "has_tool_call": "tools",
     "step_count_is": "tools",
     "tool": "tools",
+    "file": "media",
+    "image": "media",
     "client_tools": "",
     "hosted": "",
     "testing": "",

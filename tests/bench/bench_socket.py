@@ -310,9 +310,9 @@ def _report(title: str, cpu: dict[str, list[float]]) -> None:
         )
 
 
-async def bench_cpu(base: str, mode: str, reps: int) -> None:
+async def bench_cpu(base: str, mode: str, reps: int, workloads: tuple[str, ...] = WORKLOADS) -> None:
     n, interval = (20_000, 0) if mode == "bulk" else (500, 2)
-    for workload in WORKLOADS:
+    for workload in workloads:
         runners = approaches(base, workload)
         try:
             cpu = await _interleaved(runners, f"/{workload}/{mode}/{n}/{interval}", reps, n)
@@ -483,6 +483,9 @@ def main() -> None:
     )
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--sizes", default="200,1000", help="concurrent stream counts")
+    parser.add_argument(
+        "--workloads", default=",".join(WORKLOADS), help="bulk/paced workloads (chat,anthropic,gemini)"
+    )
     parser.add_argument("--events", type=int, default=60, help="events per concurrent stream")
     parser.add_argument("--interval", type=int, default=200, help="ms between events in a concurrent stream")
     args = parser.parse_args()
@@ -499,7 +502,7 @@ def main() -> None:
             elif what == "ttfe":
                 anyio.run(bench_ttfe, base, args.reps)
             else:
-                anyio.run(bench_cpu, base, what, args.reps)
+                anyio.run(bench_cpu, base, what, args.reps, tuple(args.workloads.split(",")))
 
 
 def _run_child(argv: list[str]) -> None:

@@ -68,7 +68,14 @@ EXPECTED: dict[str, tuple[str | None, list[tuple[str, Any]], str, int | None, in
     "openrouter-streams-tool-call": ("", [("get_weather", {"city": "Paris"})], "tool-calls", 67, 5, 0),
     "togetherai-streams-text": ("Hello!", [], "stop", 45, 3, None),
     "togetherai-streams-tool-call": ("", [("get_weather", {"city": "Paris"})], "tool-calls", 194, 19, None),
-    "xai-grok-4-3-drives-a-tool-loop": ("", [("get_weather", {"city": "Paris"})], "tool-calls", 250, 233, 222),
+    "xai-grok-4-3-drives-a-tool-loop": (
+        "",
+        [("get_weather", {"city": "Paris"})],
+        "tool-calls",
+        250,
+        233,
+        222,
+    ),
     "xai-streams-text": ("Hello!", [], "stop", 21, 286, 284),
     "xai-streams-tool-call": (" ", [("get_weather", {"city": "Paris"})], "tool-calls", None, None, None),
 }

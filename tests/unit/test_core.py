@@ -186,9 +186,12 @@ def test_response_builder_folds_blocks_in_order_and_builds_partial() -> None:
 
 
 def test_import_is_light() -> None:
-    code = "import sys, llmroute; print(sorted(m for m in ('botocore', 'websockets', 'httpx', 'yaml', 'vcr') if m in sys.modules))"
+    heavy = ("botocore", "websockets", "httpx", "yaml", "vcr", "llmroute.media", "mimetypes", "pathlib")
+    code = f"import sys, llmroute; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "[]"
+    assert llmroute.image(b"\x89PNG\r\n\x1a\n").mime_type == "image/png"  # loaded on first use
+    assert callable(llmroute.file)
 
 
 def test_cli_demo_streams_bundled_recordings_offline() -> None:

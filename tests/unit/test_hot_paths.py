@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import llmroute
-from llmroute.framing.sse import SSEDecoder, SSEEvent
-from llmroute.protocols import openai_chat
-from llmroute.providers import openai
+from llmroute.framing.sse import SSEDataDecoder, SSEDecoder, SSEEvent
+from llmroute.protocols import anthropic_messages, openai_chat
+from llmroute.providers import anthropic, openai
 from llmroute.schema.errors import LLMError
 
 TEXT = st.text(alphabet=st.sampled_from(["a", "é", "世", "😀", " ", "\n", '"', "\\"]), max_size=6)
@@ -90,6 +90,17 @@ def _general_only(region: bytes) -> list[SSEEvent]:
     return _General().feed(region + b"\n\n")
 
 
+class _GeneralData(SSEDataDecoder):
+    def _fast_data(self, region: bytes) -> None:
+        return None
+
+
+def _same_data(region: bytes) -> None:
+    """The data-only decoder's fast path gives the general parser's data, event for event."""
+    general = _GeneralData().feed(region + b"\n\n")
+    assert SSEDataDecoder().feed(region + b"\n\n") == general == [e.data for e in _general_only(region)]
+
+
 LINE = st.sampled_from(
     [
         b"event: content_block_delta",
@@ -112,6 +123,7 @@ LINE = st.sampled_from(
 def test_sse_event_data_fast_path_matches_the_general_parser(lines: list[bytes]) -> None:
     region = b"\n".join(lines)
     assert SSEDecoder().feed(region + b"\n\n") == _general_only(region)
+    _same_data(region)
 
 
 @settings(max_examples=200, deadline=None)
@@ -125,6 +137,7 @@ def test_sse_event_data_fast_path_matches_the_general_parser(lines: list[bytes])
 def test_sse_event_data_blocks_match_the_general_parser(blocks: list[bytes]) -> None:
     region = b"\n\n".join(blocks)
     assert SSEDecoder().feed(region + b"\n\n") == _general_only(region)
+    _same_data(region)
 
 
 TRIPLE = st.tuples(
@@ -142,3 +155,97 @@ def test_sse_near_misses_of_the_event_data_shape_match_the_general_parser(
     lines = [line for triple in triples for line in triple][:-1]  # a region ends before its last blank
     region = b"\n".join(lines)
     assert SSEDecoder().feed(region + b"\n\n") == _general_only(region)
+    _same_data(region)
+
+
+# --- Anthropic: the text_delta lean path against the general one ------------------------------------
+
+ANTHROPIC = llmroute.request(
+    model=anthropic.configure(api_key="sk-ant-test").messages("claude-haiku-4-5"), prompt="hi"
+)
+
+
+def _anthropic_delta(draw: Any, index: int) -> dict[str, Any]:
+    kind = draw(
+        st.sampled_from(["text_delta"] * 6 + ["thinking_delta", "citations_delta", "input_json_delta"])
+    )
+    delta: dict[str, Any] = {"type": kind}
+    if kind == "text_delta":
+        if draw(st.integers(0, 9)):
+            delta["text"] = draw(TEXT)
+        if draw(st.integers(0, 9)) == 0:  # a null, a field of another delta, an unknown field
+            delta[draw(st.sampled_from(["citation", "thinking", "partial_json", "extra"]))] = draw(
+                st.sampled_from([None, "x", {"url": "u"}])
+            )
+    elif kind == "thinking_delta":
+        delta["thinking"] = draw(TEXT)
+    elif kind == "citations_delta":
+        delta["citation"] = {
+            "type": "web_search_result_location",
+            "url": "https://e.example",
+            "cited_text": "c",
+        }
+    else:
+        delta["partial_json"] = '{"a":'
+    event: dict[str, Any] = {"type": "content_block_delta", "delta": delta}
+    if draw(st.integers(0, 9)):
+        event["index"] = index if draw(st.integers(0, 9)) else index + 1  # sometimes another block's
+    if draw(st.integers(0, 19)) == 0:
+        event["usage"] = None
+    return event
+
+
+@st.composite
+def anthropic_streams(draw: Any) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {"id": "msg_1", "model": "m", "usage": {"input_tokens": 1}}}
+    ]
+    for index in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["text", "text", "thinking", "tool_use"]))
+        block: dict[str, Any] = {"type": kind}
+        if kind == "text":
+            block["text"] = ""
+        elif kind == "thinking":
+            block["thinking"] = ""
+        else:
+            block.update(id=f"toolu_{index}", name="f", input={})
+        events.append({"type": "content_block_start", "index": index, "content_block": block})
+        events += [_anthropic_delta(draw, index) for _ in range(draw(st.integers(0, 8)))]
+        if draw(st.integers(0, 5)):
+            events.append({"type": "content_block_stop", "index": index})
+        if draw(st.integers(0, 9)) == 0:
+            events.append({"type": "ping"})
+    events.append(
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}
+    )
+    events.append({"type": "message_stop"})
+    return events
+
+
+def _run_anthropic(frames: list[bytes], as_events: bool) -> tuple[list[Any], Any]:
+    protocol = anthropic_messages.PROTOCOL
+    state = protocol.new_state(ANTHROPIC)
+    out: list[Any] = []
+    try:
+        for data in frames:
+            protocol.step(state, SSEEvent(data) if as_events else data, out)
+        protocol.on_halt(state, out)
+    except LLMError as exc:
+        out.append(("error", type(exc).__name__, str(exc)))
+    return out, (state.usage, state.reason, state.done, state.metadata)
+
+
+@settings(max_examples=300, deadline=None)
+@given(anthropic_streams(), st.booleans())
+def test_anthropic_text_delta_lean_path_gives_the_general_paths_events(
+    stream: list[dict[str, Any]], as_events: bool
+) -> None:
+    frames = [json.dumps(e, ensure_ascii=False).encode() + b" " * (i % 3) for i, e in enumerate(stream)]
+    lean = _run_anthropic(frames, as_events)
+    mp = pytest.MonkeyPatch()
+    mp.setattr(anthropic_messages, "_text_decode", _NeverDecodes().decode)
+    try:
+        general = _run_anthropic(frames, as_events)
+    finally:
+        mp.undo()
+    assert lean == general

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmroute.framing.sse import SSEDecoder, SSEEvent
+from llmroute.framing.sse import SSEDataDecoder, SSEDecoder, SSEEvent
 from llmroute.schema.errors import InvalidProviderOutputError
 
 
@@ -67,6 +67,20 @@ def ours(chunks: list[bytes]) -> list[tuple[str, str, str | None]]:
     return [(e.event, e.data.decode("utf-8", "replace"), e.id) for e in out]
 
 
+def ours_data(chunks: list[bytes]) -> list[str]:
+    """``SSEDataDecoder``: the events' data only (for protocols that never read the name)."""
+    decoder = SSEDataDecoder()
+    out: list[bytes] = []
+    for chunk in chunks:
+        out.extend(decoder.feed(chunk))
+    out.extend(decoder.close())
+    return [d.decode("utf-8", "replace") for d in out]
+
+
+def data_of(events: list[tuple[str, str, str | None]]) -> list[str]:
+    return [data for _, data, _ in events]
+
+
 def split(data: bytes, cuts: list[int]) -> list[bytes]:
     points = sorted({c % (len(data) + 1) for c in cuts})
     pieces, last = [], 0
@@ -105,12 +119,14 @@ def streams(draw: st.DrawFn) -> bytes:
 @given(streams(), st.lists(st.integers(min_value=0, max_value=10_000), max_size=12))
 def test_matches_whatwg_reference_under_any_split(stream: bytes, cuts: list[int]) -> None:
     assert ours(split(stream, cuts)) == reference(stream)
+    assert ours_data(split(stream, cuts)) == data_of(reference(stream))
 
 
 @settings(max_examples=150, deadline=None)
 @given(streams())
 def test_byte_by_byte_equals_whole(stream: bytes) -> None:
     assert ours([stream[i : i + 1] for i in range(len(stream))]) == ours([stream])
+    assert ours_data([stream[i : i + 1] for i in range(len(stream))]) == ours_data([stream])
 
 
 @pytest.mark.parametrize(
@@ -133,6 +149,7 @@ def test_byte_by_byte_equals_whole(stream: bytes) -> None:
 def test_known_cases(raw: bytes, expected: list[tuple[str, str, str | None]]) -> None:
     assert ours([raw]) == expected
     assert ours([raw[i : i + 1] for i in range(len(raw))]) == expected
+    assert ours_data([raw]) == data_of(expected)
 
 
 def test_utf8_split_inside_character() -> None:
@@ -148,8 +165,9 @@ def test_crlf_split_across_reads() -> None:
     ]
 
 
-def test_event_size_limit_is_a_clear_error() -> None:
-    decoder = SSEDecoder(max_event_bytes=1024)
+@pytest.mark.parametrize("decoder_type", [SSEDecoder, SSEDataDecoder])
+def test_event_size_limit_is_a_clear_error(decoder_type: type[SSEDecoder | SSEDataDecoder]) -> None:
+    decoder = decoder_type(max_event_bytes=1024)
     with pytest.raises(InvalidProviderOutputError, match="1024-byte limit"):
         decoder.feed(b"data: " + b"x" * 2000)
 
@@ -180,3 +198,30 @@ def mostly_event_data(draw: st.DrawFn) -> bytes:
 def test_event_data_fast_path_matches_reference(stream: bytes, cuts: list[int]) -> None:
     assert ours(split(stream, cuts)) == reference(stream)
     assert ours([stream]) == reference(stream)
+    assert ours_data(split(stream, cuts)) == data_of(reference(stream))
+    assert ours_data([stream]) == data_of(reference(stream))
+
+
+@st.composite
+def mostly_crlf(draw: st.DrawFn) -> bytes:
+    """Gemini-shaped CRLF streams (kept raw by the decoder), now and then another line ending, a
+    comment, an event name or a second data line, so raw and normalising paths both run."""
+    parts: list[str] = []
+    for _ in range(draw(st.integers(min_value=1, max_value=10))):
+        lines = [f"data: {draw(VALUE)}"]
+        if draw(st.integers(0, 9)) == 0:
+            lines.insert(0, draw(st.sampled_from(["event: x", ": c", "id: 1", "data: more", "retry: 5"])))
+        for line in lines:
+            parts.append(line + draw(st.sampled_from(["\r\n"] * 12 + ["\n", "\r"])))
+        parts.append(draw(st.sampled_from(["\r\n"] * 12 + ["\n", "\r", "\r\n\r\n"])))
+    if draw(st.booleans()):
+        parts.append(draw(st.sampled_from(["data: cut", "data: cut\r", "data: cut\r\n\r", "\r"])))
+    return "".join(parts).encode()
+
+
+@settings(max_examples=500, deadline=None)
+@given(mostly_crlf(), st.lists(st.integers(min_value=0, max_value=10_000), max_size=8))
+def test_crlf_streams_match_reference_under_any_split(stream: bytes, cuts: list[int]) -> None:
+    assert ours(split(stream, cuts)) == reference(stream)
+    assert ours_data(split(stream, cuts)) == data_of(reference(stream))
+    assert ours([stream[i : i + 1] for i in range(len(stream))]) == reference(stream)

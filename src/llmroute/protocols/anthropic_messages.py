@@ -23,23 +23,25 @@ Decisions worth knowing:
   ``provider_metadata["anthropic"]["content"]`` and is what the lowering sends back. Provider-executed parts without
   Anthropic metadata (another provider's hosted tools) and reasoning without a signature cannot be
   replayed to Anthropic and are left out.
-- The parser reads only ``frame.data`` (the JSON event, dispatched on its ``type``), so an envelope
-  (Bedrock's event-stream ``{"bytes": ...}``) composes with ``Protocol.wrapped`` by handing it an
-  ``SSEEvent(data=...)``; ``reshape_body`` drops/adds top-level body keys for such an envelope.
+- The parser reads only the event's data (the JSON event, dispatched on its ``type``): a frame is
+  those bytes (``SSEDataFraming``, the default, builds no ``SSEEvent``) or an ``SSEEvent``, so an
+  envelope (Bedrock's event-stream ``{"bytes": ...}``) composes with ``Protocol.wrapped`` by handing
+  it either; ``reshape_body`` drops/adds top-level body keys for such an envelope.
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
 from ..framing.base import Framing
-from ..framing.sse import SSEEvent, SSEFraming
+from ..framing.sse import SSEDataFraming, SSEEvent
 from ..route.auth import Auth
 from ..route.classify import from_stream_event
+from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
@@ -248,6 +250,24 @@ _EVENT = f"{NAME} event"  # what a malformed frame is called in the error
 _whole_decoder = msgspec.json.Decoder(_MessageIn)
 
 
+# Nearly every event of a text stream: a ``text_delta`` with nothing else. Any other key (a field
+# added later, a null, anything the general Structs would read) fails this decode and takes the
+# general path, so both give the same events (tests/unit/test_hot_paths.py); it builds only these
+# few fields, untracked by the GC.
+class _TextDeltaOnly(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    type: Literal["text_delta"]
+    text: str
+
+
+class _TextEventOnly(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    type: Literal["content_block_delta"]
+    delta: _TextDeltaOnly
+    index: int = 0
+
+
+_text_decode = msgspec.json.Decoder(_TextEventOnly).decode
+
+
 # 3. parser state ----------------------------------------------------------------------------------
 
 _TEXT, _THINKING, _REDACTED, _TOOL = 0, 1, 2, 3
@@ -256,11 +276,12 @@ _TEXT, _THINKING, _REDACTED, _TOOL = 0, 1, 2, 3
 class _Open:
     """One open content block, keyed by its Anthropic ``index``."""
 
-    __slots__ = ("citations", "data", "id", "initial", "kind", "length", "signature", "tool")
+    __slots__ = ("citations", "data", "id", "index", "initial", "kind", "length", "signature", "tool")
 
-    def __init__(self, kind: int, id: str) -> None:
+    def __init__(self, kind: int, id: str, index: int = 0) -> None:
         self.kind = kind
         self.id = id
+        self.index = index
         self.length = 0  # characters of text so far (citations span the whole block)
         self.citations: list[dict[str, Any]] = []
         self.signature: str | None = None
@@ -278,6 +299,7 @@ class AnthropicState(StreamState):
         "server_names",
         "started",
         "stop_reason",
+        "text",
         "tool_ids",
     )
 
@@ -291,6 +313,7 @@ class AnthropicState(StreamState):
         self.server_names: dict[str, str] = {}  # server tool id -> name, to name its result
         self.server_inputs: dict[str, Any] = {}  # server tool id -> its input (web search queries)
         self.stop_reason: str | None = None
+        self.text: _Open | None = None  # the text block most recently opened, while it is open
 
     @classmethod
     def for_request(cls, request: LLMRequest) -> AnthropicState:
@@ -647,14 +670,27 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
-def step(state: AnthropicState, frame: SSEEvent, out: list[LLMEvent]) -> None:
-    event = decode_frame(_decoder, frame.data, _EVENT)
+def step(state: AnthropicState, frame: bytes | SSEEvent, out: list[LLMEvent]) -> None:
+    data = frame if isinstance(frame, bytes) else frame.data
+    block = state.text
+    if block is not None:  # hot path: while a text block is open nearly every event adds text to it
+        try:
+            lean = _text_decode(data)
+        except DECODE_ERRORS:
+            pass
+        else:
+            if lean.index == block.index:
+                text = lean.delta.text
+                out.append(TextDelta(block.id, text))
+                block.length += len(text)
+                return
+    event = decode_frame(_decoder, data, _EVENT)
     kind = event.type
     if kind == "content_block_delta":
         delta = event.delta
         if delta is not None and delta.type == "text_delta" and (text := delta.text) is not None:
             block = state.open.get(event.index)
-            if block is not None and block.kind == _TEXT:  # hot path
+            if block is not None and block.kind == _TEXT:
                 out.append(TextDelta(block.id, text))
                 block.length += len(text)
                 return
@@ -707,7 +743,7 @@ def _on_content_block_start(state: AnthropicState, event: _Event, out: list[LLME
     state.indices.add(index)
     kind = block.type
     if kind == "text":
-        opened = _Open(_TEXT, f"text-{index}")
+        opened = state.text = _Open(_TEXT, f"text-{index}", index)
         out.append(TextStart(opened.id))
         if block.text:
             out.append(TextDelta(opened.id, block.text))
@@ -775,6 +811,8 @@ def _citation(block: _Open, raw: dict[str, Any]) -> Citation:
 def _close_block(state: AnthropicState, block: _Open, out: list[LLMEvent]) -> None:
     kind = block.kind
     if kind == _TEXT:
+        if state.text is block:
+            state.text = None
         for raw in block.citations:
             out.append(_citation(block, raw))
         out.append(
@@ -903,7 +941,8 @@ def route(
     **changes: Any,
 ) -> Route:
     """A Messages route. ``endpoint`` is an ``Endpoint`` or a base URL (``.../v1``, ``/messages`` is
-    appended); ``framing`` defaults to SSE; ``protocol`` may be a ``PROTOCOL.wrapped(...)`` envelope."""
+    appended); ``framing`` defaults to SSE, events' data only (the parser never reads the event
+    name); ``protocol`` may be a ``PROTOCOL.wrapped(...)`` envelope."""
     if isinstance(endpoint, str):
         endpoint = Endpoint(endpoint, "/messages")
     return Route(
@@ -911,6 +950,6 @@ def route(
         protocol=protocol,
         endpoint=endpoint,
         auth=auth,
-        framing=framing or SSEFraming(),
+        framing=framing or SSEDataFraming(),
         **changes,
     )

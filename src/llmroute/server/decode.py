@@ -20,4 +20,6 @@ def decode_body(decoder: msgspec.json.Decoder[T], body: bytes) -> T:
     except msgspec.ValidationError as exc:
         raise InvalidRequestError(f"invalid request: {exc}", code="invalid_request") from None
     except msgspec.DecodeError:
-        raise InvalidRequestError("invalid request: the body is not valid JSON", code="invalid_json") from None
+        raise InvalidRequestError(
+            "invalid request: the body is not valid JSON", code="invalid_json"
+        ) from None
