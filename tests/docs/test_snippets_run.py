@@ -336,3 +336,20 @@ def test_readme_grounded_search_snippet_runs(
 
     anyio.run(session)
     assert any(":generateContent" in path for path, _ in fake.requests)
+
+
+def test_readme_gateway_config_loads() -> None:
+    """The README's gateway file is valid as shown, and names what it lacks when a variable is unset."""
+    import json
+
+    from llmroute.schema.errors import ConfigError
+    from llmroute.server.config import load
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    (shown,) = [b for b in re.findall(r"```json\n(.*?)```", text, re.S) if '"webSearch"' in b]
+    config = json.loads(shown)
+    environ = {"UPSTREAM_KEY": "u", "ZHIPUAI_API_KEY": "z", "GEMINI_API_KEY": "g"}
+    gateway = load(config, environ=environ)
+    assert list(gateway.public) == ["main"]
+    with pytest.raises(ConfigError, match=r"\$\.models\.main\.api_key_env"):
+        load(config, environ={})
