@@ -353,3 +353,34 @@ def test_readme_gateway_config_loads() -> None:
     assert list(gateway.public) == ["main"]
     with pytest.raises(ConfigError, match=r"\$\.models\.main\.api_key_env"):
         load(config, environ={})
+
+
+def test_guide_first_errors_table_quotes_real_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The messages the guide's "First errors" table quotes are the ones users get (prepare only)."""
+    from llmroute import hosted
+    from llmroute.providers import openai
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    table = guide[guide.index("### First errors") : guide.index("## Deadlines")]
+    chat = openai.configure(api_key="k").chat("m")
+    cases: list[Any] = [
+        lambda: llmroute.request(openai.configure().chat("gpt-4o-mini"), prompt="Hi"),
+        lambda: llmroute.request(chat, prompt="x", tools=[hosted.web_search()]),
+        lambda: llmroute.request(chat, prompt=["x", llmroute.file("https://example.com/report.pdf")]),
+    ]
+
+    async def messages() -> list[str]:
+        found: list[str] = []
+        async with llmroute.Client() as client:
+            for build in cases:
+                with pytest.raises(llmroute.LLMError) as info:
+                    await client.prepare(build())
+                found.append(str(info.value))
+        with pytest.raises(llmroute.InvalidRequestError) as info:
+            llmroute.request("openai:gpt-4o-mini", prompt="Hi")  # type: ignore[arg-type]
+        return [*found, str(info.value)]
+
+    for message in anyio.run(messages):
+        quoted = [q for q in re.findall(r"`([^`]{20,})`", table) if q.split(" ... ")[0] in message]
+        assert quoted, f"the table quotes nothing of: {message}"
