@@ -40,9 +40,7 @@ def short(value: Any, limit: int = 100) -> str:
 class Renderer:
     """Writes events as they come (``write(event)``), flushing after each one it shows."""
 
-    def __init__(
-        self, out: TextIO, *, color: bool, live: bool, reasoning_limit: int | None = None
-    ) -> None:
+    def __init__(self, out: TextIO, *, color: bool, live: bool, reasoning_limit: int | None = None) -> None:
         self.out = out
         self.style = Style(color)
         self.live = live  # a TTY: the hidden-reasoning counter updates in place
@@ -99,12 +97,16 @@ class Renderer:
                 out.write(f"\n  !! tool {event.name} failed: {short(event.message)}")
             case "citation":
                 text = "".join(self._blocks.get(event.block_id, ()))
-                quoted = text[event.start : event.end] if event.start is not None else (event.cited_text or "")
+                quoted = (
+                    text[event.start : event.end] if event.start is not None else (event.cited_text or "")
+                )
                 source = event.title or event.url or ""
                 out.write(f'\n  [cite] "{short(" ".join(quoted.split()), 60)}" <- {short(source, 60)}')
             case "finish":
                 usage = event.usage
-                tokens = f"{usage.input_tokens} in / {usage.output_tokens} out" if usage else "no usage reported"
+                tokens = (
+                    f"{usage.input_tokens} in / {usage.output_tokens} out" if usage else "no usage reported"
+                )
                 out.write(f"{s.reset}\n  finish: {event.reason}, {tokens}\n")
             case _:
                 return

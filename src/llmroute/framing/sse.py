@@ -110,27 +110,12 @@ class _Parser:
                 chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         if not chunk:
             return None
-        more = self._more
-        tail = more[-1] if more else self._buf
+        tail = self._more[-1] if self._more else self._buf
         if b"\n\n" not in chunk and not (tail.endswith(b"\n") and chunk.startswith(b"\n")):
             # No event ends in this read: keep it for later (O(len(chunk)), whatever is pending).
-            self._size += len(chunk)
-            if self._size > self._max:
-                head = self._buf or (more[0] if more else chunk)
-                self._buf, self._more, self._size = b"", [], 0
-                raise InvalidProviderOutputError(
-                    f"SSE event exceeds the {self._max}-byte limit", raw=_excerpt(head)
-                )
-            if tail:
-                more.append(chunk)
-            else:
-                self._buf = chunk
+            self._hold(chunk, tail)
             return None
-        if more:
-            buf = b"".join((self._buf, *more, chunk))
-            self._more = []
-        else:
-            buf = self._buf + chunk if self._buf else chunk
+        buf = self._with_held(chunk)
         cut = buf.rfind(b"\n\n")  # found in the last read's bytes: a backward scan of those only
         self._buf = buf[cut + 2 :]
         self._size = len(self._buf)
@@ -140,28 +125,13 @@ class _Parser:
         """``_region`` for a CRLF stream: cut at the last CRLF blank line; the region comes back
         raw (``self._raw`` still true) for the caller to fast-path or normalise. Whatever stays
         held is CRLF only, so no event that another line ending would end waits here."""
-        more = self._more
-        tail = more[-1] if more else self._buf
+        tail = self._more[-1] if self._more else self._buf
         if b"\r\n\r\n" not in chunk and b"\r\n\r\n" not in tail[-3:] + chunk[:3]:
             if not _crlf_only(chunk, tail.endswith(b"\r")):
                 return self._leave_raw(None, chunk)
-            self._size += len(chunk)
-            if self._size > self._max:
-                head = self._buf or (more[0] if more else chunk)
-                self._buf, self._more, self._size = b"", [], 0
-                raise InvalidProviderOutputError(
-                    f"SSE event exceeds the {self._max}-byte limit", raw=_excerpt(head)
-                )
-            if tail:
-                more.append(chunk)
-            else:
-                self._buf = chunk
+            self._hold(chunk, tail)
             return None
-        if more:
-            buf = b"".join((self._buf, *more, chunk))
-            self._more = []
-        else:
-            buf = self._buf + chunk if self._buf else chunk
+        buf = self._with_held(chunk)
         cut = buf.rfind(b"\r\n\r\n")
         rest = buf[cut + 4 :]
         if not _crlf_only(rest, False):
@@ -170,6 +140,29 @@ class _Parser:
         self._buf = rest
         self._size = len(rest)
         return buf[:cut]
+
+    def _hold(self, chunk: bytes, tail: bytes) -> None:
+        """Keep a read that ends no event (a list of reads, joined once: O(n) whatever is held);
+        past the size limit, drop what is held and refuse the event."""
+        self._size += len(chunk)
+        if self._size > self._max:
+            head = self._buf or (self._more[0] if self._more else chunk)
+            self._buf, self._more, self._size = b"", [], 0
+            raise InvalidProviderOutputError(
+                f"SSE event exceeds the {self._max}-byte limit", raw=_excerpt(head)
+            )
+        if tail:
+            self._more.append(chunk)
+        else:
+            self._buf = chunk
+
+    def _with_held(self, chunk: bytes) -> bytes:
+        """The held bytes followed by ``chunk``, with nothing held any more in ``_more``."""
+        if self._more:
+            buf = b"".join((self._buf, *self._more, chunk))
+            self._more = []
+            return buf
+        return self._buf + chunk if self._buf else chunk
 
     def _leave_raw(self, region: bytes | None, rest: bytes) -> bytes | None:
         """Another line ending appeared: from here on the stream is normalised as any other.

@@ -92,7 +92,9 @@ class CodeAssist(GeminiFacade):
         self.base_url = (base_url or gemini_code_assist.CODE_ASSIST_BASE_URL).rstrip("/")
         self.auth = token_auth(access_token, "google-code-assist")
         self.headers = check_headers("google.code_assist", headers)
-        self._route = gemini_code_assist.route(self.base_url, self.auth, project=project, headers=self.headers)
+        self._route = gemini_code_assist.route(
+            self.base_url, self.auth, project=project, headers=self.headers
+        )
 
     def __repr__(self) -> str:
         return f"CodeAssist(project={self.project!r}, base_url={self.base_url!r})"

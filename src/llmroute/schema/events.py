@@ -248,4 +248,3 @@ LLMEvent = (
     | Finish
     | ProviderError
 )
-

@@ -59,8 +59,7 @@ def check_model(model: object) -> None:
     if isinstance(model, str):
         raise _bad(
             "model",
-            f"expected a Model from a provider facade, e.g. openai.configure().chat({model!r}), "
-            "not a string",
+            f"expected a Model from a provider facade, e.g. openai.configure().chat({model!r}), not a string",
         )
     if model is None or not (hasattr(model, "id") and hasattr(model, "provider")):
         raise _bad("model", f"expected a Model from a provider facade, got {_kind(model)}")
@@ -72,12 +71,14 @@ def check_tool_name(name: object, param: str) -> str:
     return name
 
 
-def _number(
-    value: object, param: str, *, low: float, high: float | None, integer: bool = False
-) -> None:
+def _number(value: object, param: str, *, low: float, high: float | None, integer: bool = False) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int | float) or (integer and not isinstance(value, int)):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (integer and not isinstance(value, int))
+    ):
         want = "an int" if integer else "a number"
         raise _bad(param, f"must be {want}, got {_kind(value)} {value!r}")
     if math.isnan(value) or value < low or (high is not None and value > high):
@@ -134,7 +135,9 @@ def _check_tools(tools: Sequence[object]) -> set[str]:
             kinds.add(spec.kind)
             continue
         if not isinstance(spec, ToolDefinition):
-            raise _bad(param, f"expected a tool (llmroute.tool, ToolDefinition or a hosted tool), got {_kind(spec)}")
+            raise _bad(
+                param, f"expected a tool (llmroute.tool, ToolDefinition or a hosted tool), got {_kind(spec)}"
+            )
         name = check_tool_name(spec.name, f"{param}.name")
         if name in names:
             raise _bad(param, f"duplicate tool name {name!r}")
@@ -168,10 +171,14 @@ def validate_request(request: LLMRequest, *, tools_final: bool = True) -> None:
     choice: Any = request.tool_choice
     if choice is not None:
         if not isinstance(choice, ToolChoice):
-            raise _bad("tool_choice", f"expected 'auto', 'none', 'required' or a tool name, got {_kind(choice)}")
+            raise _bad(
+                "tool_choice", f"expected 'auto', 'none', 'required' or a tool name, got {_kind(choice)}"
+            )
         if choice.mode == "tool":
             check_tool_name(choice.name, "tool_choice")
             if tools_final and choice.name not in names:
                 known = ", ".join(sorted(names)) or "none"
-                raise _bad("tool_choice", f"names tool {choice.name!r}, which is not among the tools ({known})")
+                raise _bad(
+                    "tool_choice", f"names tool {choice.name!r}, which is not among the tools ({known})"
+                )
     check_generation(request.generation)

@@ -113,7 +113,9 @@ def error_events(call: ToolCall, message: str, exception: BaseException | None =
     ]
 
 
-async def dispatch(tools: Mapping[str, Tool], call: ToolCall, *, errors: ToolErrors = "return") -> list[LLMEvent]:
+async def dispatch(
+    tools: Mapping[str, Tool], call: ToolCall, *, errors: ToolErrors = "return"
+) -> list[LLMEvent]:
     """Run one call: ``[tool-result]`` or ``[tool-error, error tool-result]``. With
     ``errors="raise"`` a handler exception other than ``ToolFailure`` raises ``ToolExecutionError``."""
     tool = tools.get(call.name)
@@ -148,7 +150,9 @@ async def _dispatch_all(
         try:
             async with limiter:
                 results[i] = await run_call(call)
-        except Exception as exc:  # tool_errors="raise" (or a server tool failing): stop the others, fail the stream
+        except (
+            Exception
+        ) as exc:  # tool_errors="raise" (or a server tool failing): stop the others, fail the stream
             failures.append(exc)
             tg.cancel_scope.cancel()
 
@@ -205,7 +209,9 @@ async def run_tools(
 
     async def run_call(call: ToolCall) -> Sequence[LLMEvent]:
         owner = owners.get(call.name)
-        return await (owner.execute(call) if owner is not None else dispatch(registry, call, errors=tool_errors))
+        return await (
+            owner.execute(call) if owner is not None else dispatch(registry, call, errors=tool_errors)
+        )
 
     total: Usage | None = None
     index = 0
