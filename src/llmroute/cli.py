@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
+from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 import anyio
@@ -69,7 +72,25 @@ def resolve_model(spec: str, base_url: str | None = None) -> Model:
     raise UsageError(f"unknown provider {provider!r}; known: {known}")
 
 
+# The facades' messages name Python keywords (``pass api_key=...``); at the command line only the
+# environment and ``--base-url`` exist, so those hints are reworded for the CLI.
+_CLI_HINTS: tuple[tuple[str, str], ...] = (
+    ("pass api_key=... or set ", "set "),
+    ("pass region=..., set ", "set "),
+    ("pass resource= or base_url=, or set ", "pass --base-url, or set "),
+    ("; or pass token_provider=, or pip install ", "; or pip install "),
+)
+
+
+def _cli_message(message: str) -> str:
+    for python, cli in _CLI_HINTS:
+        message = message.replace(python, cli)
+    return message
+
+
 async def _chat(args: argparse.Namespace, out: TextIO) -> int:
+    if not args.prompt.strip():
+        raise UsageError('the prompt is empty: give the message to send, e.g. llmroute chat "Hello"')
     model = resolve_model(args.model, args.base_url)
     built = request(
         model=model,
@@ -176,6 +197,20 @@ def _run_chat(args: argparse.Namespace, out: TextIO) -> int:
     return anyio.run(_chat, args, out)
 
 
+_BUG = "set LLMROUTE_TRACEBACK=1 to see the traceback, and please report it"
+
+
+def _origin(exc: BaseException) -> str:
+    """``llmroute/module.py:line`` of the innermost frame inside llmroute (else the innermost one)."""
+    package = Path(__file__).resolve().parent
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if Path(f.filename).resolve().is_relative_to(package)]
+    if ours:
+        frame = ours[-1]
+        return f"llmroute/{Path(frame.filename).resolve().relative_to(package).as_posix()}:{frame.lineno}"
+    return f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "no traceback"
+
+
 def _fail(command: str, message: str, code: int) -> NoReturn:
     print(f"llmroute {command}: {message}", file=sys.stderr)
     raise SystemExit(code)
@@ -204,12 +239,18 @@ def main(argv: list[str] | None = None) -> int:
 
         config = isinstance(exc, NoRouteError | InvalidRequestError) and exc.http is None
         config = config or (isinstance(exc, AuthenticationError) and exc.kind == "missing")
-        _fail(args.command, str(exc), EXIT_USAGE if config else EXIT_ERROR)
+        _fail(args.command, _cli_message(str(exc)), EXIT_USAGE if config else EXIT_ERROR)
     except KeyboardInterrupt:
         _fail(args.command, "interrupted", 130)
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return 0
+    except Exception as exc:
+        if os.environ.get("LLMROUTE_TRACEBACK"):
+            raise
+        # A bug, or input a check missed: its text may hold request data (a key, a prompt), so only
+        # its type and where it was raised are shown.
+        _fail(args.command, f"unexpected {type(exc).__name__} ({_origin(exc)}); {_BUG}", EXIT_ERROR)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -87,3 +87,19 @@ def test_guide_covers_what_users_need() -> None:
         assert heading in guide
     for provider in ("Azure", "Vertex", "Bedrock", "Code Assist"):
         assert provider in guide
+
+
+def test_every_extra_the_docs_and_messages_name_exists() -> None:
+    import tomllib
+
+    extras = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+            "optional-dependencies"
+        ]
+    )
+    named: set[str] = set()
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for doc in [*docs, *sorted((ROOT / "src").rglob("*.py"))]:  # messages say "pip install 'llmroute[x]'"
+        for group in re.findall(r"llmroute\[([a-z,]+)\]", doc.read_text(encoding="utf-8")):
+            named.update(group.split(","))
+    assert named and named <= extras, f"extras the docs name but pyproject lacks: {named - extras}"

@@ -56,6 +56,7 @@ def test_bad_option_values_are_usage_errors_without_traceback(args: list[str], f
         (["chat", "--model", "gpt-4o", "hi"], "--model must look like provider:model-id"),
         (["chat", "--model", "nope:x", "hi"], "unknown provider 'nope'"),
         (["chat", "--model", "compatible:local", "hi"], "compatible:MODEL needs --base-url"),
+        (["chat", "  "], "the prompt is empty"),
         (
             ["chat", "--model", "openai:gpt-4o-mini", "--base-url", "ftp://x/v1", "hi"],
             "base_url must be an http(s) URL",
@@ -71,12 +72,25 @@ def test_configuration_errors_exit_2(
     assert fragment in capsys.readouterr().err
 
 
+def test_missing_key_names_the_variable_not_a_python_keyword(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["chat", "--model", "anthropic:claude-sonnet-4-5", "hi"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert "set ANTHROPIC_API_KEY" in err and "api_key=" not in err
+
+
 def test_every_option_has_help() -> None:
     import argparse
 
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
     cli._add_builtin(sub)  # pyright: ignore[reportPrivateUsage]
+    for module in cli.SUBCOMMANDS:
+        __import__(module, fromlist=["add_parser"]).add_parser(sub)
     for name, command in sub.choices.items():
         for action in command._actions:  # pyright: ignore[reportPrivateUsage]
             assert action.help, f"{name} {action.option_strings or action.dest} has no help"
@@ -189,3 +203,47 @@ def test_demo_extras_run_after_the_scenes(
     assert cli.main(["demo", "--pace", "0"]) == 0
     out = capsys.readouterr().out
     assert out.index("finish: stop") < out.index("== extra scene")
+
+
+def test_serve_says_in_one_line_when_it_cannot_listen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+    import socket
+
+    config = tmp_path / "gateway.json"
+    model = {"provider": "compatible", "base_url": "http://127.0.0.1:9/v1", "api_key": "k", "model": "m"}
+    config.write_text(json.dumps({"keys": ["gw"], "models": {"main": model}}), encoding="utf-8")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert cli.main(["serve", "--config", str(config), "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"llmroute serve: cannot listen on 127.0.0.1:{port}: ") and err.count("\n") == 1
+    result = _run("serve", "--config", str(config), "--port", "70000")
+    assert (
+        result.returncode == 2 and "must be 0 to 65535" in result.stderr and "Traceback" not in result.stderr
+    )
+
+
+def test_an_unexpected_exception_is_one_line_without_its_text(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(spec: str, base_url: str | None = None) -> llmroute.Model:
+        raise ValueError("sk-secret-in-the-message")
+
+    monkeypatch.setattr(cli, "resolve_model", broken)
+    monkeypatch.delenv("LLMROUTE_TRACEBACK", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["chat", "hi"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 1
+    assert (
+        err.startswith("llmroute chat: unexpected ValueError (llmroute/cli.py:")
+        and "LLMROUTE_TRACEBACK=1" in err
+    )
+    assert "sk-secret" not in err and "Traceback" not in err
+    monkeypatch.setenv("LLMROUTE_TRACEBACK", "1")
+    with pytest.raises(ValueError, match="sk-secret"):
+        cli.main(["chat", "hi"])

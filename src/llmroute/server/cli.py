@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from typing import Any, TextIO
 
@@ -11,15 +12,51 @@ __all__ = ["add_parser"]
 
 def add_parser(subparsers: Any) -> None:
     serve = subparsers.add_parser(
-        "serve", help="run the OpenAI-compatible gateway (needs llmroute[server])", description=__doc__
+        "serve",
+        help="run the OpenAI-compatible gateway (needs llmroute[server])",
+        description="Serve /v1/chat/completions, /v1/responses and /v1/models for OpenAI clients, "
+        "routing to the models the config names (with server-side web search when it configures one). "
+        "Needs pip install 'llmroute[server]'.",
     )
-    serve.add_argument("--config", required=True, help="gateway JSON config file")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
     serve.add_argument(
-        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+        "--config", required=True, metavar="FILE", help="gateway JSON config file (keys, models, webSearch)"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
+    serve.add_argument("--port", type=_port, default=8080, help="port to listen on (default %(default)s)")
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="uvicorn log level (default %(default)s)",
     )
     serve.set_defaults(run=_serve)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be 0 to 65535: {text!r}")
+    return value
+
+
+def _bind_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (address in use, not this machine's, unknown host),
+    checked before uvicorn starts so the user gets one line instead of its startup log."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return f"unknown host {host!r} ({exc.strerror})"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
 
 
 def _serve(args: argparse.Namespace, out: TextIO) -> int:
@@ -40,6 +77,10 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             f"llmroute serve: the server extra is missing ({exc.name}); pip install 'llmroute[server]'",
             file=sys.stderr,
         )
+        return 2
+    problem = _bind_problem(args.host, args.port)
+    if problem:
+        print(f"llmroute serve: {problem}", file=sys.stderr)
         return 2
     public = ", ".join(gateway.public)
     out.write(f"llmroute gateway on http://{args.host}:{args.port}/v1 (models: {public})\n")

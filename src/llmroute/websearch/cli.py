@@ -30,9 +30,13 @@ _CONFIG_NAMES = ("opencode.json", "opencode.jsonc")
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "search", help="LLM-grounded web search with cited sources (needs a provider key or login)"
+        "search",
+        help="LLM-grounded web search with cited sources (needs a provider key or login)",
+        description="Ask a provider's web-search-grounded model and print its answer with [n] citation "
+        "markers and numbered sources. Credentials: the providers' environment variables, or opencode's "
+        "config and auth.json.",
     )
-    p.add_argument("query")
+    p.add_argument("query", help="what to search for")
     p.add_argument(
         "--provider",
         action="append",
@@ -41,8 +45,14 @@ def add_parser(subparsers: Any) -> None:
         help="provider to try, in order (repeat for fallbacks; default: " + ", ".join(PROVIDERS) + ")",
     )
     p.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format")
-    p.add_argument("--config", help="opencode config (JSON/JSONC)")
-    p.add_argument("--auth", help="opencode auth.json")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="opencode config, JSON/JSONC (default: ./opencode.json, else ~/.config/opencode/)",
+    )
+    p.add_argument(
+        "--auth", metavar="FILE", help="opencode auth.json (default: ~/.local/share/opencode/auth.json)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=handler)
 
