@@ -653,6 +653,15 @@ async def run(body: bytes, chunking: Chunking | None = None) -> llmroute.LLMResp
     return response
 
 
+@pytest.mark.anyio
+async def test_a_blank_frame_between_chunks_is_skipped_not_an_error() -> None:
+    first, last = chunk({"text": "Hel"}), chunk({"text": "lo"}, finish="STOP")
+    plain = await run(sse(first, last))
+    blank = await run(sse(first) + b"data:  \r\n\r\n" + sse(last))
+    assert blank.text == plain.text == "Hello"
+    assert blank.events == plain.events
+
+
 REDIRECT = "https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQH-"
 FIXTURE_TEXT = "Der Eiffelturm ist 330 m hoch. Er wurde 1889 eröffnet 🗼. 東京タワーは333mです。"
 FIXTURE_GROUNDING = {
