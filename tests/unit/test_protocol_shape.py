@@ -82,6 +82,17 @@ def test_only_imports_all_and_name_come_before_section_1(module: ModuleType) -> 
     assert set(names) <= {"__all__", "NAME"} and "NAME" in names
 
 
+def test_the_protocol_names() -> None:
+    # written out: routes, errors and recorded metadata carry these strings
+    assert [m.NAME for m in PROTOCOLS] == [
+        "anthropic-messages",
+        "bedrock-converse",
+        "gemini",
+        "openai-chat",
+        "openai-responses",
+    ]
+
+
 @pytest.mark.parametrize("module", PROTOCOLS, ids=_ids)
 def test_name_is_the_protocol_name_and_the_route_default(module: ModuleType) -> None:
     assert module.PROTOCOL.name == module.NAME
