@@ -1323,6 +1323,22 @@ def test_schema_sanitiser() -> None:
     assert deep["type"] == "object"  # recursion is cut, never infinite
 
 
+def test_schema_sanitiser_ref_siblings_win_and_all_of_merges() -> None:
+    pet = {"type": "object", "description": "Any pet.", "properties": {"a": {"type": "string"}}}
+    schema = {"$defs": {"Pet": pet}, "$ref": "#/$defs/Pet", "description": "This pet."}
+    assert sanitize_schema(schema)["description"] == "This pet."  # a $ref's sibling overrides
+    merged = sanitize_schema(
+        {
+            "allOf": [
+                {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+                {"properties": {"x": {"type": "string"}, "y": {"type": "integer"}}, "required": ["x", "y"]},
+            ]
+        }
+    )
+    assert merged["required"] == ["x", "y"]  # merged once each, in order
+    assert set(merged["properties"]) == {"x", "y"}
+
+
 @pytest.mark.anyio
 async def test_api_key_env_fallback_and_missing_key_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
