@@ -2,7 +2,9 @@
 
 Colour only on a TTY without ``NO_COLOR`` (https://no-color.org) and not on ``TERM=dumb``.
 Reasoning past ``reasoning_limit`` is not printed, but never silently: a TTY sees a live count of
-the hidden characters, any other output one line with the total.
+the hidden characters, any other output one line with the total. Everything a provider wrote (text,
+reasoning, tool names and inputs, titles, quotes) passes ``terminal.sanitize`` first: a stream is
+cleaned as one, whatever its chunks, so no escape sequence it sends reaches the terminal.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 from typing import Any, TextIO
 
 from .schema.events import LLMEvent
+from .terminal import StreamSanitizer, sanitize
 
 __all__ = ["Renderer", "Style", "use_color"]
 
@@ -33,7 +36,8 @@ class Style:
 
 
 def short(value: Any, limit: int = 100) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    """``value`` (its repr unless a str) sanitised, on one line, cut to ``limit`` characters."""
+    text = " ".join(sanitize(value if isinstance(value, str) else repr(value)).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -48,7 +52,8 @@ class Renderer:
         self._shown = 0
         self._hidden = 0
         self._counter = ""
-        self._blocks: dict[str, list[str]] = {}
+        self._blocks: dict[str, list[str]] = {}  # raw text per block: citation offsets index it
+        self._clean: dict[tuple[str, str], StreamSanitizer] = {}  # per open (kind, block id)
 
     def _hidden_note(self) -> str:
         return f" (+{self._hidden} chars)"
@@ -62,7 +67,7 @@ class Renderer:
                 self._shown = self._hidden = 0
                 self._counter = ""
             case "reasoning-delta":
-                text = event.text
+                text = self._sanitizer("reasoning", event.id).feed(event.text)
                 if limit is None:
                     out.write(text)
                 elif self._shown < limit:
@@ -79,6 +84,7 @@ class Renderer:
                         out.write("\b" * len(self._counter) + note)
                         self._counter = note
             case "reasoning-end":
+                self._clean.pop(("reasoning", event.id), None)  # an open escape at the end is dropped
                 if self._hidden and not self.live:
                     out.write(self._hidden_note())
                 if event.encrypted and self._shown == 0:
@@ -87,7 +93,10 @@ class Renderer:
                 out.write(f"{s.reset}\n")
             case "text-delta":
                 self._blocks.setdefault(event.id, []).append(event.text)
-                out.write(event.text)
+                out.write(self._sanitizer("text", event.id).feed(event.text))
+            case "text-end":
+                self._clean.pop(("text", event.id), None)
+                return
             case "tool-call":
                 who = "hosted " if event.provider_executed else ""
                 out.write(f"{s.reset}\n  -> {who}tool call {event.name}({short(event.input)})")
@@ -111,3 +120,9 @@ class Renderer:
             case _:
                 return
         out.flush()
+
+    def _sanitizer(self, kind: str, block: str) -> StreamSanitizer:
+        clean = self._clean.get((kind, block))
+        if clean is None:
+            clean = self._clean[kind, block] = StreamSanitizer()
+        return clean

@@ -18,8 +18,8 @@ import statistics
 import time
 from collections.abc import Callable
 
+from llmroute.terminal import sanitize
 from llmroute.websearch import GroundedAnswer, StreamSanitizer, check_citations, classify_intent, render_cited
-from llmroute.websearch.sanitize import sanitize
 
 REPEATS = 5
 

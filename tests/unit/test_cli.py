@@ -119,6 +119,21 @@ def test_chat_base_url_and_compatible_target_against_a_local_server(
     )
 
 
+def test_chat_never_writes_a_providers_escape_sequences_to_the_terminal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # a title-setting OSC and a screen clear, each split across chunks, and a bidi override
+    server = FaultServer().start()
+    try:
+        server.add(Reply(parts=chat_stream("Safe \x1b]0;pwn", "ed\x07text \x1b[", "2J\u202eend")))
+        assert cli.main(["chat", "--model", "compatible:local", "--base-url", server.base_url, "hi"]) == 0
+    finally:
+        server.stop()
+    out = capsys.readouterr().out
+    assert "Safe text end" in out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+
+
 def test_provider_failure_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     server = FaultServer().start()
     try:

@@ -37,6 +37,7 @@ SRC = Path(llmroute.__file__).parent
 LAYERS: dict[str, int] = {
     "_version": 0,
     "schema": 0,
+    "terminal": 0,  # terminal-control hygiene for provider text: no llmroute imports
     "framing": 1,
     "build": 1,  # request constructors: values only
     "client_tools": 1,

@@ -3,6 +3,7 @@ the user has credentials for, the citation contract, output hygiene and the serv
 tool. The shared data model is ``GroundedAnswer`` (``websearch.answer``); the tool's result is
 ``WebSearchResult`` (``websearch.result``)."""
 
+from ..terminal import StreamSanitizer, sanitize
 from .answer import CitedSpan, GroundedAnswer, Source
 from .backends import SearchBackend, SearchHit, SearchOutcome, SearchQuery
 from .cited import UngroundedAnswerError, render_cited
@@ -12,7 +13,6 @@ from .intent import SearchIntent, classify_intent, system_hint
 from .limits import LimitExceeded, SearchLimits
 from .prompt import grounded_prompt, search_prompt
 from .result import ErrorType, SearchError, WebSearchResult
-from .sanitize import StreamSanitizer, sanitize
 from .search import GroundedSearch
 from .server_tool import Engine, Injection, ServerWebSearch
 

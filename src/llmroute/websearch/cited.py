@@ -23,10 +23,10 @@ from urllib.parse import urlsplit
 import msgspec
 
 from ..schema.errors import InvalidProviderOutputError
+from ..terminal import StreamSanitizer, sanitize
 from .answer import CitedSpan, GroundedAnswer, marker_groups, splice
 from .contract import NO_RESULTS, SOURCES_HEADING, check_citations, url_key, url_problem
 from .markdown import SOURCE_TEXT, Region, neutralize, scan
-from .sanitize import StreamSanitizer, sanitize
 
 __all__ = ["UngroundedAnswerError", "render_cited"]
 

@@ -32,8 +32,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from ..terminal import sanitize
 from .markdown import SOURCE_TEXT, Link, Region, lines, scan
-from .sanitize import sanitize
 
 __all__ = [
     "NO_RESULTS",

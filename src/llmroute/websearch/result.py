@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from ..terminal import StreamSanitizer, sanitize
 from .answer import GroundedAnswer, Source, marker_groups
-from .sanitize import StreamSanitizer, sanitize
 
 __all__ = [
     "ErrorType",

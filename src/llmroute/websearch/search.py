@@ -25,6 +25,7 @@ from ..client import Client
 from ..route.policy import RetryPolicy, Timeouts
 from ..route.redact import redact_text
 from ..schema.errors import AuthenticationError, LLMError
+from ..terminal import sanitize
 from ..tools.tool import Tool
 from .answer import GroundedAnswer
 from .cited import UngroundedAnswerError, render_cited
@@ -42,7 +43,6 @@ from .extract import collect
 from .limits import LimitExceeded, SearchLimits
 from .providers import LABELS, MISSING, SEARCH_SYSTEM, Calls, failure_type
 from .result import SearchError, WebSearchResult, error_result, render, report_error, report_markdown
-from .sanitize import sanitize
 
 __all__ = ["SEARCH_RETRY", "TOOL_NAME", "GroundedSearch", "check_arguments"]
 

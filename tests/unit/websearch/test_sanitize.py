@@ -1,4 +1,4 @@
-"""``websearch.sanitize`` / ``StreamSanitizer``: every ECMA-48 family, 8-bit C1, bidi overrides, and
+"""``llmroute.terminal``: ``sanitize`` / ``StreamSanitizer``: every ECMA-48 family, 8-bit C1, bidi overrides, and
 split invariance checked against an independent regex oracle."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmroute.websearch.sanitize import StreamSanitizer, sanitize
+from llmroute.terminal import StreamSanitizer, sanitize
 
 ESC = "\x1b"
 
