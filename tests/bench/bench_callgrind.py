@@ -23,8 +23,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # ``tests.bench`` importable
 
+ROOT = Path(__file__).resolve().parents[2]
 WORKLOADS = ("chat", "anthropic", "gemini")
 READ = 16 * 1024
 
@@ -52,8 +53,7 @@ def child(workload: str, mode: str, approach: str, n: int) -> None:
 
     import llmroute
     from tests.bench._workloads import workloads
-
-    from .bench_socket import _anthropic_text, _chat_text, _gemini_text  # the socket bench's floor
+    from tests.bench.bench_socket import _anthropic_text, _chat_text, _gemini_text  # the same floor
 
     reads = _reads(workloads()[workload].events(n), mode)
 
@@ -113,6 +113,7 @@ def _instructions(args: list[str]) -> int:
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, *args],
             check=True,
             capture_output=True,
+            cwd=ROOT,
         )
         summary = re.search(r"^summary:\s+(\d+)", Path(out).read_text(), re.M)
         assert summary is not None
