@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from contextlib import aclosing
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack
 
@@ -15,7 +14,6 @@ from .route.policy import RetryPolicy, Timeouts
 from .route.prepared import PreparedRequest
 from .route.redact import install_log_redaction
 from .schema.errors import ClientClosedError, InvalidRequestError
-from .schema.events import Finish, LLMEvent, StepFinish
 from .schema.request import LLMRequest
 from .schema.response import LLMResponse
 from .stream import EventStream
@@ -193,7 +191,7 @@ class Client:
                     tool_errors=tool_errors,
                 )
             )
-        return EventStream(_single(ctx, request))
+        return EventStream(run_step(ctx, request, 0, finish=True))
 
     async def generate(self, request: LLMRequest, **options: Unpack[CallOptions]) -> LLMResponse:
         """Stream and fold into an ``LLMResponse`` (arguments as for ``stream``)."""
@@ -211,13 +209,3 @@ class Client:
         from .tools.structured import generate_object
 
         return await generate_object(self, request, schema, **options)
-
-
-async def _single(ctx: ExecutionContext, request: LLMRequest) -> AsyncGenerator[list[LLMEvent], None]:
-    # aclosing: closing this generator closes the step's HTTP response now, not at garbage collection.
-    async with aclosing(run_step(ctx, request, 0)) as batches:
-        async for batch in batches:
-            last = batch[-1]
-            if type(last) is StepFinish:
-                batch.append(Finish(last.reason, last.usage, last.provider_metadata))
-            yield batch

@@ -43,6 +43,7 @@ class EventStream:
         # coroutine per event as ``__anext__`` costs. The position lives on the stream, so a loop
         # left with ``break`` continues where it stopped (another ``async for``, ``__anext__``,
         # ``batches()`` or ``response()``).
+        pull = self._batches.__anext__
         while True:
             batch, i = self._batch, self._i
             n = len(batch)
@@ -53,10 +54,15 @@ class EventStream:
                 if self._builder is not None:
                     self._builder.add(event)
                 yield event
+            # ``_pull`` inlined: one coroutine less per network read
             try:
-                batch = await self._pull()  # marks the stream ended (and fills ``partial``) on stop/failure
+                batch = await pull()
             except StopAsyncIteration:
+                self._ended = True
                 return
+            except LLMError as exc:
+                self._failed(exc)
+                raise
             self._batch, self._i = batch, 0
 
     async def __anext__(self) -> LLMEvent:
@@ -83,12 +89,15 @@ class EventStream:
                 self._ended = True
                 raise
             except LLMError as exc:
-                self._ended = True
-                if self._builder is not None and exc.partial is None:
-                    exc.partial = partial_response(self._builder, exc)
+                self._failed(exc)
                 raise
             if batch:
                 return batch
+
+    def _failed(self, exc: LLMError) -> None:
+        self._ended = True
+        if self._builder is not None and exc.partial is None:
+            exc.partial = partial_response(self._builder, exc)
 
     async def next_batch(self) -> list[LLMEvent]:
         """The events not yet consumed (the rest of the current read, else the next read's);

@@ -55,27 +55,29 @@ class _NeverDecodes:
 REQUEST = llmroute.request(model=openai.configure(api_key="sk-test").chat("gpt-4o-mini"), prompt="hi")
 
 
-def _run(frames: list[bytes]) -> tuple[list[Any], Any]:
+def _run(frames: list[bytes], as_events: bool = True) -> tuple[list[Any], Any]:
     protocol = REQUEST.model.route.protocol  # type: ignore[union-attr]
     state = protocol.new_state(REQUEST)
     out: list[Any] = []
     try:
-        for data in frames:
-            protocol.step(state, SSEEvent(data), out)
+        for data in frames:  # the route's SSEDataFraming hands over bytes; envelopes an SSEEvent
+            protocol.step(state, SSEEvent(data) if as_events else data, out)
     except LLMError as exc:
         out.append(("error", type(exc).__name__, str(exc)))
     return out, (state.text_len, state.text_starts, state.usage, state.finish_reason, state.done)
 
 
 @settings(max_examples=300, deadline=None)
-@given(chunks)
-def test_chat_text_fast_path_gives_the_general_paths_events(stream: list[dict[str, Any]]) -> None:
+@given(chunks, st.booleans())
+def test_chat_text_fast_path_gives_the_general_paths_events(
+    stream: list[dict[str, Any]], as_events: bool
+) -> None:
     frames = [json.dumps(c, ensure_ascii=False).encode() for c in stream] + [b"[DONE]"]
-    fast = _run(frames)
+    fast = _run(frames, as_events)
     mp = pytest.MonkeyPatch()
     mp.setattr(openai_chat, "_text_decoder", _NeverDecodes())
     try:
-        general = _run(frames)
+        general = _run(frames, not as_events)
     finally:
         mp.undo()
     assert fast == general

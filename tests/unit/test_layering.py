@@ -166,7 +166,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_graph_sees_imports() -> None:
     graph = _import_graph()
     assert "llmroute.route.model" in graph["llmroute.protocols.openai_chat"]
-    assert "llmroute.schema.events" in graph["llmroute.client"]
+    assert "llmroute.schema.errors" in graph["llmroute.client"]
     # function-local and TYPE_CHECKING imports are not edges
     assert "llmroute.tools.runtime" not in graph["llmroute.client"]
     assert "llmroute.client" not in graph["llmroute"]

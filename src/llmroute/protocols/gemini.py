@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from ..framing.sse import SSEEvent, SSEFraming
+from ..framing.sse import SSEDataFraming, SSEEvent
 from ..route.auth import Auth
 from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
@@ -619,8 +619,10 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
-def step(state: GeminiState, frame: SSEEvent, out: list[LLMEvent]) -> None:
-    data = frame.data
+def step(state: GeminiState, frame: bytes | SSEEvent, out: list[LLMEvent]) -> None:
+    # ``SSEDataFraming`` hands over the event's data bytes (Gemini never reads the event name); an
+    # ``SSEEvent`` is accepted too.
+    data = frame if isinstance(frame, bytes) else frame.data
     try:
         chunk = _decode(data)
     except DECODE_ERRORS:  # blank frames are skipped; the slow path reports the raw frame
@@ -925,6 +927,6 @@ def route(endpoint: Endpoint | str, auth: Auth, *, name: str = NAME, **changes: 
         protocol=PROTOCOL,
         endpoint=endpoint,
         auth=auth,
-        framing=SSEFraming(),
+        framing=SSEDataFraming(),
         **changes,
     )

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..framing.sse import SSEEvent, SSEFraming
+from ..framing.sse import SSEDataFraming, SSEEvent
 from ..hosted import WEB_SEARCH, search_result
 from ..route.auth import Auth
 from ..route.classify import from_stream_event
@@ -557,8 +557,10 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []  # pyright: ignore[reportUnknownVariableType]
 
 
-def step(state: ChatState, frame: SSEEvent, out: list[LLMEvent]) -> None:
-    data = frame.data
+def step(state: ChatState, frame: bytes | SSEEvent, out: list[LLMEvent]) -> None:
+    # ``SSEDataFraming`` hands over the event's data bytes (Chat never reads the event name); an
+    # ``SSEEvent`` (a WebSocket message, an envelope, a test) is accepted too.
+    data = frame if isinstance(frame, bytes) else frame.data
     if data == b"[DONE]":
         _finish(state, out)
         state.done = True
@@ -980,6 +982,6 @@ def route(
         protocol=make_protocol(quirks) if quirks is not None else PROTOCOL,
         endpoint=endpoint,
         auth=auth,
-        framing=SSEFraming(),
+        framing=SSEDataFraming(),
         **changes,
     )

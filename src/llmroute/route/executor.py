@@ -35,7 +35,7 @@ from ..schema.errors import (
     TimeoutError,
     TransportError,
 )
-from ..schema.events import LLMEvent, StepFinish, StepStart
+from ..schema.events import Finish, LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
 from .classify import from_response, http_context
 from .compiler import is_streaming, prepare
@@ -204,9 +204,10 @@ def _should_retry(exc: BaseException, attempt: _Attempt, policy: RetryPolicy) ->
 
 
 async def run_step(
-    ctx: ExecutionContext, request: LLMRequest, index: int = 0
+    ctx: ExecutionContext, request: LLMRequest, index: int = 0, finish: bool = False
 ) -> AsyncGenerator[list[LLMEvent], None]:
-    """One model call as batches of events: ``step-start`` ... ``step-finish``."""
+    """One model call as batches of events: ``step-start`` ... ``step-finish`` (then ``finish``
+    when ``finish``: a single-step call, consumed directly with no generator in between)."""
     model = model_of(request)
     route = model.route
     protocol = route.protocol
@@ -245,6 +246,7 @@ async def run_step(
                 out: list[LLMEvent] = [StepStart(index)]
                 pending = 1  # step-start waits for the first real event (so a first-event error can retry)
                 secrets = attempt.prepared.secrets if attempt.prepared is not None else ()
+                scope = secrets_in_scope(secrets)  # entered once per read, built once per attempt
                 chunks: AsyncIterator[bytes] = wire.chunks().__aiter__()
                 attempt.chunks = chunks
                 read = chunks.__anext__
@@ -254,7 +256,7 @@ async def run_step(
                 guarded, move, now = watchdog.read, watchdog.set, watchdog.now
                 while True:
                     try:
-                        with secrets_in_scope(secrets):
+                        with scope:
                             chunk = await guarded(read)
                     except StopAsyncIteration:
                         break
@@ -297,6 +299,8 @@ async def run_step(
                             step(state, frame, out)
                     protocol.on_halt(state, out)
                     out.append(StepFinish(index, state.reason, state.usage, state.metadata))
+                    if finish:
+                        out.append(Finish(state.reason, state.usage, state.metadata))
                 except LLMError:
                     raise
                 except Exception as exc:

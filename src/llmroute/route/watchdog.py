@@ -64,7 +64,7 @@ class Watchdog:
             with anyio.CancelScope(deadline=self.at):
                 return await next_chunk()
             raise DeadlineExceeded  # reached only when the scope cancelled the read
-        task = self._task = asyncio.current_task()
+        task = self._task = asyncio.current_task(loop)
         if self._handle is None:
             self._armed = self.at
             self._handle = loop.call_at(self.at, self._fire)
