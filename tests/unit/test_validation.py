@@ -94,6 +94,15 @@ BAD_REQUESTS: list[tuple[str, Callable[[], Any], str, str]] = [
         "tool_choice",
         "got int",
     ),  # type: ignore[arg-type]
+    ("prompt-empty", lambda: llmroute.request(_model(), prompt=""), "prompt", "empty"),
+    ("prompt-blank", lambda: llmroute.request(_model(), prompt=" \n\t"), "prompt", "only whitespace"),
+    ("prompt-blank-list", lambda: llmroute.request(_model(), prompt=["", "  "]), "prompt", "empty"),
+    (
+        "user-message-blank",
+        lambda: llmroute.request(_model(), messages=[llmroute.user("  ")]),
+        "messages[0].content",
+        "empty",
+    ),
     ("empty-conversation", lambda: llmroute.request(_model(), system="Be brief."), "messages", "empty"),
     *[
         (
@@ -182,6 +191,12 @@ BAD_PREPARED: list[tuple[str, Callable[[], llmroute.LLMRequest], str, str]] = [
     ),
     ("messages-empty", lambda: _replace(messages=()), "messages", "empty"),
     (
+        "user-message-blank",
+        lambda: _replace(messages=(llmroute.Message("user", (llmroute.TextPart(""),)),)),
+        "messages[0].content",
+        "empty",
+    ),
+    (
         "part-wrong",
         lambda: _replace(messages=(llmroute.Message("user", ("hi",)),)),
         "messages[0].content[0]",
@@ -263,3 +278,4 @@ def test_tool_decorator_rejects_bad_names_and_schemas() -> None:
         llmroute.InvalidRequestError, match="tool uses_opaque: its parameters have no JSON Schema"
     ):
         llmroute.tool(uses_opaque)
+

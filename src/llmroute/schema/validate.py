@@ -122,6 +122,10 @@ def _check_messages(messages: Sequence[object]) -> None:
         for j, part in enumerate(cast(Sequence[object], message.content)):
             if not isinstance(part, _PARTS):
                 raise _bad(f"{param}.content[{j}]", f"expected a content part, got {_kind(part)}")
+        if message.role == "user" and all(
+            isinstance(p, TextPart) and not p.text.strip() for p in message.content
+        ):
+            raise _bad(f"{param}.content", "the user message is empty or only whitespace")
 
 
 def _check_tools(tools: Sequence[object]) -> set[str]:
