@@ -279,3 +279,40 @@ def test_tool_decorator_rejects_bad_names_and_schemas() -> None:
     ):
         llmroute.tool(uses_opaque)
 
+
+@pytest.mark.parametrize(
+    ("build", "param", "fragment"),
+    [
+        (lambda: llmroute.Client(timeouts=5), "timeouts", "Timeouts(total=5)"),  # type: ignore[arg-type]
+        (lambda: llmroute.Client(retry=3), "retry", "RetryPolicy"),  # type: ignore[arg-type]
+        (lambda: llmroute.Client(http="x"), "http", "httpx.AsyncClient"),  # type: ignore[arg-type]
+        (lambda: llmroute.Client(max_error_bytes=-1), "max_error_bytes", ">= 0"),
+        (lambda: llmroute.Client(max_response_bytes=0), "max_response_bytes", ">= 1"),
+        (lambda: llmroute.Client(max_connections="9"), "max_connections", "'9'"),  # type: ignore[arg-type]
+        (lambda: llmroute.Client(sleep=1), "sleep", "async function"),  # type: ignore[arg-type]
+        (lambda: llmroute.Client().context(timeouts=5), "timeouts", "Timeouts"),  # type: ignore[arg-type]
+        (lambda: llmroute.Timeouts(total=-1), "Timeouts.total", "> 0"),
+        (lambda: llmroute.Timeouts(connect=0), "Timeouts.connect", "> 0"),
+        (lambda: llmroute.Timeouts(idle=math.nan), "Timeouts.idle", "nan"),
+        (lambda: llmroute.Timeouts(first_byte="5"), "Timeouts.first_byte", "'5'"),  # type: ignore[arg-type]
+        (lambda: llmroute.Timeouts().replace(pool=-2), "Timeouts.pool", "-2"),
+        (lambda: llmroute.RetryPolicy(max_retries=-1), "RetryPolicy.max_retries", ">= 0"),
+        (lambda: llmroute.RetryPolicy(max_retries=1.5), "RetryPolicy.max_retries", "int"),  # type: ignore[arg-type]
+        (lambda: llmroute.RetryPolicy(initial_backoff=-1), "RetryPolicy.initial_backoff", ">= 0"),
+        (lambda: llmroute.RetryPolicy(multiplier=0.5), "RetryPolicy.multiplier", ">= 1"),
+        (lambda: llmroute.RetryPolicy(jitter=2), "RetryPolicy.jitter", "between 0 and 1"),
+        (lambda: llmroute.RetryPolicy(statuses={"429"}), "RetryPolicy.statuses", "ints"),  # type: ignore[arg-type]
+    ],
+)
+def test_client_and_policy_arguments_checked_at_construction(
+    build: Callable[[], Any], param: str, fragment: str
+) -> None:
+    with pytest.raises(llmroute.InvalidRequestError) as err:
+        build()
+    assert err.value.param == param and fragment in str(err.value)
+
+
+def test_policy_edges_pass() -> None:
+    llmroute.Timeouts(connect=0.05, total=None, pool=0.2)
+    llmroute.RetryPolicy(max_retries=0, initial_backoff=0, jitter=0.0, multiplier=1)
+    llmroute.Client(max_connections=1, max_response_bytes=1, max_error_bytes=0)
