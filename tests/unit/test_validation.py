@@ -316,3 +316,38 @@ def test_policy_edges_pass() -> None:
     llmroute.Timeouts(connect=0.05, total=None, pool=0.2)
     llmroute.RetryPolicy(max_retries=0, initial_backoff=0, jitter=0.0, multiplier=1)
     llmroute.Client(max_connections=1, max_response_bytes=1, max_error_bytes=0)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("call", "param", "fragment"),
+    [
+        (lambda c: c.generate_object(llmroute.request(_model(), prompt="hi"), 5), "schema", "got int 5"),
+        (lambda c: c.generate_object(llmroute.request(_model(), prompt="hi"), "Foo"), "schema", "got str"),
+        (lambda c: c.generate_object(5, dict), "request", "llmroute.request"),
+        (
+            lambda c: c.generate_object(llmroute.request(_model(), prompt="hi"), dict, mode="json"),
+            "mode",
+            "'json'",
+        ),
+    ],
+)
+async def test_generate_object_arguments(call: Callable[[Any], Any], param: str, fragment: str) -> None:
+    sent: list[httpx.Request] = []
+    async with _sending_client(sent) as client:
+        with pytest.raises(llmroute.InvalidRequestError) as err:
+            await call(client)
+    assert err.value.param == param and fragment in str(err.value)
+    assert sent == []
+
+
+def test_tool_arguments() -> None:
+    with pytest.raises(llmroute.InvalidRequestError, match="expected a function, got int") as err:
+        llmroute.tool(5)  # type: ignore[call-overload]
+    assert err.value.param == "fn"
+    with pytest.raises(llmroute.InvalidRequestError, match="expected a function"):
+        llmroute.tool(name="ok")(5)  # type: ignore[arg-type]
+    with pytest.raises(llmroute.InvalidRequestError, match=r"a lambda .*\(name=") as err:
+        llmroute.tool(lambda city: city)
+    assert err.value.param == "name"
+    assert llmroute.tool(name="echo")(lambda city: city).definition.name == "echo"
