@@ -49,6 +49,18 @@ BAD_REQUESTS: list[tuple[str, Callable[[], Any], str, str]] = [
     ("tools-str", lambda: llmroute.request(_model(), prompt="hi", tools="get_weather"), "tools", "got str"),  # type: ignore[arg-type]
     ("tools-item", lambda: llmroute.request(_model(), prompt="hi", tools=[print]), "tools[0]", "not a tool"),  # type: ignore[list-item]
     ("model-str", lambda: llmroute.request("gpt-4o", prompt="hi"), "model", "not a string"),  # type: ignore[arg-type]
+    (
+        "model-prefixed",
+        lambda: llmroute.request("openai:gpt-4o-mini", prompt="hi"),  # type: ignore[arg-type]
+        "model",
+        'openai.configure().chat("gpt-4o-mini")',
+    ),
+    (
+        "model-prefixed-anthropic",
+        lambda: llmroute.request("anthropic:claude-sonnet-4-5", prompt="hi"),  # type: ignore[arg-type]
+        "model",
+        'anthropic.configure().messages("claude-sonnet-4-5")',
+    ),
     ("model-none", lambda: llmroute.request(None, prompt="hi"), "model", "NoneType"),  # type: ignore[arg-type]
     (
         "tool-name-space",
