@@ -239,7 +239,7 @@ def _check_count(param: str, value: object, *, low: int, optional: bool = True) 
     if value is None and optional:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        want = f"an int >= {low}" + (" or None" if optional else "")
+        want = f"an int, at least {low}" + (" (or None)" if optional else "")
         raise InvalidRequestError(f"{param}: must be {want}, got {value!r}", param=param)
 
 

@@ -298,8 +298,8 @@ def test_tool_decorator_rejects_bad_names_and_schemas() -> None:
         (lambda: llmroute.Client(timeouts=5), "timeouts", "Timeouts(total=5)"),  # type: ignore[arg-type]
         (lambda: llmroute.Client(retry=3), "retry", "RetryPolicy"),  # type: ignore[arg-type]
         (lambda: llmroute.Client(http="x"), "http", "httpx.AsyncClient"),  # type: ignore[arg-type]
-        (lambda: llmroute.Client(max_error_bytes=-1), "max_error_bytes", ">= 0"),
-        (lambda: llmroute.Client(max_response_bytes=0), "max_response_bytes", ">= 1"),
+        (lambda: llmroute.Client(max_error_bytes=-1), "max_error_bytes", "at least 0"),
+        (lambda: llmroute.Client(max_response_bytes=0), "max_response_bytes", "at least 1"),
         (lambda: llmroute.Client(max_connections="9"), "max_connections", "'9'"),  # type: ignore[arg-type]
         (lambda: llmroute.Client(sleep=1), "sleep", "async function"),  # type: ignore[arg-type]
         (lambda: llmroute.Client().context(timeouts=5), "timeouts", "Timeouts"),  # type: ignore[arg-type]
