@@ -1,4 +1,5 @@
-"""A 2xx HTML page (a wrong base_url) is a typed error saying so, not a truncated stream."""
+"""Wrong-address failures read clearly: a 2xx HTML page (a wrong base_url) is a typed error saying
+so, not a truncated stream; a connection failure names the URL once."""
 
 from __future__ import annotations
 
@@ -38,3 +39,19 @@ async def test_html_page_is_not_an_event_stream(stream: bool, content_type: str)
     assert "sk-live-secret" not in message and "finish_reason" not in message
     assert err.value.http is not None and err.value.http.status == 200
     assert len(calls) == 1  # not retried
+
+
+@pytest.mark.anyio
+async def test_connect_error_names_the_url_once() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno -2] Name or service not known", request=request)
+
+    model = compatible.configure(base_url="https://nowhere.test/v1", api_key="k").model("m")
+    request = llmroute.request(model, prompt="hi")
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    async with llmroute.Client(http=http, retry=llmroute.RetryPolicy.none()) as client:
+        with pytest.raises(llmroute.TransportError) as err:
+            await client.generate(request)
+    message = str(err.value)
+    assert message.count("https://nowhere.test/v1/chat/completions") == 1, message
+    assert message.startswith("ConnectError: [Errno -2] Name or service not known (POST https://")
