@@ -67,6 +67,10 @@ class ApiKey:
         self.provider = provider
         self.other = other
 
+    def peek_explicit(self) -> bool:
+        """True when a key was passed (not looked up in the environment)."""
+        return self._value is not None
+
     def peek(self) -> Secret | None:
         """The key if one is available now (explicit or from the environment), else ``None``."""
         if self._value is not None:
