@@ -653,6 +653,15 @@ async def run(body: bytes, chunking: Chunking | None = None) -> llmroute.LLMResp
     return response
 
 
+@pytest.mark.anyio
+async def test_a_blank_frame_between_chunks_is_skipped_not_an_error() -> None:
+    first, last = chunk({"text": "Hel"}), chunk({"text": "lo"}, finish="STOP")
+    plain = await run(sse(first, last))
+    blank = await run(sse(first) + b"data:  \r\n\r\n" + sse(last))
+    assert blank.text == plain.text == "Hello"
+    assert blank.events == plain.events
+
+
 REDIRECT = "https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQH-"
 FIXTURE_TEXT = "Der Eiffelturm ist 330 m hoch. Er wurde 1889 eröffnet 🗼. 東京タワーは333mです。"
 FIXTURE_GROUNDING = {
@@ -1314,6 +1323,22 @@ def test_schema_sanitiser() -> None:
     assert deep["type"] == "object"  # recursion is cut, never infinite
 
 
+def test_schema_sanitiser_ref_siblings_win_and_all_of_merges() -> None:
+    pet = {"type": "object", "description": "Any pet.", "properties": {"a": {"type": "string"}}}
+    schema = {"$defs": {"Pet": pet}, "$ref": "#/$defs/Pet", "description": "This pet."}
+    assert sanitize_schema(schema)["description"] == "This pet."  # a $ref's sibling overrides
+    merged = sanitize_schema(
+        {
+            "allOf": [
+                {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+                {"properties": {"x": {"type": "string"}, "y": {"type": "integer"}}, "required": ["x", "y"]},
+            ]
+        }
+    )
+    assert merged["required"] == ["x", "y"]  # merged once each, in order
+    assert set(merged["properties"]) == {"x", "y"}
+
+
 @pytest.mark.anyio
 async def test_api_key_env_fallback_and_missing_key_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
@@ -1380,6 +1405,7 @@ def _wrap_frames(body: bytes) -> bytes:
     for frame in body.split(b"\r\n\r\n"):
         if frame.startswith(b"data: "):
             out += b'data: {"response": ' + frame[6:] + b', "traceId": "5c2f0e7a"}\r\n\r\n'
+            out += b"data:  \r\n\r\n"  # a blank frame between chunks is skipped, not an error
     return out
 
 

@@ -4,9 +4,12 @@ conversation in either shape becomes the same ``LLMRequest``."""
 from __future__ import annotations
 
 import msgspec
+import pytest
 
-from llmroute.schema.content import ToolCallPart, ToolResultPart
+from llmroute.schema.content import MediaPart, ToolCallPart, ToolResultPart
+from llmroute.schema.errors import InvalidRequestError
 from llmroute.server import chat, responses
+from llmroute.server.request import image_part
 
 MODEL = object()  # the gateway passes its configured Model; lowering only carries it
 
@@ -69,3 +72,18 @@ def test_the_same_conversation_in_either_shape_is_the_same_request() -> None:
     assert from_chat.messages[1].content[1] == ToolCallPart("c2", "get_time", {})  # no arguments: {}
     assert from_chat.output_schema is not None and from_chat.output_schema.strict
     assert from_chat.tools[0].input_schema == {"type": "object"}
+
+
+def test_image_urls_lower_to_media_parts_by_their_kind() -> None:
+    assert image_part("data:image/png;base64,iVBORw0KGgo=", "x") == MediaPart("image/png", "iVBORw0KGgo=")
+    # the media type is guessed from the path, not the query; a non-image guess falls back to jpeg
+    assert image_part("https://e.example/cat.png?size=2x.pdf", "x").mime_type == "image/png"
+    assert image_part("https://e.example/doc.pdf", "x").mime_type == "image/jpeg"
+    for bad in (
+        "data:image/png,iVBORw0KGgo=",
+        "data:;base64,AAAA",
+        "data:image/png;base64,",
+        "ftp://e/x.png",
+    ):
+        with pytest.raises(InvalidRequestError, match=r"^messages\.0: "):
+            image_part(bad, "messages.0")

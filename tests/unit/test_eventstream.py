@@ -287,3 +287,18 @@ def test_error_message_type_uses_error_code_headers() -> None:
     error = from_exception_frame(msg)
     assert isinstance(error, RateLimitError)
     assert "Rate exceeded" in str(error)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"Message": "Too many tokens, please wait"}',  # AWS's capitalised field
+        b"Too many tokens, please wait",  # not JSON: the payload's text
+    ],
+)
+def test_exception_text_from_a_capitalised_message_or_a_raw_payload(payload: bytes) -> None:
+    headers = {":message-type": "exception", ":exception-type": "throttlingException"}
+    [msg] = decode_all([encode_message(headers, payload)])
+    error = from_exception_frame(msg)
+    assert isinstance(error, RateLimitError)
+    assert "throttlingException: Too many tokens, please wait" in str(error)

@@ -22,6 +22,7 @@ from llmroute.providers import (
     vertex,
     xai,
 )
+from llmroute.providers._facade import env_default
 from llmroute.route import auth
 
 CLASSES: list[tuple[ModuleType, type]] = [
@@ -107,6 +108,7 @@ SECRET_INT = 4242424242  # a key of the wrong type must not be echoed either
         (lambda: openai.configure(api_key="k", organization=1), "organization"),
         (lambda: openai.configure(api_key="k", headers=[("a", "b")]), "headers"),
         (lambda: google.configure(api_key="k", headers={"x-trace": 1}), "headers['x-trace']"),
+        (lambda: google.configure(api_key="k", headers={1: "v"}), "headers"),
         (lambda: anthropic.configure(api_key="k", betas="web-fetch-2025-09-10"), "betas"),
         (lambda: google.code_assist(access_token=SECRET_INT, project="p"), "access_token"),
         (lambda: azure.configure("r", token_provider="a-token-not-a-callable"), "token_provider"),
@@ -144,4 +146,18 @@ async def test_azure_missing_key_names_the_other_ways_in(monkeypatch: pytest.Mon
             llmroute.AuthenticationError, match=r"AZURE_OPENAI_API_KEY; or pass token_provider="
         ) as info:
             await client.prepare(request)
+    assert info.value.kind == "missing"
+
+
+def test_a_blank_sdk_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLMROUTE_TEST_FIRST", "  ")
+    monkeypatch.setenv("LLMROUTE_TEST_SECOND", "from-second")
+    assert env_default(None, "LLMROUTE_TEST_FIRST", "LLMROUTE_TEST_SECOND") == "from-second"
+    assert env_default("explicit", "LLMROUTE_TEST_SECOND") == "explicit"
+
+
+@pytest.mark.parametrize("token", [None, ""])
+def test_code_assist_without_a_token_is_a_missing_login(token: str | None) -> None:
+    with pytest.raises(llmroute.AuthenticationError, match="pass access_token=") as info:
+        google.code_assist(access_token=token, project="p")
     assert info.value.kind == "missing"

@@ -89,11 +89,12 @@ class ChatQuirks(msgspec.Struct, frozen=True):
     ``top_k``. ``empty_choices_ok``: chunks with no choices (Azure's prompt-filter first chunk, the
     usage trailer) are normal, not an error. ``hosted_tools``: this server's ``HOSTED_TOOLS``
     table, kind -> lowering to its ``tools`` entry (OpenRouter ``openrouter:web_search``, GLM
-    ``web_search``); without it hosted tools are refused. ``send_reasoning_details``: echo OpenRouter ``reasoning_details``
-    (signatures, encrypted reasoning) back on assistant messages. ``completion_has_reasoning``: whether
-    ``completion_tokens`` already counts ``reasoning_tokens`` (OpenAI: yes; xAI: no, its
-    ``total_tokens`` is prompt + completion + reasoning); ``None`` decides per response from the
-    server's own ``total_tokens``. Either way ``Usage.output_tokens`` includes reasoning.
+    ``web_search``); without it hosted tools are refused. ``send_reasoning_details``: echo OpenRouter
+    ``reasoning_details`` (signatures, encrypted reasoning) back on assistant messages.
+    ``completion_has_reasoning``: whether ``completion_tokens`` already counts ``reasoning_tokens``
+    (OpenAI: yes; xAI: no, its ``total_tokens`` is prompt + completion + reasoning); ``None`` decides
+    per response from the server's own ``total_tokens``. Either way ``Usage.output_tokens`` includes
+    reasoning.
 
     Response-side extensions need no flag: fields only some servers send are parsed when present
     (``reasoning_details``, annotations, Groq ``executed_tools``, GLM's top-level ``web_search``).
