@@ -1337,6 +1337,18 @@ def test_schema_sanitiser_ref_siblings_win_and_all_of_merges() -> None:
     )
     assert merged["required"] == ["x", "y"]  # merged once each, in order
     assert set(merged["properties"]) == {"x", "y"}
+    # the node's own properties and required sit beside allOf's (pydantic emits this for a
+    # model extending another): neither side is lost
+    extended = sanitize_schema(
+        {
+            "type": "object",
+            "allOf": [{"properties": {"base": {"type": "string"}}, "required": ["base"]}],
+            "properties": {"own": {"type": "integer"}},
+            "required": ["own"],
+        }
+    )
+    assert extended["properties"] == {"base": {"type": "string"}, "own": {"type": "integer"}}
+    assert extended["required"] == ["base", "own"]
 
 
 @pytest.mark.anyio

@@ -5,7 +5,7 @@ Used for function declarations' ``parameters`` and for ``responseSchema`` (struc
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -124,7 +124,8 @@ def _sanitize(schema: Any, defs: dict[str, Any], depth: int) -> dict[str, Any]:
         if key not in _SCHEMA_KEYS or key in ("type", "anyOf"):
             continue
         if key == "properties" and isinstance(value, dict):
-            out["properties"] = {str(k): _sanitize(v, defs, depth) for k, v in value.items()}  # type: ignore[union-attr]
+            own = {str(k): _sanitize(v, defs, depth) for k, v in value.items()}  # type: ignore[union-attr]
+            out["properties"] = {**(_as_dict(out.get("properties")) or {}), **own}  # beside allOf's
         elif key == "items":
             out["items"] = _sanitize(value[0] if isinstance(value, list) and value else value, defs, depth)  # type: ignore[index]
         elif key == "format":
@@ -140,7 +141,8 @@ def _sanitize(schema: Any, defs: dict[str, Any], depth: int) -> dict[str, Any]:
                 desc = out.get("description") or node.get("description")
                 out["description"] = f"{desc} {note}" if desc else note
         elif key == "required" and isinstance(value, list):
-            out["required"] = value
+            names: list[Any] = [*(_as_list(out.get("required")) or []), *cast("list[Any]", value)]
+            out["required"] = list(dict.fromkeys(names))
         elif key == "description" and "description" in out:
             continue  # already extended with enum values
         else:
