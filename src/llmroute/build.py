@@ -54,6 +54,11 @@ def _parts(content: object, param: str) -> tuple[Part, ...]:
     raise _wrong(param, "text or content parts", content)
 
 
+def _blank(parts: Sequence[Part]) -> bool:
+    """No parts, or only text that is empty or whitespace: nothing for the model to answer."""
+    return all(isinstance(p, TextPart) and not p.text.strip() for p in parts)
+
+
 def _wrong(param: str, expected: str, value: object) -> InvalidRequestError:
     return InvalidRequestError(f"{param}: expected {expected}, got {type(value).__name__}", param=param)
 
@@ -137,7 +142,10 @@ def request(
         raise _wrong("tool_choice", "'auto', 'none', 'required' or a tool name", choice)
     history = _sequence(messages, "messages", "a sequence of Message")
     if prompt is not None:
-        history.append(Message("user", _parts(prompt, "prompt")))
+        parts = _parts(prompt, "prompt")
+        if _blank(parts):
+            raise InvalidRequestError("prompt: is empty or only whitespace", param="prompt")
+        history.append(Message("user", parts))
     specs = _sequence(tools, "tools", "a sequence of tools")
     built = LLMRequest(
         model=model,

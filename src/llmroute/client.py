@@ -75,14 +75,21 @@ class Client:
         (default ``DEFAULT_MAX_CONNECTIONS``, 1,000); more wait for a free connection, bounded by
         the ``first_byte`` and ``total`` deadlines, never by ``connect``. With ``http=`` the given
         client's own limits apply instead, so passing both is an error."""
-        if max_connections is not None:
-            if http is not None:
-                raise InvalidRequestError(
-                    "max_connections sizes the pool of the client llmroute creates; with http=, "
-                    "set limits on your httpx.AsyncClient instead"
-                )
-            if max_connections < 1:
-                raise InvalidRequestError(f"max_connections must be at least 1, got {max_connections}")
+        _check_type("http", http, httpx.AsyncClient, "an httpx.AsyncClient")
+        _check_type("timeouts", timeouts, Timeouts, "llmroute.Timeouts(...)")
+        _check_type("retry", retry, RetryPolicy, "llmroute.RetryPolicy(...)")
+        _check_count("max_error_bytes", max_error_bytes, low=0, optional=False)
+        _check_count("max_response_bytes", max_response_bytes, low=1)
+        _check_count("max_connections", max_connections, low=1)
+        if sleep is not None and not callable(sleep):
+            raise InvalidRequestError(
+                f"sleep: must be an async function, got {type(sleep).__name__}", param="sleep"
+            )
+        if max_connections is not None and http is not None:
+            raise InvalidRequestError(
+                "max_connections sizes the pool of the client llmroute creates; with http=, "
+                "set limits on your httpx.AsyncClient instead"
+            )
         install_log_redaction()
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
@@ -120,6 +127,9 @@ class Client:
         retry: RetryPolicy | None = None,
         max_response_bytes: int | None = None,
     ) -> ExecutionContext:
+        _check_type("timeouts", timeouts, Timeouts, "llmroute.Timeouts(...)")
+        _check_type("retry", retry, RetryPolicy, "llmroute.RetryPolicy(...)")
+        _check_count("max_response_bytes", max_response_bytes, low=1)
         return ExecutionContext(
             self.http,
             timeouts or self.timeouts,
@@ -209,3 +219,23 @@ class Client:
         from .tools.structured import generate_object
 
         return await generate_object(self, request, schema, **options)
+
+
+def _check_type(param: str, value: object, kind: type, want: str) -> None:
+    if value is not None and not isinstance(value, kind):
+        hint = (
+            f" (e.g. {param}=Timeouts(total={value!r}))"
+            if kind is Timeouts and isinstance(value, int | float)
+            else ""
+        )
+        raise InvalidRequestError(
+            f"{param}: expected {want} or None, got {type(value).__name__}{hint}", param=param
+        )
+
+
+def _check_count(param: str, value: object, *, low: int, optional: bool = True) -> None:
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        want = f"an int, at least {low}" + (" (or None)" if optional else "")
+        raise InvalidRequestError(f"{param}: must be {want}, got {value!r}", param=param)

@@ -49,6 +49,18 @@ BAD_REQUESTS: list[tuple[str, Callable[[], Any], str, str]] = [
     ("tools-str", lambda: llmroute.request(_model(), prompt="hi", tools="get_weather"), "tools", "got str"),  # type: ignore[arg-type]
     ("tools-item", lambda: llmroute.request(_model(), prompt="hi", tools=[print]), "tools[0]", "not a tool"),  # type: ignore[list-item]
     ("model-str", lambda: llmroute.request("gpt-4o", prompt="hi"), "model", "not a string"),  # type: ignore[arg-type]
+    (
+        "model-prefixed",
+        lambda: llmroute.request("openai:gpt-4o-mini", prompt="hi"),  # type: ignore[arg-type]
+        "model",
+        'openai.configure().chat("gpt-4o-mini")',
+    ),
+    (
+        "model-prefixed-anthropic",
+        lambda: llmroute.request("anthropic:claude-sonnet-4-5", prompt="hi"),  # type: ignore[arg-type]
+        "model",
+        'anthropic.configure().messages("claude-sonnet-4-5")',
+    ),
     ("model-none", lambda: llmroute.request(None, prompt="hi"), "model", "NoneType"),  # type: ignore[arg-type]
     (
         "tool-name-space",
@@ -94,6 +106,15 @@ BAD_REQUESTS: list[tuple[str, Callable[[], Any], str, str]] = [
         "tool_choice",
         "got int",
     ),  # type: ignore[arg-type]
+    ("prompt-empty", lambda: llmroute.request(_model(), prompt=""), "prompt", "empty"),
+    ("prompt-blank", lambda: llmroute.request(_model(), prompt=" \n\t"), "prompt", "only whitespace"),
+    ("prompt-blank-list", lambda: llmroute.request(_model(), prompt=["", "  "]), "prompt", "empty"),
+    (
+        "user-message-blank",
+        lambda: llmroute.request(_model(), messages=[llmroute.user("  ")]),
+        "messages[0].content",
+        "empty",
+    ),
     ("empty-conversation", lambda: llmroute.request(_model(), system="Be brief."), "messages", "empty"),
     *[
         (
@@ -182,6 +203,12 @@ BAD_PREPARED: list[tuple[str, Callable[[], llmroute.LLMRequest], str, str]] = [
     ),
     ("messages-empty", lambda: _replace(messages=()), "messages", "empty"),
     (
+        "user-message-blank",
+        lambda: _replace(messages=(llmroute.Message("user", (llmroute.TextPart(""),)),)),
+        "messages[0].content",
+        "empty",
+    ),
+    (
         "part-wrong",
         lambda: _replace(messages=(llmroute.Message("user", ("hi",)),)),
         "messages[0].content[0]",
@@ -263,3 +290,76 @@ def test_tool_decorator_rejects_bad_names_and_schemas() -> None:
         llmroute.InvalidRequestError, match="tool uses_opaque: its parameters have no JSON Schema"
     ):
         llmroute.tool(uses_opaque)
+
+
+@pytest.mark.parametrize(
+    ("build", "param", "fragment"),
+    [
+        (lambda: llmroute.Client(timeouts=5), "timeouts", "Timeouts(total=5)"),  # type: ignore[arg-type]
+        (lambda: llmroute.Client(retry=3), "retry", "RetryPolicy"),  # type: ignore[arg-type]
+        (lambda: llmroute.Client(http="x"), "http", "httpx.AsyncClient"),  # type: ignore[arg-type]
+        (lambda: llmroute.Client(max_error_bytes=-1), "max_error_bytes", "at least 0"),
+        (lambda: llmroute.Client(max_response_bytes=0), "max_response_bytes", "at least 1"),
+        (lambda: llmroute.Client(max_connections="9"), "max_connections", "'9'"),  # type: ignore[arg-type]
+        (lambda: llmroute.Client(sleep=1), "sleep", "async function"),  # type: ignore[arg-type]
+        (lambda: llmroute.Client().context(timeouts=5), "timeouts", "Timeouts"),  # type: ignore[arg-type]
+        (lambda: llmroute.Timeouts(total=-1), "Timeouts.total", "> 0"),
+        (lambda: llmroute.Timeouts(connect=0), "Timeouts.connect", "> 0"),
+        (lambda: llmroute.Timeouts(idle=math.nan), "Timeouts.idle", "nan"),
+        (lambda: llmroute.Timeouts(first_byte="5"), "Timeouts.first_byte", "'5'"),  # type: ignore[arg-type]
+        (lambda: llmroute.Timeouts().replace(pool=-2), "Timeouts.pool", "-2"),
+        (lambda: llmroute.RetryPolicy(max_retries=-1), "RetryPolicy.max_retries", ">= 0"),
+        (lambda: llmroute.RetryPolicy(max_retries=1.5), "RetryPolicy.max_retries", "int"),  # type: ignore[arg-type]
+        (lambda: llmroute.RetryPolicy(initial_backoff=-1), "RetryPolicy.initial_backoff", ">= 0"),
+        (lambda: llmroute.RetryPolicy(multiplier=0.5), "RetryPolicy.multiplier", ">= 1"),
+        (lambda: llmroute.RetryPolicy(jitter=2), "RetryPolicy.jitter", "between 0 and 1"),
+        (lambda: llmroute.RetryPolicy(statuses={"429"}), "RetryPolicy.statuses", "ints"),  # type: ignore[arg-type]
+    ],
+)
+def test_client_and_policy_arguments_checked_at_construction(
+    build: Callable[[], Any], param: str, fragment: str
+) -> None:
+    with pytest.raises(llmroute.InvalidRequestError) as err:
+        build()
+    assert err.value.param == param and fragment in str(err.value)
+
+
+def test_policy_edges_pass() -> None:
+    llmroute.Timeouts(connect=0.05, total=None, pool=0.2)
+    llmroute.RetryPolicy(max_retries=0, initial_backoff=0, jitter=0.0, multiplier=1)
+    llmroute.Client(max_connections=1, max_response_bytes=1, max_error_bytes=0)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("call", "param", "fragment"),
+    [
+        (lambda c: c.generate_object(llmroute.request(_model(), prompt="hi"), 5), "schema", "got int 5"),
+        (lambda c: c.generate_object(llmroute.request(_model(), prompt="hi"), "Foo"), "schema", "got str"),
+        (lambda c: c.generate_object(5, dict), "request", "llmroute.request"),
+        (
+            lambda c: c.generate_object(llmroute.request(_model(), prompt="hi"), dict, mode="json"),
+            "mode",
+            "'json'",
+        ),
+    ],
+)
+async def test_generate_object_arguments(call: Callable[[Any], Any], param: str, fragment: str) -> None:
+    sent: list[httpx.Request] = []
+    async with _sending_client(sent) as client:
+        with pytest.raises(llmroute.InvalidRequestError) as err:
+            await call(client)
+    assert err.value.param == param and fragment in str(err.value)
+    assert sent == []
+
+
+def test_tool_arguments() -> None:
+    with pytest.raises(llmroute.InvalidRequestError, match="expected a function, got int") as err:
+        llmroute.tool(5)  # type: ignore[call-overload]
+    assert err.value.param == "fn"
+    with pytest.raises(llmroute.InvalidRequestError, match="expected a function"):
+        llmroute.tool(name="ok")(5)  # type: ignore[arg-type]
+    with pytest.raises(llmroute.InvalidRequestError, match=r"a lambda .*\(name=") as err:
+        llmroute.tool(lambda city: city)
+    assert err.value.param == "name"
+    assert llmroute.tool(name="echo")(lambda city: city).definition.name == "echo"

@@ -20,6 +20,7 @@ __all__ = [
     "bare_model_id",
     "check_callable",
     "check_headers",
+    "check_model_id",
     "check_text",
     "env_base_url",
     "env_default",
@@ -85,6 +86,14 @@ def env_base_url(explicit: str | None, name: str, default: str, *, suffix: str =
     return value if not suffix or value.endswith(suffix) else value + suffix
 
 
+def check_model_id(provider: str, model_id: object) -> None:
+    if not isinstance(model_id, str) or not model_id.strip():
+        got = f", got {type(model_id).__name__}" if not isinstance(model_id, str) else ""
+        raise InvalidRequestError(
+            f"{provider}: a model id is required (a non-empty string{got})", param="model", provider=provider
+        )
+
+
 def make_model(
     model_id: str,
     route: Route,
@@ -92,10 +101,7 @@ def make_model(
     generation: GenerationOptions | None = None,
     options: dict[str, Any] | None = None,
 ) -> Model:
-    if not isinstance(cast(object, model_id), str) or not model_id:
-        raise InvalidRequestError(
-            f"{provider}: a model id is required (a non-empty string)", param="model", provider=provider
-        )
+    check_model_id(provider, model_id)
     check_generation(generation)
     return Model(
         id=model_id,

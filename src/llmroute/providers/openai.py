@@ -14,7 +14,7 @@ from ..route.model import Model, Route
 from ..route.redact import Secret
 from ..schema.errors import InvalidRequestError
 from ..schema.options import GenerationOptions
-from ._facade import check_headers, check_text, env_base_url, env_default, make_model
+from ._facade import check_headers, check_model_id, check_text, env_base_url, env_default, make_model
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAI", "configure"]
 
@@ -53,6 +53,7 @@ class OpenAI:
 
     def chat(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
         """A Chat Completions model. Extra keyword options become body fields (``reasoning_effort``, ...)."""
+        check_model_id("openai", model_id)
         route = self._chat_reasoning if openai_chat.REASONING_MODEL.match(model_id) else self._chat
         return make_model(model_id, route, "openai", generation, options)
 

@@ -59,10 +59,17 @@ class ApiKey:
                 param="api_key",
                 provider=provider or None,
             )
-        self._value = Secret(value.strip()) if value is not None else None
+        if value is not None:
+            value = value.strip()
+            _check_header_safe(value, "api_key", provider)
+        self._value = Secret(value) if value is not None else None
         self.env = tuple(env)
         self.provider = provider
         self.other = other
+
+    def peek_explicit(self) -> bool:
+        """True when a key was passed (not looked up in the environment)."""
+        return self._value is not None
 
     def peek(self) -> Secret | None:
         """The key if one is available now (explicit or from the environment), else ``None``."""
@@ -71,6 +78,7 @@ class ApiKey:
         for name in self.env:
             value = os.environ.get(name, "").strip()
             if value:
+                _check_header_safe(value, name, self.provider)
                 return Secret(value)
         return None
 
@@ -100,6 +108,26 @@ class ApiKey:
     def __repr__(self) -> str:
         source = "explicit" if self._value is not None else f"env {'/'.join(self.env)}"
         return f"ApiKey({source})"
+
+
+def _check_header_safe(value: str, source: str, provider: str) -> None:
+    """An HTTP header carries printable ASCII only: a key with a smart quote, a non-breaking space
+    or an inner line break would fail deep in httpx at send time. Names the position, never the
+    key."""
+    for i, char in enumerate(value):
+        if not " " <= char <= "~":
+            what = (
+                "a line break or control character"
+                if char < " " or char == "\x7f"
+                else "a non-ASCII character"
+            )
+            who = f"{provider}: " if provider else ""
+            raise InvalidRequestError(
+                f"{who}{source} contains {what} at position {i} (of {len(value)}); an API key is "
+                "printable ASCII: copy it again from the provider's console",
+                param="api_key",
+                provider=provider or None,
+            )
 
 
 class HeaderAuth:

@@ -24,6 +24,7 @@ from ..schema.errors import (
     ContentPolicyError,
     ContextOverflowError,
     HttpContext,
+    InvalidProviderOutputError,
     InvalidRequestError,
     LLMError,
     ProviderInternalError,
@@ -41,6 +42,7 @@ __all__ = [
     "from_response",
     "from_stream_event",
     "http_context",
+    "is_web_page",
     "is_content_policy",
     "is_context_overflow",
     "is_quota",
@@ -124,6 +126,7 @@ _BAD_KEY = re.compile(
     re.IGNORECASE,
 )
 _HTML_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_TAGS = re.compile(r"<[^>]*>")
 _GOOGLE_DELAY = re.compile(r"^(\d+(?:\.\d+)?)s$")
 
 # Error kinds (``type`` / ``code`` / AWS exception type / Google status), compared lower-cased.
@@ -315,6 +318,30 @@ def _fallback_message(status: int, body: bytes) -> str:
     return f"HTTP {status}" + (f": {snippet}" if snippet else "")
 
 
+def is_web_page(headers: Mapping[str, str]) -> bool:
+    """A 2xx HTML page is never a model's answer (event stream or JSON): it is what a wrong
+    ``base_url`` (a web site, a proxy's login page) returns."""
+    for name, value in headers.items():
+        if name.lower() == "content-type":
+            kind = value.split(";", 1)[0].strip().lower()
+            return kind in ("text/html", "application/xhtml+xml")
+    return False
+
+
+def _web_page_error(status: int, lower: Mapping[str, str], body: bytes, secrets: tuple[str, ...]) -> str:
+    kind = lower.get("content-type", "").split(";", 1)[0].strip()[:60]
+    title = _HTML_TITLE.search(body[:4096])
+    named = ""
+    if title is not None:
+        text = _TAGS.sub(" ", title.group(1).decode("utf-8", "replace"))
+        text = " ".join("".join(c for c in text if c.isprintable()).split())[:80]
+        named = f' titled "{redact_text(text, secrets)}"' if text else ""
+    return (
+        f"the response was not an event stream or JSON: HTTP {status} with content-type {kind}"
+        f"{named}, a web page (is base_url the API's endpoint?)"
+    )
+
+
 def from_response(
     status: int,
     headers: Mapping[str, str],
@@ -325,8 +352,15 @@ def from_response(
     provider: str | None = None,
     secrets: tuple[str, ...] = (),
 ) -> LLMError:
-    """Map a non-2xx response to the right class, surfacing the provider's own message."""
+    """Map a non-2xx response (or a 2xx web page, ``is_web_page``) to the right class, surfacing
+    the provider's own message."""
     lower = {k.lower(): v for k, v in headers.items()}
+    if 200 <= status < 300:
+        message = _web_page_error(status, lower, body, secrets)
+        ctx = http_context(method, url, status, lower, None, secrets)
+        return InvalidProviderOutputError(
+            f"{provider}: {message}" if provider else message, http=ctx, provider=provider
+        )
     parsed = _parse_body(body)
     message = parsed.message or _fallback_message(status, body)
     amz = lower.get("x-amzn-errortype", "").split(":")[0]

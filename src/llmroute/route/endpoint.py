@@ -31,7 +31,13 @@ class Endpoint(msgspec.Struct, frozen=True):
             if callable(template)
             else template.replace("{model}", quote(model_id, safe=""))
         )
-        url = self.base_url.rstrip("/") + path
+        base = self.base_url
+        if "?" in base:  # a query on base_url (?api-version=...) goes after the endpoint's path
+            base, _, base_query = base.partition("?")
+            url = base.rstrip("/") + path
+            url += ("&" if "?" in url else "?") + base_query
+        else:
+            url = base.rstrip("/") + path
         query = {**(self.query or {}), **((self.stream_query or {}) if stream else {}), **(extra_query or {})}
         if query:
             url += ("&" if "?" in url else "?") + urlencode(query)

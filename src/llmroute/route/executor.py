@@ -37,7 +37,7 @@ from ..schema.errors import (
 )
 from ..schema.events import Finish, LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
-from .classify import from_response, http_context
+from .classify import from_response, http_context, is_web_page
 from .compiler import is_streaming, prepare
 from .decoding import output_error
 from .model import model_of
@@ -171,7 +171,7 @@ async def _open(ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, d
     with secrets_in_scope(prepared.secrets):  # what the HTTP stack logs meanwhile is redacted
         wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: run_step
     attempt.wire = wire
-    if 200 <= wire.status < 300:
+    if 200 <= wire.status < 300 and not is_web_page(wire.headers):
         return wire
     body = b""
     with anyio.CancelScope(deadline=min(deadline, anyio.current_time() + ctx.timeouts.idle)):

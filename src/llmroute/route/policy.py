@@ -8,15 +8,29 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import cast
 
 import msgspec
+
+from ..schema.errors import InvalidRequestError
 
 __all__ = ["RETRY_STATUSES", "RetryPolicy", "Timeouts"]
 
 # 408 request timeout, 409 conflict (lock contention), 429 rate limit (never quota), 5xx transient
 # server states and Anthropic's 529 overloaded.
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+def _number(owner: str, field: str, value: object, *, low: float, above: bool, optional: bool) -> None:
+    """A real number (not a bool, not NaN) above ``low`` (``above``) or at least ``low``."""
+    if value is None and optional:
+        return
+    number = isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(value)
+    if number and (value > low or (not above and value == low)):  # type: ignore[operator]
+        return
+    want = f"a number {'>' if above else '>='} {low:g}" + (" or None" if optional else "")
+    raise InvalidRequestError(f"{owner}.{field}: must be {want}, got {value!r}", param=f"{owner}.{field}")
 
 
 class Timeouts(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -34,6 +48,12 @@ class Timeouts(msgspec.Struct, frozen=True, omit_defaults=True):
     idle: float = 120.0
     total: float | None = None
     pool: float | None = None
+
+    def __post_init__(self) -> None:
+        for field in ("connect", "first_byte", "idle"):
+            _number("Timeouts", field, getattr(self, field), low=0, above=True, optional=False)
+        _number("Timeouts", "total", self.total, low=0, above=True, optional=True)
+        _number("Timeouts", "pool", self.pool, low=0, above=True, optional=True)
 
     def replace(
         self,
@@ -73,6 +93,29 @@ class RetryPolicy(msgspec.Struct, frozen=True, omit_defaults=True):
     max_retry_after: float = 60.0
     statuses: frozenset[int] = RETRY_STATUSES
     retry_connect: bool = True
+
+    def __post_init__(self) -> None:
+        retries = cast(object, self.max_retries)
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise InvalidRequestError(
+                f"RetryPolicy.max_retries: must be an int >= 0, got {retries!r}",
+                param="RetryPolicy.max_retries",
+            )
+        for field in ("initial_backoff", "max_backoff", "max_retry_after"):
+            _number("RetryPolicy", field, getattr(self, field), low=0, above=False, optional=False)
+        _number("RetryPolicy", "multiplier", self.multiplier, low=1, above=False, optional=False)
+        _number("RetryPolicy", "jitter", self.jitter, low=0, above=False, optional=False)
+        if self.jitter > 1:
+            raise InvalidRequestError(
+                f"RetryPolicy.jitter: must be between 0 and 1, got {self.jitter!r}",
+                param="RetryPolicy.jitter",
+            )
+        statuses = cast(object, self.statuses)
+        items = cast("Iterable[object]", statuses) if isinstance(statuses, frozenset | set) else None
+        if items is None or not all(isinstance(s, int) and not isinstance(s, bool) for s in items):
+            raise InvalidRequestError(
+                "RetryPolicy.statuses: must be a frozenset of HTTP status ints", param="RetryPolicy.statuses"
+            )
 
     @classmethod
     def none(cls) -> RetryPolicy:

@@ -57,16 +57,15 @@ def transport_error(
         if deadline == "pool":
             size = f"all {pool} connections" if pool is not None else "every connection"
             return TimeoutError(
-                f"pool deadline exceeded: {size} of the client's pool stayed busy, so the request to "
-                f"{url} was never sent (raise Client(max_connections=...) or run fewer calls at once)",
+                f"pool deadline exceeded: {size} of the client's pool stayed busy, so the request "
+                "was never sent (raise Client(max_connections=...) or run fewer calls at once)",
                 deadline=deadline,
                 http=ctx,
                 code=kind,
             )
-        return TimeoutError(
-            f"{deadline} deadline exceeded ({kind}) talking to {url}", deadline=deadline, http=ctx, code=kind
-        )
-    return TransportError(f"{kind} talking to {url}{suffix}", http=ctx, code=kind)
+        return TimeoutError(f"{deadline} deadline exceeded ({kind})", deadline=deadline, http=ctx, code=kind)
+    # The URL is in ``http`` (str() adds "(POST <url>)"): the message does not repeat it.
+    return TransportError(f"{kind}{suffix}", http=ctx, code=kind)
 
 
 def may_resend(exc: Exception, idempotent: bool = False) -> bool:

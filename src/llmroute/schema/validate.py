@@ -54,12 +54,39 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
+# A "provider:model" string (the form other libraries take) -> the facade call that builds it.
+_FACADE_CALLS = {
+    "openai": "openai.configure().chat",
+    "anthropic": "anthropic.configure().messages",
+    "google": "google.configure().gemini",
+    "gemini": "google.configure().gemini",
+    "vertex": "vertex.configure(project=..., location=...).gemini",
+    "bedrock": "bedrock.configure(region=...).converse",
+    "azure": 'azure.configure("resource").chat',
+    "xai": "xai.configure().chat",
+    "openrouter": "openrouter.configure().chat",
+    "glm": "glm.configure().chat",
+}
+
+
+def _model_hint(model: str) -> str:
+    prefix, sep, bare = model.partition(":")
+    call = _FACADE_CALLS.get(prefix.strip().lower()) if sep and bare else None
+    if call is None:
+        return f"openai.configure().chat({_quoted(model)})"
+    return f"{call}({_quoted(bare)}) (the provider is the facade, not a prefix of the id)"
+
+
+def _quoted(text: str) -> str:
+    return _encoder.encode(text).decode()
+
+
 def check_model(model: object) -> None:
     """A model is a ``Model`` from a provider facade; a bare id string is the common mistake."""
     if isinstance(model, str):
         raise _bad(
             "model",
-            f"expected a Model from a provider facade, e.g. openai.configure().chat({model!r}), not a string",
+            f"expected a Model from a provider facade, not a string; e.g. {_model_hint(model)}",
         )
     if model is None or not (hasattr(model, "id") and hasattr(model, "provider")):
         raise _bad("model", f"expected a Model from a provider facade, got {_kind(model)}")
@@ -122,6 +149,10 @@ def _check_messages(messages: Sequence[object]) -> None:
         for j, part in enumerate(cast(Sequence[object], message.content)):
             if not isinstance(part, _PARTS):
                 raise _bad(f"{param}.content[{j}]", f"expected a content part, got {_kind(part)}")
+        if message.role == "user" and all(
+            isinstance(p, TextPart) and not p.text.strip() for p in message.content
+        ):
+            raise _bad(f"{param}.content", "the user message is empty or only whitespace")
 
 
 def _check_tools(tools: Sequence[object]) -> set[str]:

@@ -10,7 +10,8 @@
 ``provider`` names a facade (``openai``, ``anthropic``, ``google``, ``glm``, ``xai``, ``openrouter``,
 ``azure``, ``bedrock``), ``compatible`` (with ``base_url``) or an OpenAI-compatible family
 (``groq``, ``deepseek``, ...). The key is ``api_key``, else the variable named by ``api_key_env``
-(which must be set), else the facade's usual variable. ``settings`` are extra ``configure(...)``
+(which must be set), else the facade's usual variable (checked at start when the route is keyed
+by one: unset, the gateway does not start). ``settings`` are extra ``configure(...)``
 arguments (``region``, ...), ``options`` extra model options. ``public: false`` hides an entry
 from clients (a search backend). ``maxBodyBytes`` caps a request body.
 """
@@ -26,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from ..route.auth import HeaderAuth
 from ..route.model import Model
 from ..route.redact import Secret
 from ..schema.errors import ConfigError, LLMError
@@ -114,6 +116,8 @@ def load(source: str | Path | Mapping[str, Any], *, environ: Mapping[str, str] |
         if key is not None:
             secrets.append(key)
         models[name] = _model(entry, key, path)
+        if key is None:
+            _check_default_key(name, models[name], path, env)
     public = tuple(name for name, entry in entries.items() if entry.public)
     if not public:
         raise ConfigError("$.models: no public model (every entry has public: false)")
@@ -149,6 +153,22 @@ def _api_key(entry: ModelEntry, path: str, env: Mapping[str, str]) -> str | None
             raise ConfigError(f"{path}.api_key_env: environment variable {entry.api_key_env} is not set")
         return value
     return entry.api_key
+
+
+def _check_default_key(name: str, model: Model, path: str, env: Mapping[str, str]) -> None:
+    """A model keyed by its facade's usual variable: fail at start when that variable is unset (it
+    would otherwise start and answer every request 502 ``upstream_auth``). Token, SigV4 and
+    keyless (local ``compatible``) routes are not keyed this way and are not checked."""
+    auth = model.route.auth
+    if not isinstance(auth, HeaderAuth) or auth.key.peek_explicit():
+        return
+    names = auth.key.env
+    if any(env.get(variable, "").strip() for variable in names):
+        return
+    where = f"set {' or '.join(names)}, or give" if names else "give"
+    raise ConfigError(
+        f"{path}: model {name!r} ({model.provider}) has no API key: {where} api_key_env (or api_key)"
+    )
 
 
 def _model(entry: ModelEntry, key: str | None, path: str) -> Model:

@@ -26,8 +26,10 @@ class Conversation:
     """A client's messages, in order, as the system prompt and canonical messages. Tool calls are
     remembered by id so a result that does not name its tool still gets the name."""
 
-    def __init__(self, system: Iterable[TextPart] = ()) -> None:
+    def __init__(self, system: Iterable[TextPart] = (), *, field: str = "messages") -> None:
+        """``field``: the request field the turns come from, named in an error (``input``)."""
         self.system: list[TextPart] = list(system)
+        self.field = field
         self.messages: list[Message] = []
         self._names: dict[str, str] = {}  # tool call id -> tool name
 
@@ -69,6 +71,12 @@ class Conversation:
         generation: GenerationOptions,
         output_schema: OutputSchema | None,
     ) -> LLMRequest:
+        if not self.messages:  # worded for an HTTP client (the library's says prompt=...)
+            raise InvalidRequestError(
+                f"{self.field}: the conversation is empty: send at least one user message "
+                "(system or developer instructions alone are not a turn)",
+                param=self.field,
+            )
         return LLMRequest(
             model=model,
             system=tuple(self.system),

@@ -101,7 +101,7 @@ def to_llm_request(req: ResponsesRequest, model: Any) -> LLMRequest:
             "previous_response_id: the gateway is stateless; send the whole input",
             code="unsupported_parameter",
         )
-    conversation = Conversation([TextPart(req.instructions)] if req.instructions else [])
+    conversation = Conversation([TextPart(req.instructions)] if req.instructions else [], field="input")
     items = [_Item(role="user", content=req.input)] if isinstance(req.input, str) else req.input
     for i, item in enumerate(items):
         where = f"input[{i}]"

@@ -26,7 +26,17 @@ MATCH_ON = ("method", "scheme", "host", "port", "path", "query", "body")
 
 def _vcr(module: str) -> Any:
     """vcrpy is untyped and optional: load it only when recording or replaying through it."""
-    return importlib.import_module(module)
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] != "vcr":
+            raise
+        # Still a ModuleNotFoundError (``except ImportError`` keeps working), but naming the extra.
+        raise ModuleNotFoundError(
+            "llmroute.testing.use_cassette records and replays through vcrpy, which is not installed: "
+            "pip install 'llmroute[test]' (or pip install vcrpy)",
+            name=exc.name,
+        ) from None
 
 
 def recording_enabled() -> bool:

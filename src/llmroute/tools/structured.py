@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, T
 import msgspec
 
 from ..route.model import model_of
-from ..schema.errors import InvalidProviderOutputError
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.request import LLMRequest, OutputSchema
 from ..schema.response import LLMResponse
 from ..schema.tools import ToolChoice, ToolDefinition
@@ -110,8 +110,18 @@ def output_request(
     """The request asking for ``schema``, and the forced tool's name (``None`` in native mode).
     Returns the request and the tool name; whether the strict projection is used is
     ``strict and strict_capable(protocol)`` (``generate_object`` recomputes it for decoding)."""
+    _check_arguments(request, name, mode)
     out_name = _name_of(schema, name)
-    plain = schema_of(schema)
+    try:
+        plain = schema_of(schema)
+    except (TypeError, ValueError) as exc:
+        raise InvalidRequestError(
+            "schema: expected a type to decode into (a msgspec Struct, dataclass, TypedDict, pydantic "
+            f"BaseModel or TypeAdapter), got {type(schema).__name__} {schema!r:.60} ({exc})".replace(
+                "\n", " "
+            ),
+            param="schema",
+        ) from None
     protocol = model_of(request).route.protocol
     native = protocol.native_output_schema if mode == "auto" else mode == "native"
     if native:
@@ -127,6 +137,18 @@ def output_request(
         msgspec.structs.replace(request, tools=(*tools, definition), tool_choice=ToolChoice.named(out_name)),
         out_name,
     )
+
+
+def _check_arguments(request: object, name: object, mode: object) -> None:
+    if not isinstance(request, LLMRequest):
+        raise InvalidRequestError(
+            f"request: expected an LLMRequest from llmroute.request(...), got {type(request).__name__}",
+            param="request",
+        )
+    if name is not None and not isinstance(name, str):
+        raise InvalidRequestError(f"name: expected a str, got {type(name).__name__}", param="name")
+    if mode not in ("auto", "native", "tool"):
+        raise InvalidRequestError(f"mode: expected 'auto', 'native' or 'tool', got {mode!r}", param="mode")
 
 
 def _cap(text: str) -> str:

@@ -192,7 +192,20 @@ def _build(
     strict: bool | None,
     localns: dict[str, Any] | None = None,
 ) -> Tool:
-    tool_name = check_tool_name(name or fn.__name__, "name")
+    if not callable(fn):
+        raise InvalidRequestError(
+            f"llmroute.tool: expected a function, got {type(fn).__name__} {fn!r:.60}", param="fn"
+        )
+    if name is None:
+        own = getattr(fn, "__name__", None)
+        if not isinstance(own, str) or own == "<lambda>":
+            what = "a lambda" if own == "<lambda>" else f"a {type(fn).__name__}"
+            raise InvalidRequestError(
+                f"name: {what} has no usable tool name; pass one: llmroute.tool(name='lookup')(fn)",
+                param="name",
+            )
+        name = own
+    tool_name = check_tool_name(name, "name")
     try:
         hints = typing.get_type_hints(fn, localns=localns, include_extras=True)
     except NameError as exc:
@@ -262,6 +275,8 @@ def tool(
     localns = _caller_namespace(1)
     if fn is not None:
         return _build(fn, name, description, strict, localns)
+    if name is not None and not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise InvalidRequestError(f"name: expected a str, got {type(name).__name__}", param="name")
 
     def decorate(f: Callable[..., Any]) -> Tool:
         return _build(f, name, description, strict, {**localns, **_caller_namespace(1)})

@@ -192,21 +192,65 @@ def _text(value: Any) -> str:
 # -- per-provider settings ----------------------------------------------------------------------------
 
 
+def _object(value: Any, path: str) -> dict[str, Any] | None:
+    """A JSON object, or ``None`` when absent; another type is a ``ConfigError`` naming ``path``."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ConfigError(f"config {path}: expected an object, got {_json_type(value)}")
+    return cast("dict[str, Any]", value)
+
+
+def _string(options: Mapping[str, Any], key: str, path: str) -> str:
+    """A string option (``""`` when absent or blank); another type is a ``ConfigError`` that names
+    the path and the type, never the value (it may be a key)."""
+    value = options.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"config {path}.{key}: expected a string, got {_json_type(value)}")
+    return _text(value)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "a string" if isinstance(value, str) else type(value).__name__
+
+
 def _options(config: Mapping[str, Any], provider: str) -> dict[str, Any]:
-    providers = config.get("provider")
-    entry = cast("dict[str, Any]", providers).get(provider) if isinstance(providers, dict) else None
-    options = cast("dict[str, Any]", entry).get("options") if isinstance(entry, dict) else None
-    return cast("dict[str, Any]", options) if isinstance(options, dict) else {}
+    providers = _object(config.get("provider"), "$.provider")
+    entry = _object(providers.get(provider), f"$.provider.{provider}") if providers else None
+    options = _object(entry.get("options"), f"$.provider.{provider}.options") if entry else None
+    return options or {}
 
 
-def _model(options: Mapping[str, Any]) -> str | None:
+def _model(options: Mapping[str, Any], provider: str) -> str | None:
     for key in ("websearch_grounded", "websearch"):
-        section = options.get(key)
-        if isinstance(section, dict):
-            model = _text(cast("dict[str, Any]", section).get("model"))
+        path = f"$.provider.{provider}.options.{key}"
+        section = _object(options.get(key), path)
+        if section is not None:
+            model = _string(section, "model", path)
             if model:
                 return model
     return None
+
+
+def _base_url(options: Mapping[str, Any], provider: str) -> str | None:
+    path = f"$.provider.{provider}.options"
+    url = _string(options, "baseURL", path) or None
+    if url is not None and (
+        not url.startswith(("http://", "https://")) or not url.split("://", 1)[1].strip("/")
+    ):
+        scheme = url.split("://", 1)[0] if "://" in url else "no scheme"
+        raise ConfigError(
+            f"config {path}.baseURL: expected an http(s) URL such as https://api.example.com/v1, got {scheme}"
+        )
+    return url
 
 
 def _env_key(provider: str, env: Mapping[str, str]) -> ApiKeyLogin | None:
@@ -227,7 +271,8 @@ def settings_for(
         raise ConfigError(f"unknown web search provider {provider!r}; known: {', '.join(PROVIDERS)}")
     env = os.environ if env is None else env
     options = _options(config, provider)
-    configured = ApiKeyLogin(Secret(options["apiKey"]), "config") if _text(options.get("apiKey")) else None
+    api_key = _string(options, "apiKey", f"$.provider.{provider}.options")
+    configured = ApiKeyLogin(Secret(api_key), "config") if api_key else None
     record = auth.get(provider)
     login: Login | None
     if provider == "google":
@@ -241,5 +286,5 @@ def settings_for(
     default = DEFAULT_MODELS[
         "openai-oauth" if provider == "openai" and isinstance(login, OAuthLogin) else provider
     ]
-    base_url = _text(options.get("baseURL")) or None
-    return ProviderSettings(provider, login, _model(options) or default, base_url, options)
+    base_url = _base_url(options, provider)
+    return ProviderSettings(provider, login, _model(options, provider) or default, base_url, options)

@@ -69,6 +69,17 @@ class Engine(msgspec.Struct, frozen=True):
     default: bool = False
     backend: Any = None
 
+    def __post_init__(self) -> None:
+        # Caught here, not at the first search (backend_for(None) fails there); an empty id is
+        # ServerWebSearch's to name with its path.
+        if not isinstance(self.id, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigError(f"Engine.id: expected a string, got {type(self.id).__name__}", param="id")
+        if self.model is None and self.backend is None:
+            raise ConfigError(
+                f"Engine {self.id!r}: model is None; pass a Model from a provider facade (or backend=)",
+                param="model",
+            )
+
     @property
     def google(self) -> bool:
         """Backed by a Gemini / Code Assist route, or named for Google."""

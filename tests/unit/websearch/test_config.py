@@ -344,3 +344,72 @@ def test_chatgpt_account_id_comes_from_the_token_claims() -> None:
     assert chatgpt_account_id(jwt({"sub": "x"})) is None
     assert chatgpt_account_id("not-a-jwt") is None
     assert chatgpt_account_id("a.!!!.c") is None
+
+
+@pytest.mark.parametrize(
+    ("config", "path", "what"),
+    [
+        ({"provider": 5}, "$.provider", "an object, got a number"),
+        ({"provider": {"openrouter": "x"}}, "$.provider.openrouter", "an object, got a string"),
+        ({"provider": {"openrouter": {"options": []}}}, "$.provider.openrouter.options", "got an array"),
+        (
+            {"provider": {"openrouter": {"options": {"apiKey": 5}}}},
+            ".options.apiKey",
+            "a string, got a number",
+        ),
+        ({"provider": {"openrouter": {"options": {"baseURL": True}}}}, ".options.baseURL", "got a boolean"),
+        (
+            {"provider": {"openrouter": {"options": {"websearch_grounded": {"model": 3}}}}},
+            ".options.websearch_grounded.model",
+            "a string",
+        ),
+        (
+            {"provider": {"openrouter": {"options": {"baseURL": "ftp://host/v1"}}}},
+            ".options.baseURL",
+            "http(s)",
+        ),
+    ],
+)
+def test_wrong_typed_entries_are_config_errors_naming_the_path(
+    config: dict[str, Any], path: str, what: str
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        settings_for("openrouter", config, {}, {})
+    assert path in str(err.value) and what in str(err.value)
+
+
+def test_an_ftp_base_url_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from llmroute import cli
+
+    config = tmp_path / "opencode.json"
+    config.write_text(
+        json.dumps({"provider": {"openrouter": {"options": {"apiKey": "k", "baseURL": "ftp://h/v1"}}}})
+    )
+    (tmp_path / "auth.json").write_text("{}")
+    argv = [
+        "search",
+        "q",
+        "--provider",
+        "openrouter",
+        "--config",
+        str(config),
+        "--auth",
+        str(tmp_path / "auth.json"),
+    ]
+    try:
+        code = cli.main(argv)
+    except SystemExit as exit:  # the CLI exits with its usage-error status
+        code = exit.code
+    assert code == 2
+    assert "baseURL: expected an http(s) URL" in capsys.readouterr().err
+
+
+def test_engine_without_a_model_is_refused() -> None:
+    from llmroute.schema.errors import ConfigError as ServerConfigError
+    from llmroute.websearch.server_tool import Engine
+
+    with pytest.raises(ServerConfigError, match="model is None") as err:
+        Engine("web", None, "the web")
+    assert err.value.param == "model"
+    with pytest.raises(ServerConfigError, match=r"Engine\.id"):
+        Engine(5, object())  # type: ignore[arg-type]
