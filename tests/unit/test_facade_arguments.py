@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import llmroute
-from llmroute.providers import anthropic, compatible, google, openai, xai
+from llmroute.providers import anthropic, azure, compatible, google, openai, xai
 
 KEY = "sk-test-0123456789abcdef"
 
@@ -67,3 +67,9 @@ async def test_base_url_query_is_kept_after_the_endpoint_path() -> None:
     prepared = await llmroute.Client().prepare(llmroute.request(gemini, prompt="hi"))
     assert prepared.url.startswith("https://gw.example/v1beta/models/g:streamGenerateContent?")
     assert "tenant=a" in prepared.url and "alt=sse" in prepared.url
+    # a key both the base_url and the endpoint set is sent once, with the caller's value
+    azure_model = azure.configure(
+        "res", api_key=KEY, base_url="https://gw.example/openai/v1?api-version=2025-01-01-preview"
+    ).chat("dep")
+    url = (await llmroute.Client().prepare(llmroute.request(azure_model, prompt="hi"))).url
+    assert url.count("api-version=") == 1 and "api-version=2025-01-01-preview" in url

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 import msgspec
 
@@ -32,13 +32,16 @@ class Endpoint(msgspec.Struct, frozen=True):
             else template.replace("{model}", quote(model_id, safe=""))
         )
         base = self.base_url
+        query = {**(self.query or {}), **((self.stream_query or {}) if stream else {}), **(extra_query or {})}
         if "?" in base:  # a query on base_url (?api-version=...) goes after the endpoint's path
             base, _, base_query = base.partition("?")
             url = base.rstrip("/") + path
             url += ("&" if "?" in url else "?") + base_query
+            # the caller's own value wins over the endpoint's default for the same key: sent once
+            given = {k for k, _ in parse_qsl(base_query, keep_blank_values=True)}
+            query = {k: v for k, v in query.items() if k not in given}
         else:
             url = base.rstrip("/") + path
-        query = {**(self.query or {}), **((self.stream_query or {}) if stream else {}), **(extra_query or {})}
         if query:
             url += ("&" if "?" in url else "?") + urlencode(query)
         return url
