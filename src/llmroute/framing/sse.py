@@ -320,11 +320,17 @@ class SSEDecoder(_Parser):
         return out
 
 
-class SSEFraming:
+class _SSE:
+    """What both SSE framings hold: the name and the per-event size limit of their decoders."""
+
     name = "sse"
 
     def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
         self.max_event_bytes = max_event_bytes
+
+
+class SSEFraming(_SSE):
+    """SSE whose frames are ``SSEEvent`` (name and data): for protocols that read the name."""
 
     def decoder(self) -> SSEDecoder:
         return SSEDecoder(self.max_event_bytes)
@@ -388,13 +394,8 @@ class SSEDataDecoder(_Parser):
         return None
 
 
-class SSEDataFraming:
+class SSEDataFraming(_SSE):
     """SSE for protocols that never read the event name: frames are the events' ``data`` bytes."""
-
-    name = "sse"
-
-    def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
-        self.max_event_bytes = max_event_bytes
 
     def decoder(self) -> SSEDataDecoder:
         return SSEDataDecoder(self.max_event_bytes)
