@@ -250,8 +250,23 @@ class _Audio(msgspec.Struct):
     expires_at: int | None = None
 
 
+class _ThinkingText(msgspec.Struct):
+    type: str = ""
+    text: str | None = None
+
+
+class _ContentChunk(msgspec.Struct):
+    """Mistral's reasoning models (``magistral``) send ``content`` as a list of chunks:
+    ``{"type": "thinking", "thinking": [{"type": "text", "text": ...}]}`` and
+    ``{"type": "text", "text": ...}``; other chunk types (``reference``, ``image_url``) carry no text."""
+
+    type: str = ""
+    text: str | None = None
+    thinking: list[_ThinkingText] | str | None = None
+
+
 class _Delta(msgspec.Struct):
-    content: str | None = None
+    content: str | list[_ContentChunk] | None = None
     reasoning_content: str | None = None
     reasoning: str | None = None
     tool_calls: list[_ToolDelta] | None = None
@@ -655,8 +670,12 @@ def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
         on_reasoning_details(state, details, out)
     if delta.executed_tools:
         _on_executed_tools(state, delta.executed_tools, out)
-    if delta.content:
-        _on_text(state, delta.content, out)
+    content = delta.content
+    if content:
+        if isinstance(content, str):
+            _on_text(state, content, out)
+        else:
+            _on_content_chunks(state, content, out)
     if delta.refusal:
         _on_text(state, delta.refusal, out)
         state.refused = True
@@ -669,6 +688,19 @@ def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
         _on_images(state, delta.images, out)
     if delta.audio is not None:
         _on_audio(state, delta.audio, out)
+
+
+def _on_content_chunks(state: ChatState, chunks: list[_ContentChunk], out: list[LLMEvent]) -> None:
+    """Mistral's chunked content: ``thinking`` chunks are reasoning, ``text`` chunks message text."""
+    for chunk in chunks:
+        if chunk.type == "thinking":
+            pieces = chunk.thinking
+            text = pieces if isinstance(pieces, str) else "".join(p.text or "" for p in pieces or ())
+            if text:
+                state.blocks.end_text(out)  # text and reasoning are never open together
+                state.blocks.reasoning_delta(text, out)
+        elif chunk.type == "text" and chunk.text:
+            _on_text(state, chunk.text, out)
 
 
 _DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w-]+=[^;,]*)*;base64,", re.ASCII)
@@ -741,7 +773,10 @@ def _close_all(state: ChatState, out: list[LLMEvent]) -> None:
 
 
 def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> None:
-    fn = delta.function or delta.custom  # a custom tool's free text comes as ``custom.input``
+    # ``type`` decides what kind of call this is: some servers (Snowflake Cortex) fill every field,
+    # sending an empty ``custom`` object beside the ``function`` of a function call.
+    custom = delta.type == "custom" or (delta.type is None and delta.function is None)
+    fn = delta.custom if custom else delta.function  # a custom tool's free text comes as ``custom.input``
     tool: ToolInput | None = None
     if delta.id is not None and delta.id in state.tool_by_id:
         tool = state.tool_by_id[delta.id]  # some servers repeat the id in every fragment
@@ -764,7 +799,7 @@ def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> 
         key: int | str = (
             delta.index if state.quirks.tool_call_key == "index" and delta.index is not None else call_id
         )
-        custom = delta.custom is not None or delta.type == "custom"
+        custom = custom and delta.custom is not None
         tool = ToolInput(
             call_id, (fn.name if fn else None) or "", out, metadata=call_metadata() if custom else None
         )
