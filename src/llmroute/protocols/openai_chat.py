@@ -51,7 +51,14 @@ from .openai_chat_custom import (
     lower_custom,
     lower_custom_call,
 )
-from .openai_chat_reasoning import details_text, end_reasoning, on_reasoning_details, reasoning_details_out
+from .openai_chat_reasoning import (
+    ContentChunk,
+    details_text,
+    end_reasoning,
+    on_content_chunks,
+    on_reasoning_details,
+    reasoning_details_out,
+)
 
 __all__ = [
     "HOSTED_TOOLS",
@@ -250,23 +257,8 @@ class _Audio(msgspec.Struct):
     expires_at: int | None = None
 
 
-class _ThinkingText(msgspec.Struct):
-    type: str = ""
-    text: str | None = None
-
-
-class _ContentChunk(msgspec.Struct):
-    """Mistral's reasoning models (``magistral``) send ``content`` as a list of chunks:
-    ``{"type": "thinking", "thinking": [{"type": "text", "text": ...}]}`` and
-    ``{"type": "text", "text": ...}``; other chunk types (``reference``, ``image_url``) carry no text."""
-
-    type: str = ""
-    text: str | None = None
-    thinking: list[_ThinkingText] | str | None = None
-
-
 class _Delta(msgspec.Struct):
-    content: str | list[_ContentChunk] | None = None
+    content: str | list[ContentChunk] | None = None  # a list: Mistral (see ContentChunk)
     reasoning_content: str | None = None
     reasoning: str | None = None
     tool_calls: list[_ToolDelta] | None = None
@@ -671,11 +663,10 @@ def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
     if delta.executed_tools:
         _on_executed_tools(state, delta.executed_tools, out)
     content = delta.content
-    if content:
-        if isinstance(content, str):
-            _on_text(state, content, out)
-        else:
-            _on_content_chunks(state, content, out)
+    if isinstance(content, list):
+        on_content_chunks(state, content, out, _on_text)
+    elif content:
+        _on_text(state, content, out)
     if delta.refusal:
         _on_text(state, delta.refusal, out)
         state.refused = True
@@ -688,19 +679,6 @@ def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
         _on_images(state, delta.images, out)
     if delta.audio is not None:
         _on_audio(state, delta.audio, out)
-
-
-def _on_content_chunks(state: ChatState, chunks: list[_ContentChunk], out: list[LLMEvent]) -> None:
-    """Mistral's chunked content: ``thinking`` chunks are reasoning, ``text`` chunks message text."""
-    for chunk in chunks:
-        if chunk.type == "thinking":
-            pieces = chunk.thinking
-            text = pieces if isinstance(pieces, str) else "".join(p.text or "" for p in pieces or ())
-            if text:
-                state.blocks.end_text(out)  # text and reasoning are never open together
-                state.blocks.reasoning_delta(text, out)
-        elif chunk.type == "text" and chunk.text:
-            _on_text(state, chunk.text, out)
 
 
 _DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w-]+=[^;,]*)*;base64,", re.ASCII)
@@ -773,8 +751,7 @@ def _close_all(state: ChatState, out: list[LLMEvent]) -> None:
 
 
 def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> None:
-    # ``type`` decides what kind of call this is: some servers (Snowflake Cortex) fill every field,
-    # sending an empty ``custom`` object beside the ``function`` of a function call.
+    # ``type`` decides: Snowflake Cortex sends an empty ``custom`` beside a function call's ``function``
     custom = delta.type == "custom" or (delta.type is None and delta.function is None)
     fn = delta.custom if custom else delta.function  # a custom tool's free text comes as ``custom.input``
     tool: ToolInput | None = None

@@ -50,7 +50,6 @@ from ..schema.content import (
 )
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
-    FinishReason,
     LLMEvent,
     ReasoningDelta,
     TextDelta,
@@ -58,6 +57,7 @@ from ..schema.events import (
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
+from . import openai_responses_finish as finish
 from . import openai_responses_items as calls
 from ._shared import (
     Blocks,
@@ -877,16 +877,6 @@ def _usage(raw: dict[str, Any], searches: int) -> Usage:
     )
 
 
-# A Response in one of these states holds no finished answer (what is there stays in ``partial``).
-_UNFINISHED = {
-    "queued": "it waits to run in the background; fetch it later with GET /responses/{id}",
-    "in_progress": "it still runs in the background; fetch it later with GET /responses/{id}",
-    "cancelled": "it was cancelled before it completed",
-}
-
-_INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length", "content_filter": "content-filter"}
-
-
 def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     response = (
         decode_frame(_response_decoder, ev.response, f"{NAME} response") if ev.response else _Response()
@@ -899,22 +889,14 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
     status = response.status or ev.type.removeprefix("response.")
     if status == "failed":
         raise from_stream_event(response.error or {"message": "response failed"}, NAME)
-    if status in _UNFINISHED:
-        raise InvalidProviderOutputError(
-            f"{NAME}: the response ({response.id}) is {status}, not finished: {_UNFINISHED[status]}",
-            code=f"response_{status}",
-        )
+    finish.refuse_unfinished(response.id, status)
     _close_all(state, out)
     if state.cited_urls and not state.searched:  # OpenRouter's web plugin reports no call
         state.searched = True
         search_from_citations(f"ws_{response.id or 'response'}", state.cited_urls, out)
-    if status == "incomplete":
-        details = response.incomplete_details
-        state.reason = _INCOMPLETE.get(details.reason or "", "unknown") if details else "unknown"
-    elif state.refused:
-        state.reason = "content-filter"
-    else:
-        state.reason = "tool-calls" if state.client_calls else "stop"
+    details = response.incomplete_details
+    incomplete = details.reason if details else None
+    state.reason = finish.finish_reason(status, incomplete, state.refused, state.client_calls)
     state.done = True
 
 
