@@ -45,6 +45,7 @@ LAYERS: dict[str, int] = {
     "console": 1,
     "hosted": 1,
     "media": 1,
+    "state": 1,  # shared state (in-process / Redis) for router health and gateway limits
     "route": 2,
     "protocols": 3,
     "tools": 3,
