@@ -116,6 +116,7 @@ _LAZY = {
     "image": "media",
     "client_tools": "",
     "hosted": "",
+    "telemetry": "",
     "testing": "",
 }
 
