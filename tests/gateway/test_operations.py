@@ -339,3 +339,40 @@ def test_an_upstream_404_is_a_502_naming_the_upstream(upstream: FaultServer) -> 
             client.chat.completions.create(model="main", messages=[{"role": "user", "content": "x"}])
     assert info.value.status_code == 502 and info.value.code == "upstream_not_found"
     assert "upstream answered 404" in info.value.message and "base_url" in info.value.message
+
+
+def test_key_entries_by_hash_and_restricted_to_models(upstream: FaultServer) -> None:
+    import hashlib
+
+    raw = ops_config(upstream)
+    raw["models"]["second"] = {**raw["models"]["main"], "model": "m2"}
+    hashed = "sha256:" + hashlib.sha256(b"hashed-client-key").hexdigest()
+    raw["keys"] = [{"id": "narrow", "key": hashed, "models": ["second"]}]
+    upstream.add(answer("ok"))
+    with Served(create_app(load(raw))) as served:
+        listed = httpx.get(served.base_url + "/models", headers={"x-api-key": "hashed-client-key"}, timeout=5)
+        refused = post(served, ask(), key="hashed-client-key")
+        allowed = post(served, {**ask(), "model": "second"}, key="hashed-client-key")
+        by_hash = post(served, ask(), key=hashed)
+    assert [m["id"] for m in listed.json()["data"]] == ["second"]
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "model_not_allowed"
+    assert allowed.status_code == 200
+    assert by_hash.status_code == 401  # the hash itself is not a key
+
+
+@pytest.mark.parametrize(
+    ("keys", "needle"),
+    [
+        ([{"id": "a", "key": "k"}, {"id": "a", "key": "k2"}], "$.keys[1].id: must be non-empty and unique"),
+        ([{"id": "a", "key": "sha256:abc"}], "$.keys[0].key: sha256: must be followed by 64 hex digits"),
+        ([{"id": "a", "key": "k", "models": ["nope"]}], "$.keys[0].models[0]: 'nope' is not a public model"),
+        ([{"id": "a", "key": "k", "rpm": 0}], "$.keys[0].rpm: must be at least 1"),
+        ([""], "$.keys[0]"),
+    ],
+)
+def test_bad_key_entries_fail_at_start(upstream: FaultServer, keys: list[Any], needle: str) -> None:
+    from llmroute.schema.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        load({**ops_config(upstream), "keys": keys})
+    assert needle in str(info.value)
