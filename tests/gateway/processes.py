@@ -30,7 +30,7 @@ class GatewayProcess:
         os.write(handle, json.dumps(config).encode())
         os.close(handle)
         self.config_path = Path(path)
-        self.log = tempfile.TemporaryFile()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115  (closed by stop)
         command = [
             sys.executable,
             "-m",
@@ -78,8 +78,14 @@ class GatewayProcess:
         finally:
             self.config_path.unlink(missing_ok=True)
 
+    def close(self) -> None:
+        self.log.close()
+
     def __enter__(self) -> GatewayProcess:
         return self.wait_ready()
 
     def __exit__(self, *exc: object) -> None:
-        self.stop()
+        try:
+            self.stop()
+        finally:
+            self.close()
