@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from .client import Client
     from .media import file, image
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
+    from .route.socket_pool import SocketPool
     from .stream import EventStream
     from .sync import SyncClient, SyncEventStream
     from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
@@ -96,6 +97,7 @@ _LAZY = {
     "RetryPolicy": "route",
     "Route": "route",
     "Secret": "route",
+    "SocketPool": "route.socket_pool",
     "SyncClient": "sync",
     "SyncEventStream": "sync",
     "Timeouts": "route",
@@ -178,6 +180,7 @@ __all__ = [
     "Role",
     "Route",
     "Secret",
+    "SocketPool",
     "StepFinish",
     "StepResult",
     "StepStart",

@@ -13,6 +13,7 @@ from .route.executor import ExecutionContext, run_step
 from .route.policy import RetryPolicy, Timeouts
 from .route.prepared import PreparedRequest
 from .route.redact import install_log_redaction
+from .route.socket_pool import SocketPool
 from .schema.errors import ClientClosedError, InvalidRequestError
 from .schema.request import LLMRequest
 from .schema.response import LLMResponse
@@ -64,6 +65,7 @@ class Client:
         sleep: Callable[[float], Awaitable[Any]] | None = None,
         max_response_bytes: int | None = None,
         max_connections: int | None = None,
+        socket_pool: SocketPool | None = None,
     ) -> None:
         """``timeouts`` and ``retry`` are the defaults for every call (each call may override them);
         ``max_error_bytes`` caps how much of an error body is read; ``sleep`` is the backoff sleep
@@ -74,10 +76,15 @@ class Client:
         ``max_connections``: how many requests the client's own connection pool runs at once
         (default ``DEFAULT_MAX_CONNECTIONS``, 1,000); more wait for a free connection, bounded by
         the ``first_byte`` and ``total`` deadlines, never by ``connect``. With ``http=`` the given
-        client's own limits apply instead, so passing both is an error."""
+        client's own limits apply instead, so passing both is an error.
+
+        ``socket_pool``: where WebSocket connections (OpenAI Responses' WebSocket mode) are kept
+        across calls; ``SocketPool(max_idle=..., idle_timeout=..., max_age=...)`` tunes it (default
+        ``SocketPool()``). The client closes it with ``aclose()``."""
         _check_type("http", http, httpx.AsyncClient, "an httpx.AsyncClient")
         _check_type("timeouts", timeouts, Timeouts, "llmroute.Timeouts(...)")
         _check_type("retry", retry, RetryPolicy, "llmroute.RetryPolicy(...)")
+        _check_type("socket_pool", socket_pool, SocketPool, "llmroute.SocketPool(...)")
         _check_count("max_error_bytes", max_error_bytes, low=0, optional=False)
         _check_count("max_response_bytes", max_response_bytes, low=1)
         _check_count("max_connections", max_connections, low=1)
@@ -99,6 +106,7 @@ class Client:
         self.max_connections = max_connections or DEFAULT_MAX_CONNECTIONS
         self._owns_http = http is None
         self._http = http
+        self.sockets = socket_pool or SocketPool()
         self._closed = False
 
     @property
@@ -140,15 +148,17 @@ class Client:
             if max_response_bytes is not None
             else self.max_response_bytes,
             max_connections=self.max_connections if self._owns_http else None,
+            sockets=self.sockets,
         )
 
     def __repr__(self) -> str:
         return f"Client(timeouts={self.timeouts!r}, retry={self.retry!r})"
 
     async def aclose(self) -> None:
-        """Close the connection pool (when the client made it). Idempotent; afterwards every call
-        raises ``ClientClosedError``."""
+        """Close the connection pool (when the client made it) and the WebSocket connections.
+        Idempotent; afterwards every call raises ``ClientClosedError``."""
         self._closed = True
+        await self.sockets.aclose()
         if self._owns_http and self._http is not None:
             await self._http.aclose()
             self._http = None

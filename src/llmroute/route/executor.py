@@ -43,11 +43,12 @@ from .decoding import output_error
 from .model import model_of
 from .prepared import PreparedRequest
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
-from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, transport_error
+from .transport import HttpTransport, HttpWire, PooledTransport, Transport, Wire, may_resend, transport_error
 from .watchdog import DeadlineExceeded, Watchdog
 
 if TYPE_CHECKING:
     from .policy import RetryPolicy, Timeouts
+    from .socket_pool import SocketPool
 
 __all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_step"]
 
@@ -74,6 +75,7 @@ class ExecutionContext:
         "max_response_bytes",
         "retry",
         "sleep",
+        "sockets",
         "timeouts",
         "transport",
     )
@@ -88,8 +90,10 @@ class ExecutionContext:
         sleep: Sleep | None = None,
         max_response_bytes: int | None = None,
         max_connections: int | None = None,
+        sockets: SocketPool | None = None,
     ) -> None:
         self.http = http
+        self.sockets = sockets  # the client's WebSocket connections, kept across calls
         self.max_connections = max_connections  # the pool size, when the client built the pool
         self.timeouts = timeouts
         self.retry = retry
@@ -169,7 +173,14 @@ async def _open(ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, d
     transport: Transport = model.route.transport or ctx.transport
     log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
     with secrets_in_scope(prepared.secrets):  # what the HTTP stack logs meanwhile is redacted
-        wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: run_step
+        if (
+            ctx.sockets is not None
+            and transport is not ctx.transport
+            and isinstance(transport, PooledTransport)
+        ):
+            wire = await transport.open_pooled(ctx.sockets, prepared, ctx.http_timeout())
+        else:
+            wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: run_step
     attempt.wire = wire
     if 200 <= wire.status < 300 and not is_web_page(wire.headers):
         return wire
@@ -333,10 +344,12 @@ async def run_step(
             _scrub(exc, attempt.prepared.secrets if attempt.prepared is not None else ())
             if exc.http is None and attempt.prepared is not None:
                 wire_now = attempt.wire
+                # A message on an open WebSocket has no HTTP status: the error names the socket.
+                socket: str | None = getattr(wire_now, "socket_url", None)
                 exc.http = http_context(
-                    attempt.prepared.method,
-                    attempt.prepared.url,
-                    wire_now.status if wire_now is not None else None,
+                    "WEBSOCKET" if socket else attempt.prepared.method,
+                    socket or attempt.prepared.url,
+                    wire_now.status if wire_now is not None and not socket else None,
                     wire_now.headers if wire_now is not None else None,
                     secrets=attempt.prepared.secrets,
                 )
