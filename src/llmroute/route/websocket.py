@@ -209,6 +209,11 @@ class WebSocketWire:
             ) from None
 
     @property
+    def upgraded(self) -> bool:
+        """The handshake succeeded (else ``status`` and the body are the server's refusal)."""
+        return self._protocol is not None
+
+    @property
     def usable(self) -> bool:
         """Open, not failed, and nothing unread: fit to carry the next request."""
         protocol = self._protocol
@@ -361,7 +366,7 @@ class WebSocketTransport:
 
     async def _own(self, prepared: PreparedRequest, timeout: httpx.Timeout) -> WebSocketWire:  # noqa: ASYNC109
         wire = await self.connect(prepared, timeout)
-        if wire.status == 200:
+        if wire.upgraded:
             try:
                 await wire.send_text(self.to_message(prepared.body))
             except BaseException:
@@ -403,7 +408,7 @@ class WebSocketTransport:
             else:
                 return SocketCall(self, pool, key, prepared, timeout, turn, chosen, message is not None, True)
         socket = await self.connect(prepared, timeout)
-        if socket.status != 200:
+        if not socket.upgraded:
             return socket  # a refused upgrade: the executor reads its status and body
         call = SocketCall(self, pool, key, prepared, timeout, turn, socket, False, False)
         try:
@@ -546,7 +551,7 @@ class SocketCall:
         self.reused = False
         socket = await self._transport.connect(self._prepared, self._timeout)
         self.socket = socket
-        if socket.status != 200:
+        if not socket.upgraded:
             raise TransportError(
                 f"reconnecting the WebSocket to {redact_url(self._prepared.url)} was refused "
                 f"(status {socket.status})",
