@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["StreamSanitizer", "sanitize"]
+__all__ = ["StreamSanitizer", "sanitize", "sanitize_mapped"]
 
 _ESC: Final = "\x1b"
 _BEL: Final = "\x07"
@@ -155,3 +155,21 @@ def sanitize(text: str) -> str:
     if _SPECIAL.search(text) is None:
         return text
     return StreamSanitizer().feed(text)
+
+
+def sanitize_mapped(text: str) -> tuple[str, list[int]]:
+    """``sanitize(text)`` and where each position ``0..len(text)`` lands in it (to place something
+    in the sanitised text at a position meant for the original)."""
+    if sanitize(text) is text:
+        return text, list(range(len(text) + 1))
+    machine = StreamSanitizer()
+    out: list[str] = []
+    where: list[int] = []
+    size = 0
+    for ch in text:
+        where.append(size)
+        kept = machine.feed(ch)
+        out.append(kept)
+        size += len(kept)
+    where.append(size)
+    return "".join(out), where
