@@ -31,7 +31,6 @@ from .markdown import SOURCE_TEXT, Region, escape_label, neutralize, safe_destin
 __all__ = ["UngroundedAnswerError", "render_cited"]
 
 
-
 class UngroundedAnswerError(InvalidProviderOutputError):
     """The provider answered but gave no grounding that can be cited. Code ``UNGROUNDED_ANSWER``."""
 

@@ -34,7 +34,7 @@ def test_a_source_url_that_is_not_http_is_not_rendered_as_a_link(url: str) -> No
     )
     report = report_markdown(answer)
     assert _links(report) == ["https://ok.test/a"]
-    assert f"](" + url not in report
+    assert "](" + url not in report
     assert "- Evil (`" in report and "not linked" in report  # still listed, as text
 
 
