@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     from .media import file, image
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
     from .route.hooks import CallInfo, CallResult, Hook, LoopInfo, ResponseHead, ToolInfo
+    from .route.socket_pool import SocketPool
     from .stream import EventStream
     from .sync import SyncClient, SyncEventStream
     from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
@@ -103,6 +104,7 @@ _LAZY = {
     "RetryPolicy": "route",
     "Route": "route",
     "Secret": "route",
+    "SocketPool": "route.socket_pool",
     "SyncClient": "sync",
     "SyncEventStream": "sync",
     "Timeouts": "route",
@@ -190,6 +192,7 @@ __all__ = [
     "Role",
     "Route",
     "Secret",
+    "SocketPool",
     "StepFinish",
     "StepResult",
     "StepStart",
