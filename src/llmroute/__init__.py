@@ -16,6 +16,7 @@ from .schema import (
     ApprovalRequestPart,
     ApprovalResponsePart,
     AssistantPart,
+    Attempt,
     AuthenticationError,
     CachePolicy,
     Citation,
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
     from .client import Client
     from .media import file, image
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
+    from .router import Router, Target
     from .stream import EventStream
     from .sync import SyncClient, SyncEventStream
     from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
@@ -95,6 +97,8 @@ _LAZY = {
     "PreparedRequest": "route",
     "RetryPolicy": "route",
     "Route": "route",
+    "Router": "router",
+    "Target": "router",
     "Secret": "route",
     "SyncClient": "sync",
     "SyncEventStream": "sync",
@@ -131,6 +135,7 @@ __all__ = [
     "ApprovalRequestPart",
     "ApprovalResponsePart",
     "AssistantPart",
+    "Attempt",
     "AuthenticationError",
     "ClientClosedError",
     "CachePolicy",
@@ -177,6 +182,7 @@ __all__ = [
     "RetryPolicy",
     "Role",
     "Route",
+    "Router",
     "Secret",
     "StepFinish",
     "StepResult",
@@ -185,6 +191,7 @@ __all__ = [
     "TextEnd",
     "TextPart",
     "TextStart",
+    "Target",
     "TimeoutError",
     "Tool",
     "Timeouts",

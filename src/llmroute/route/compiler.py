@@ -13,7 +13,7 @@ from ..schema.options import merge_generation
 from ..schema.request import LLMRequest
 from ..schema.tools import ToolDefinition
 from ..schema.validate import validate_request
-from .model import Route, model_of
+from .model import ModelGroup, Route, model_of
 from .prepared import PreparedRequest
 from .redact import redact_url
 
@@ -84,6 +84,8 @@ def _check_base_url(route: Route) -> None:
 
 async def prepare(request: LLMRequest) -> PreparedRequest:
     validate_request(request)
+    if isinstance(request.model, ModelGroup):  # a router: shown on its first choice
+        request = msgspec.structs.replace(request, model=request.model.models()[0])
     request = resolve_request(request)
     model = model_of(request)
     route: Route = model.route

@@ -40,7 +40,7 @@ from ..schema.request import LLMRequest
 from .classify import from_response, http_context, is_web_page
 from .compiler import is_streaming, prepare
 from .decoding import output_error
-from .model import model_of
+from .model import ModelGroup, model_of
 from .prepared import PreparedRequest
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
 from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, transport_error
@@ -49,7 +49,7 @@ from .watchdog import DeadlineExceeded, Watchdog
 if TYPE_CHECKING:
     from .policy import RetryPolicy, Timeouts
 
-__all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_step"]
+__all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_model_step", "run_step"]
 
 log = get_logger(__name__)
 
@@ -203,11 +203,22 @@ def _should_retry(exc: BaseException, attempt: _Attempt, policy: RetryPolicy) ->
     return attempt.wire is not None
 
 
-async def run_step(
+def run_step(
     ctx: ExecutionContext, request: LLMRequest, index: int = 0, finish: bool = False
 ) -> AsyncGenerator[list[LLMEvent], None]:
     """One model call as batches of events: ``step-start`` ... ``step-finish`` (then ``finish``
-    when ``finish``: a single-step call, consumed directly with no generator in between)."""
+    when ``finish``: a single-step call, consumed directly with no generator in between). A
+    ``ModelGroup`` (``llmroute.Router``) in ``request.model`` runs the call itself."""
+    group = request.model
+    if isinstance(group, ModelGroup):
+        return group.run_step(ctx, request, index, finish)
+    return run_model_step(ctx, request, index, finish)
+
+
+async def run_model_step(
+    ctx: ExecutionContext, request: LLMRequest, index: int = 0, finish: bool = False
+) -> AsyncGenerator[list[LLMEvent], None]:
+    """``run_step`` on the ``Model`` in ``request.model``."""
     model = model_of(request)
     route = model.route
     protocol = route.protocol
