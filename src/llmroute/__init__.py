@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     from .client import Client
     from .media import file, image
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
+    from .route.hooks import CallInfo, CallResult, Hook, LoopInfo, ResponseHead, ToolInfo
     from .router import Router, Target
     from .stream import EventStream
     from .sync import SyncClient, SyncEventStream
@@ -91,7 +92,13 @@ if TYPE_CHECKING:
 # The Client pulls in httpx, and ``media`` pathlib, mimetypes and urllib (a third of llmroute's
 # own import cost): load them on first use so `import llmroute` stays fast.
 _LAZY = {
+    "CallInfo": "route.hooks",
+    "CallResult": "route.hooks",
     "Client": "client",
+    "Hook": "route.hooks",
+    "LoopInfo": "route.hooks",
+    "ResponseHead": "route.hooks",
+    "ToolInfo": "route.hooks",
     "EventStream": "stream",
     "Model": "route",
     "PreparedRequest": "route",
@@ -137,6 +144,8 @@ __all__ = [
     "AssistantPart",
     "Attempt",
     "AuthenticationError",
+    "CallInfo",
+    "CallResult",
     "ClientClosedError",
     "CachePolicy",
     "Citation",
@@ -147,6 +156,7 @@ __all__ = [
     "Finish",
     "FinishReason",
     "GenerationOptions",
+    "Hook",
     "HostedTool",
     "HttpContext",
     "HttpOverlay",
@@ -156,6 +166,7 @@ __all__ = [
     "LLMEvent",
     "LLMRequest",
     "LLMResponse",
+    "LoopInfo",
     "Media",
     "MediaPart",
     "Message",
@@ -170,6 +181,7 @@ __all__ = [
     "ProviderInternalError",
     "QuotaExceededError",
     "RateLimitError",
+    "ResponseHead",
     "ResponseTooLargeError",
     "StreamConsumedError",
     "SyncClient",
@@ -202,6 +214,7 @@ __all__ = [
     "ToolError",
     "ToolExecutionError",
     "ToolFailure",
+    "ToolInfo",
     "ToolInputDelta",
     "ToolInputEnd",
     "ToolInputStart",

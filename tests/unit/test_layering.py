@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
     "terminal": 0,  # terminal-control hygiene for provider text: no llmroute imports
     "framing": 1,
     "build": 1,  # request constructors: values only
+    "catalog": 1,  # model limits, capabilities, prices; data only
     "client_tools": 1,
     "console": 1,
     "hosted": 1,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -17,6 +17,9 @@ from ..schema.validate import check_model
 from .auth import Auth
 from .endpoint import Endpoint
 from .protocol import Protocol
+
+if TYPE_CHECKING:
+    from ..catalog.info import ModelInfo
 
 __all__ = ["Model", "ModelGroup", "Route", "model_of", "models_of"]
 
@@ -60,6 +63,14 @@ class Model(msgspec.Struct, frozen=True):
     def with_(self, **changes: Any) -> Model:
         return msgspec.structs.replace(self, **changes)
 
+    @property
+    def info(self) -> ModelInfo | None:
+        """What ``llmroute.catalog`` knows about this model (context window, max output tokens,
+        capabilities, prices); ``None`` when the catalog does not know it."""
+        from ..catalog import lookup  # the catalog loads on first use, not with the route
+
+        return lookup(self.provider, self.id)
+
     def __repr__(self) -> str:
         return f"Model({self.provider}:{self.id} via {self.route.name})"
 
@@ -78,7 +89,7 @@ class ModelGroup(ABC):
 
     @abstractmethod
     def run_step(
-        self, ctx: Any, request: LLMRequest, index: int, finish: bool
+        self, ctx: Any, request: LLMRequest, index: int, finish: bool, loop: Any = None
     ) -> AsyncGenerator[list[LLMEvent], None]:
         """One model call (``route.executor.run_step``'s contract) on a model of the group's choosing."""
 

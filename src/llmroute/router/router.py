@@ -106,11 +106,11 @@ class _Slot:
 
 def _catalog_window(model: Model) -> int | None:
     try:
-        info: Any = getattr(model, "info", None)  # llmroute.catalog, when it knows the model
-    except Exception:  # the catalog is optional: no window known
+        info = model.info  # llmroute.catalog (loaded on first use), when it knows the model
+    except Exception:  # the catalog's data failed to load: the window is unknown, not an error
+        log.debug("llmroute: no catalog entry for %s", model, exc_info=True)
         return None
-    window = getattr(info, "context_window", None)
-    return window if isinstance(window, int) and window > 0 else None
+    return info.context_window if info is not None else None
 
 
 class _Observer:
@@ -348,12 +348,12 @@ class Router(ModelGroup):
     # --- the call ---
 
     def run_step(
-        self, ctx: Any, request: LLMRequest, index: int, finish: bool
+        self, ctx: Any, request: LLMRequest, index: int, finish: bool, loop: Any = None
     ) -> AsyncGenerator[list[LLMEvent], None]:
-        return self._run(ctx, request, index, finish)
+        return self._run(ctx, request, index, finish, loop)
 
     async def _run(
-        self, ctx: ExecutionContext, request: LLMRequest, index: int, finish: bool
+        self, ctx: ExecutionContext, request: LLMRequest, index: int, finish: bool, loop: Any
     ) -> AsyncGenerator[list[LLMEvent], None]:
         snapshot = await self._snapshot()
         attempts: list[Attempt] = []
@@ -380,7 +380,7 @@ class Router(ModelGroup):
             self._inflight[slot.name] += 1
             try:
                 async with aclosing(
-                    run_model_step(_context(ctx, slot.target), sent, index, finish)
+                    run_model_step(_context(ctx, slot.target), sent, index, finish, loop)
                 ) as batches:
                     async for batch in batches:
                         if not delivered:
@@ -448,6 +448,7 @@ def _context(ctx: ExecutionContext, target: Target) -> ExecutionContext:
         sleep=ctx.sleep,
         max_response_bytes=ctx.max_response_bytes,
         max_connections=ctx.max_connections,
+        hooks=ctx.hooks,
     )
 
 
