@@ -318,3 +318,16 @@ def test_router_arguments_are_checked() -> None:
         with pytest.raises(llmroute.InvalidRequestError, match=match) as info:
             make()
         assert "pw@" not in str(info.value)
+
+
+async def test_the_catalog_knows_a_models_window(servers: Servers) -> None:
+    known, other = servers(), servers()
+    other.add(ok("from other"))
+    router = Router(
+        [Target(chat_model(known, "gpt-4o"), name="gpt-4o"), Target(chat_model(other), priority=1)]
+    )
+    assert router.models()[0].info is not None
+    prompt = "word " * 130_000  # ~162k tokens: over gpt-4o's 128k window in the catalog
+    async with llmroute.Client(retry=NO_RETRY) as client:
+        response = await client.generate(_request(router, prompt))
+    assert response.text == "from other" and known.received == []
