@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import hmac
 import logging
+import math
 import re
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -61,10 +62,14 @@ from ..schema.events import (
 )
 from ..schema.request import LLMRequest
 from ..schema.response import LLMResponse
+from ..schema.usage import Usage
+from ..state import SharedState, open_state
 from ..stream import EventStream
 from . import chat, responses
 from .config import Gateway, Key
+from .limits import LimitExceeded, Limits
 from .observe import Observer, Record
+from .spend import Pricer
 
 if TYPE_CHECKING:
     from .metrics import Metrics
@@ -215,14 +220,23 @@ class _Gateway:
         self.metrics = metrics
         self.observer = Observer(metrics, gateway.access_log)
         self.ready = _ready_problem(gateway)
+        self.pricer = Pricer()
+        self.limits: Limits | None = None
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Starlette) -> AsyncGenerator[None, None]:
         if self.client is None:
             self.client = Client()
+        await anyio.to_thread.run_sync(self.pricer.warm, list(self.config.models.values()))
+        state: SharedState | None = None
+        if any(key.limited for key in self._keys):
+            state = open_state(self.config.redis_url)
+            self.limits = Limits(state)
         try:
             yield
         finally:
+            if state is not None:
+                await state.aclose()
             if self._own_client:
                 await self.client.aclose()
                 self.client = None
@@ -379,6 +393,30 @@ class _Gateway:
             return self._finish(record, self.failure(exc, record))
         return self._finish(record, _json(self._model_object(name)))
 
+    async def _admit(self, key: Key, record: Record) -> None:
+        assert self.limits is not None, "the lifespan sets up limits when a key has them"
+        try:
+            await self.limits.admit(key)
+        except LimitExceeded as exc:
+            headers: dict[str, str] = {}
+            if exc.retry_after is not None:
+                headers["retry-after"] = str(max(1, math.ceil(exc.retry_after)))
+            if exc.code == "budget_exceeded":
+                headers["x-should-retry"] = "false"
+                raise _Refused(429, exc.message, "insufficient_quota", exc.code, headers) from None
+            raise _Refused(429, exc.message, "rate_limit_error", exc.code, headers) from None
+        record.limited = key
+
+    async def _usage(self, record: Record, usage: Usage | None) -> None:
+        """Note a finished step's usage and cost; charge them to the key's limits."""
+        if usage is None:
+            return
+        cost = self.pricer.cost(record.served, usage) if record.served is not None else None
+        record.usage(usage, cost)
+        if record.limited is not None and self.limits is not None:
+            with anyio.CancelScope(shield=True):  # spent upstream even if the client has gone
+                await self.limits.charge(record.limited, usage.total_tokens, cost)
+
     def _finish(self, record: Record, response: Response) -> Response:
         self.observer.done(record)
         return response
@@ -423,13 +461,16 @@ class _Gateway:
                 f"{model.provider}/{model.id}",
                 payload.stream,
             )
+            record.served = model
+            if key.limited:
+                await self._admit(key, record)
             llm_request = lower(payload, model)
             assert self.client is not None, "the app's lifespan creates the client"
             events = self.client.stream(llm_request, tools=self.tools, retry=self.config.retry)
             upstream = True
             if not payload.stream:
                 response = await self._unless_gone(request, events.response())
-                record.usage(response.usage)
+                await self._usage(record, response.usage)
                 return self._finish(record, _json(whole(response, payload)))
             first = await self._unless_gone(request, self._open(events))
         except (ClientDisconnect, _Gone):
@@ -667,7 +708,7 @@ class _Gateway:
                         if record.ttft is None and isinstance(event, _ANSWER):
                             record.first_token()
                         elif isinstance(event, Finish):
-                            record.usage(event.usage)
+                            await self._usage(record, event.usage)
                         render(event, out)
                     if out:
                         yield b"".join(out)

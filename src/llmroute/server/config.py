@@ -292,10 +292,6 @@ def _key(entry: KeyEntry, path: str, public: tuple[str, ...]) -> Key:
             raise ConfigError(f"{path}.{name}: must be at least 1")
     if entry.budget_usd is not None and entry.budget_usd < 0:
         raise ConfigError(f"{path}.budgetUsd: must be 0 or more")
-    if entry.rpm is not None or entry.tpm is not None or entry.budget_usd is not None:
-        # enforced on the shared-state layer (in-process or Redis), which lands next: until then
-        # a limit that would not hold is refused rather than ignored
-        raise ConfigError(f"{path}: rpm, tpm and budgetUsd are not enforced by this version yet")
     models = frozenset(entry.models) if entry.models is not None else None
     return Key(entry.id, digest, models, entry.rpm, entry.tpm, entry.budget_usd, entry.budget_period)
 

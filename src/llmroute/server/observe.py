@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -36,9 +37,11 @@ class Record:
         "error",
         "input_tokens",
         "key",
+        "limited",
         "model",
         "output_tokens",
         "route",
+        "served",
         "start",
         "status",
         "stream",
@@ -60,16 +63,24 @@ class Record:
         self.output_tokens: int | None = None
         self.cost: float | None = None
         self.done = False
+        self.served: Any = None  # the upstream Model, for pricing
+        self.limited: Any = None  # the Key, when it has limits to charge
 
     def first_token(self) -> None:
         if self.ttft is None:
             self.ttft = time.perf_counter() - self.start
 
-    def usage(self, usage: Usage | None, cost: float | None = None) -> None:
+    def usage(self, usage: Usage | None, cost: Decimal | None = None) -> None:
         if usage is not None:
             self.input_tokens, self.output_tokens = usage.input_tokens, usage.output_tokens
         if cost is not None:
-            self.cost = cost
+            self.cost = float(cost)
+
+    @property
+    def tokens(self) -> int | None:
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        return (self.input_tokens or 0) + (self.output_tokens or 0)
 
 
 def _ms(seconds: float | None) -> float | None:
