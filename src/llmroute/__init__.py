@@ -84,6 +84,7 @@ if TYPE_CHECKING:
     from .media import file, image
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
     from .route.hooks import CallInfo, CallResult, Hook, LoopInfo, ResponseHead, ToolInfo
+    from .route.socket_pool import SocketPool
     from .router import Router, Target
     from .stream import EventStream
     from .sync import SyncClient, SyncEventStream
@@ -107,6 +108,7 @@ _LAZY = {
     "Router": "router",
     "Target": "router",
     "Secret": "route",
+    "SocketPool": "route.socket_pool",
     "SyncClient": "sync",
     "SyncEventStream": "sync",
     "Timeouts": "route",
@@ -196,6 +198,7 @@ __all__ = [
     "Route",
     "Router",
     "Secret",
+    "SocketPool",
     "StepFinish",
     "StepResult",
     "StepStart",
