@@ -16,6 +16,7 @@ from .schema import (
     ApprovalRequestPart,
     ApprovalResponsePart,
     AssistantPart,
+    Attempt,
     AuthenticationError,
     CachePolicy,
     Citation,
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
     from .route.hooks import CallInfo, CallResult, Hook, LoopInfo, ResponseHead, ToolInfo
     from .route.socket_pool import SocketPool
+    from .router import Router, Target
     from .stream import EventStream
     from .sync import SyncClient, SyncEventStream
     from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
@@ -103,6 +105,8 @@ _LAZY = {
     "PreparedRequest": "route",
     "RetryPolicy": "route",
     "Route": "route",
+    "Router": "router",
+    "Target": "router",
     "Secret": "route",
     "SocketPool": "route.socket_pool",
     "SyncClient": "sync",
@@ -140,6 +144,7 @@ __all__ = [
     "ApprovalRequestPart",
     "ApprovalResponsePart",
     "AssistantPart",
+    "Attempt",
     "AuthenticationError",
     "CallInfo",
     "CallResult",
@@ -191,6 +196,7 @@ __all__ = [
     "RetryPolicy",
     "Role",
     "Route",
+    "Router",
     "Secret",
     "SocketPool",
     "StepFinish",
@@ -200,6 +206,7 @@ __all__ = [
     "TextEnd",
     "TextPart",
     "TextStart",
+    "Target",
     "TimeoutError",
     "Tool",
     "Timeouts",

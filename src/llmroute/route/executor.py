@@ -41,7 +41,7 @@ from .classify import from_response, http_context, is_web_page
 from .compiler import is_streaming, prepare
 from .decoding import output_error
 from .hooks import CallInfo
-from .model import model_of
+from .model import ModelGroup, model_of
 from .prepared import PreparedRequest
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
 from .transport import HttpTransport, HttpWire, PooledTransport, Transport, Wire, may_resend, transport_error
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from .policy import RetryPolicy, Timeouts
     from .socket_pool import SocketPool
 
-__all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_step"]
+__all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_model_step", "run_step"]
 
 log = get_logger(__name__)
 
@@ -226,7 +226,7 @@ def _should_retry(exc: BaseException, attempt: _Attempt, policy: RetryPolicy) ->
     return attempt.wire is not None
 
 
-async def run_step(
+def run_step(
     ctx: ExecutionContext,
     request: LLMRequest,
     index: int = 0,
@@ -235,7 +235,22 @@ async def run_step(
 ) -> AsyncGenerator[list[LLMEvent], None]:
     """One model call as batches of events: ``step-start`` ... ``step-finish`` (then ``finish``
     when ``finish``: a single-step call, consumed directly with no generator in between).
-    ``loop``: the tool loop the call belongs to (for hooks)."""
+    ``loop``: the tool loop the call belongs to (for hooks). A ``ModelGroup`` (``llmroute.Router``)
+    in ``request.model`` runs the call itself (each of its attempts through ``run_model_step``)."""
+    group = request.model
+    if isinstance(group, ModelGroup):
+        return group.run_step(ctx, request, index, finish, loop)
+    return run_model_step(ctx, request, index, finish, loop)
+
+
+async def run_model_step(
+    ctx: ExecutionContext,
+    request: LLMRequest,
+    index: int = 0,
+    finish: bool = False,
+    loop: LoopInfo | None = None,
+) -> AsyncGenerator[list[LLMEvent], None]:
+    """``run_step`` on the ``Model`` in ``request.model``."""
     model = model_of(request)
     route = model.route
     protocol = route.protocol
