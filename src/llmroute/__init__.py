@@ -16,6 +16,7 @@ from .schema import (
     ApprovalRequestPart,
     ApprovalResponsePart,
     AssistantPart,
+    Attempt,
     AuthenticationError,
     CachePolicy,
     Citation,
@@ -82,6 +83,9 @@ if TYPE_CHECKING:
     from .client import Client
     from .media import file, image
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
+    from .route.hooks import CallInfo, CallResult, Hook, LoopInfo, ResponseHead, ToolInfo
+    from .route.socket_pool import SocketPool
+    from .router import Router, Target
     from .stream import EventStream
     from .sync import SyncClient, SyncEventStream
     from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
@@ -89,13 +93,22 @@ if TYPE_CHECKING:
 # The Client pulls in httpx, and ``media`` pathlib, mimetypes and urllib (a third of llmroute's
 # own import cost): load them on first use so `import llmroute` stays fast.
 _LAZY = {
+    "CallInfo": "route.hooks",
+    "CallResult": "route.hooks",
     "Client": "client",
+    "Hook": "route.hooks",
+    "LoopInfo": "route.hooks",
+    "ResponseHead": "route.hooks",
+    "ToolInfo": "route.hooks",
     "EventStream": "stream",
     "Model": "route",
     "PreparedRequest": "route",
     "RetryPolicy": "route",
     "Route": "route",
+    "Router": "router",
+    "Target": "router",
     "Secret": "route",
+    "SocketPool": "route.socket_pool",
     "SyncClient": "sync",
     "SyncEventStream": "sync",
     "Timeouts": "route",
@@ -131,7 +144,10 @@ __all__ = [
     "ApprovalRequestPart",
     "ApprovalResponsePart",
     "AssistantPart",
+    "Attempt",
     "AuthenticationError",
+    "CallInfo",
+    "CallResult",
     "ClientClosedError",
     "CachePolicy",
     "Citation",
@@ -142,6 +158,7 @@ __all__ = [
     "Finish",
     "FinishReason",
     "GenerationOptions",
+    "Hook",
     "HostedTool",
     "HttpContext",
     "HttpOverlay",
@@ -151,6 +168,7 @@ __all__ = [
     "LLMEvent",
     "LLMRequest",
     "LLMResponse",
+    "LoopInfo",
     "Media",
     "MediaPart",
     "Message",
@@ -165,6 +183,7 @@ __all__ = [
     "ProviderInternalError",
     "QuotaExceededError",
     "RateLimitError",
+    "ResponseHead",
     "ResponseTooLargeError",
     "StreamConsumedError",
     "SyncClient",
@@ -177,7 +196,9 @@ __all__ = [
     "RetryPolicy",
     "Role",
     "Route",
+    "Router",
     "Secret",
+    "SocketPool",
     "StepFinish",
     "StepResult",
     "StepStart",
@@ -185,6 +206,7 @@ __all__ = [
     "TextEnd",
     "TextPart",
     "TextStart",
+    "Target",
     "TimeoutError",
     "Tool",
     "Timeouts",
@@ -195,6 +217,7 @@ __all__ = [
     "ToolError",
     "ToolExecutionError",
     "ToolFailure",
+    "ToolInfo",
     "ToolInputDelta",
     "ToolInputEnd",
     "ToolInputStart",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack
 
@@ -10,9 +10,11 @@ import httpx
 
 from .route.compiler import prepare
 from .route.executor import ExecutionContext, run_step
+from .route.hooks import HookRunner, check_hooks, global_version, runner_for
 from .route.policy import RetryPolicy, Timeouts
 from .route.prepared import PreparedRequest
 from .route.redact import install_log_redaction
+from .route.socket_pool import SocketPool
 from .schema.errors import ClientClosedError, InvalidRequestError
 from .schema.request import LLMRequest
 from .schema.response import LLMResponse
@@ -64,6 +66,8 @@ class Client:
         sleep: Callable[[float], Awaitable[Any]] | None = None,
         max_response_bytes: int | None = None,
         max_connections: int | None = None,
+        hooks: Iterable[object] | None = None,
+        socket_pool: SocketPool | None = None,
     ) -> None:
         """``timeouts`` and ``retry`` are the defaults for every call (each call may override them);
         ``max_error_bytes`` caps how much of an error body is read; ``sleep`` is the backoff sleep
@@ -74,10 +78,19 @@ class Client:
         ``max_connections``: how many requests the client's own connection pool runs at once
         (default ``DEFAULT_MAX_CONNECTIONS``, 1,000); more wait for a free connection, bounded by
         the ``first_byte`` and ``total`` deadlines, never by ``connect``. With ``http=`` the given
-        client's own limits apply instead, so passing both is an error."""
+        client's own limits apply instead, so passing both is an error.
+
+        ``hooks``: ``llmroute.Hook`` subclasses called around every attempt, tool run and tool
+        loop (see ``llmroute.route.hooks``); ``llmroute.telemetry.instrument()`` adds its own to
+        every client.
+
+        ``socket_pool``: where WebSocket connections (OpenAI Responses' WebSocket mode) are kept
+        across calls; ``SocketPool(max_idle=..., idle_timeout=..., max_age=...)`` tunes it (default
+        ``SocketPool()``). The client closes it with ``aclose()``."""
         _check_type("http", http, httpx.AsyncClient, "an httpx.AsyncClient")
         _check_type("timeouts", timeouts, Timeouts, "llmroute.Timeouts(...)")
         _check_type("retry", retry, RetryPolicy, "llmroute.RetryPolicy(...)")
+        _check_type("socket_pool", socket_pool, SocketPool, "llmroute.SocketPool(...)")
         _check_count("max_error_bytes", max_error_bytes, low=0, optional=False)
         _check_count("max_response_bytes", max_response_bytes, low=1)
         _check_count("max_connections", max_connections, low=1)
@@ -90,6 +103,9 @@ class Client:
                 "max_connections sizes the pool of the client llmroute creates; with http=, "
                 "set limits on your httpx.AsyncClient instead"
             )
+        self.hooks = check_hooks(hooks)
+        self._runner: HookRunner | None = None
+        self._runner_version = -1
         install_log_redaction()
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
@@ -99,6 +115,7 @@ class Client:
         self.max_connections = max_connections or DEFAULT_MAX_CONNECTIONS
         self._owns_http = http is None
         self._http = http
+        self.sockets = socket_pool or SocketPool()
         self._closed = False
 
     @property
@@ -140,15 +157,24 @@ class Client:
             if max_response_bytes is not None
             else self.max_response_bytes,
             max_connections=self.max_connections if self._owns_http else None,
+            hooks=self._hook_runner(),
+            sockets=self.sockets,
         )
+
+    def _hook_runner(self) -> HookRunner | None:
+        version = global_version()
+        if version != self._runner_version:  # built once, again only when a global hook changes
+            self._runner, self._runner_version = runner_for(self.hooks), version
+        return self._runner
 
     def __repr__(self) -> str:
         return f"Client(timeouts={self.timeouts!r}, retry={self.retry!r})"
 
     async def aclose(self) -> None:
-        """Close the connection pool (when the client made it). Idempotent; afterwards every call
-        raises ``ClientClosedError``."""
+        """Close the connection pool (when the client made it) and the WebSocket connections.
+        Idempotent; afterwards every call raises ``ClientClosedError``."""
         self._closed = True
+        await self.sockets.aclose()
         if self._owns_http and self._http is not None:
             await self._http.aclose()
             self._http = None

@@ -40,10 +40,12 @@ LAYERS: dict[str, int] = {
     "terminal": 0,  # terminal-control hygiene for provider text: no llmroute imports
     "framing": 1,
     "build": 1,  # request constructors: values only
+    "catalog": 1,  # model limits, capabilities, prices; data only
     "client_tools": 1,
     "console": 1,
     "hosted": 1,
     "media": 1,
+    "state": 1,  # shared state (in-process / Redis) for router health and gateway limits
     "route": 2,
     "protocols": 3,
     "tools": 3,
@@ -51,6 +53,7 @@ LAYERS: dict[str, int] = {
     "stream": 4,
     "sync": 4,
     "providers": 4,
+    "router": 4,  # Router over Targets: runs model calls through route.executor, health in state
     "testing": 4,
     "websearch": 5,
     "server": 5,
