@@ -3,6 +3,7 @@ two provider accountings, and counters that are not ints (bools included) refuse
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ COUNTERS = [
     "cache_write_tokens",
     "reasoning_tokens",
     "web_search_requests",
+    "cache_write_1h_tokens",
 ]
 
 
@@ -29,6 +31,18 @@ def test_each_counter_is_summed_on_its_own(name: str) -> None:
     assert getattr(a + Usage(), name) == 3  # None on the right keeps the left
     assert getattr(Usage() + b, name) == 40  # None on the left keeps the right
     assert getattr(Usage() + Usage(), name) is None  # never reported stays unknown
+
+
+def test_service_tier_and_reported_cost_across_steps() -> None:
+    flex, flex2 = Usage(service_tier="flex"), Usage(service_tier="flex")
+    assert (flex + flex2).service_tier == "flex"
+    assert (flex + Usage(service_tier="priority")).service_tier is None  # mixed tiers: no single tier
+    assert (flex + Usage()).service_tier is None
+    cost = Usage(reported_cost=Decimal("0.25")) + Usage(reported_cost=Decimal("0.5"))
+    assert cost.reported_cost == Decimal("0.75")
+    # a sum is reported only when every step reported its cost
+    assert (Usage(reported_cost=Decimal("0.25")) + Usage()).reported_cost is None
+    assert (Usage() + Usage(reported_cost=Decimal("0.25"))).reported_cost is None
 
 
 def test_a_full_sum_over_three_steps() -> None:
@@ -107,3 +121,10 @@ def test_counters_that_are_not_ints_are_refused(bad: object, position: int) -> N
     cached = {"input_tokens" if k == "uncached_input" else k: v for k, v in kwargs.items()}
     with pytest.raises(TypeError, match="not int"):
         Usage.from_cached(**cached)
+
+
+def test_the_one_hour_cache_write_part_passes_through() -> None:
+    u = Usage.from_uncached(uncached_input=1, output_tokens=1, cache_write=10, cache_write_1h=4)
+    assert (u.cache_write_tokens, u.cache_write_1h_tokens, u.input_tokens) == (10, 4, 11)
+    c = Usage.from_cached(input_tokens=20, output_tokens=1, cache_write=10, cache_write_1h=4)
+    assert (c.cache_write_tokens, c.cache_write_1h_tokens, c.non_cached_input_tokens) == (10, 4, 10)
