@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 
+from .attempt import Attempt
 from .content import (
     ApprovalRequestPart,
     AssistantPart,
@@ -28,6 +29,7 @@ from .events import (
     ReasoningEnd,
     ReasoningStart,
     StepFinish,
+    StepStart,
     TextDelta,
     TextEnd,
     TextStart,
@@ -48,6 +50,8 @@ class StepResult(msgspec.Struct, frozen=True):
     finish_reason: FinishReason
     usage: Usage | None
     tool_results: tuple[ToolResult, ...] = ()
+    target: str | None = None
+    """Through a ``Router``: the target that answered this step."""
 
 
 class LLMResponse(msgspec.Struct, frozen=True):
@@ -71,6 +75,9 @@ class LLMResponse(msgspec.Struct, frozen=True):
     tool_errors: tuple[ToolError, ...] = ()
     """Failed local tool calls of every step; ``.exception`` holds what a handler raised."""
     approval_requests: tuple[ApprovalRequest, ...] = ()  # to answer with ``llmroute.approval``
+    attempts: tuple[Attempt, ...] = ()
+    """Through a ``Router``: every target that failed (or refused) before another answered, in
+    order, over all steps; empty when the first choice answered (or without a router)."""
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -123,6 +130,8 @@ class ResponseBuilder:
         self.finished = False
         self._step_usage: Usage | None = None
         self._step_reason: FinishReason = "unknown"
+        self._target: str | None = None
+        self.attempts: list[Attempt] = []
 
     def _block(self, kind: str, id: str) -> _Block:
         block = self._blocks.get(id)
@@ -187,6 +196,9 @@ class ResponseBuilder:
             self.errors.append(event)
         elif isinstance(event, ToolError):
             self.tool_errors.append(event)
+        elif isinstance(event, StepStart) and event.target is not None:
+            self._target = event.target
+            self.attempts.extend(event.attempts)
 
     def _snapshot_step(self, index: int) -> StepResult:
         parts: list[AssistantPart] = []
@@ -219,6 +231,7 @@ class ResponseBuilder:
             self._step_reason,
             self._step_usage,
             tuple(self._step_results),
+            self._target,
         )
 
     def _current_text_blocks(self) -> dict[str, str]:
@@ -265,4 +278,5 @@ class ResponseBuilder:
             complete=self.finished,
             tool_errors=tuple(self.tool_errors),
             approval_requests=tuple(self.approval_requests),
+            attempts=tuple(self.attempts),
         )
