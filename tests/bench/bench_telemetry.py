@@ -35,13 +35,20 @@ def _body(events: int) -> bytes:
     parts = [chunk({"role": "assistant", "content": ""})]
     parts += [chunk({"content": f"w{i} "}) for i in range(events)]
     parts.append(chunk({}, "stop"))
-    usage = {"id": "c1", "model": "m", "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": events}}
+    usage = {
+        "id": "c1",
+        "model": "m",
+        "choices": [],
+        "usage": {"prompt_tokens": 5, "completion_tokens": events},
+    }
     parts.append(f"data: {json.dumps(usage)}\n\ndata: [DONE]\n\n")
     return "".join(parts).encode()
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--events", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
@@ -82,7 +89,9 @@ def main() -> None:
     request = llmroute.request(model=model, prompt="hi")
 
     async def run(hooks: list[Any]) -> float:
-        async with llmroute.Client(httpx.AsyncClient(transport=httpx.MockTransport(handler)), hooks=hooks) as client:
+        async with llmroute.Client(
+            httpx.AsyncClient(transport=httpx.MockTransport(handler)), hooks=hooks
+        ) as client:
             await client.generate(request)  # warm up
             began = time.perf_counter()
             for _ in range(args.calls):
