@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 try:
-    from opentelemetry import metrics, trace
+    from opentelemetry import context, metrics, trace
     from opentelemetry.trace import SpanKind, Status, StatusCode
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from .route.model import Model
     from .route.prepared import PreparedRequest
 
-__all__ = ["GenAIHook", "instrument", "is_instrumented", "uninstrument"]
+__all__ = ["GenAIHook", "instrument", "is_instrumented", "serve_traced", "uninstrument"]
 
 # gen_ai.provider.name: the conventions' well-known values for llmroute's provider names; any other
 # provider (an OpenAI-compatible family, a custom facade) is recorded under its own name.
@@ -532,3 +532,55 @@ def _output_messages(result: CallResult) -> list[dict[str, Any]]:
     message = _message(response.message)
     message["finish_reason"] = FINISH_REASONS.get(result.reason, result.reason)
     return [message]
+
+
+# the gateway ----------------------------------------------------------------------------------
+
+
+async def serve_traced(app: Any, scope: Any, receive: Any, send: Any, route: str) -> None:
+    """One SERVER span around a gateway request (``llmroute.server.tracing``): its parent is the
+    client's ``traceparent``, and the upstream calls made while serving it are its children."""
+    hook = _installed
+    if hook is None:
+        await app(scope, receive, send)
+        return
+    raw: list[tuple[bytes, bytes]] = scope.get("headers") or []
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in raw}
+    method = str(scope.get("method", "GET"))
+    attrs: dict[str, Any] = {
+        "http.request.method": method,
+        "url.path": str(scope.get("path", "")),  # never the query: it may carry a key
+        "url.scheme": str(scope.get("scheme", "http")),
+    }
+    if route:
+        attrs["http.route"] = route
+    server = scope.get("server")
+    if server:
+        attrs["server.address"], attrs["server.port"] = str(server[0]), int(server[1])
+    span = hook.tracer.start_span(
+        f"{method} {route}" if route else method,
+        context=_TRACEPARENT.extract(headers),
+        kind=SpanKind.SERVER,
+        attributes=attrs,
+    )
+    status: list[int] = []
+
+    async def send_status(message: Any) -> None:
+        if message.get("type") == "http.response.start":
+            status.append(int(message.get("status", 0)))
+        await send(message)
+
+    token = context.attach(trace.set_span_in_context(span))
+    try:
+        await app(scope, receive, send_status)
+    except BaseException as exc:
+        kind = _error_type(exc)
+        _set_error(span, kind, kind)
+        raise
+    finally:
+        context.detach(token)
+        if status:
+            span.set_attribute("http.response.status_code", status[0])
+            if status[0] >= 500:
+                _set_error(span, str(status[0]), f"HTTP {status[0]}")
+        span.end()

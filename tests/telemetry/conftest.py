@@ -105,3 +105,9 @@ def otel() -> Iterator[Otel]:
         telemetry.uninstrument()
         tracer_provider.shutdown()
         meter_provider.shutdown()
+
+
+@pytest.fixture
+def upstream(server: FaultServer) -> FaultServer:
+    """The gateway tests' name for the scripted upstream."""
+    return server
