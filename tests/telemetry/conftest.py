@@ -14,21 +14,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from llmroute import telemetry
+from tests.reliability.conftest import anyio_backend, server  # asyncio and trio; the 127.0.0.1 server
 from tests.reliability.server import FaultServer
 
-
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-@pytest.fixture
-def server() -> Iterator[FaultServer]:
-    srv = FaultServer().start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
+__all__ = ["anyio_backend", "server"]
 
 
 class Counter(SpanProcessor):
