@@ -18,10 +18,15 @@ class EventStream:
     """Iterate with ``async for``. Leaving an ``async with`` block, ``aclose()``, or dropping the
     stream after ``break`` closes the connection; nothing keeps reading a body nobody consumes."""
 
-    __slots__ = ("_batch", "_batches", "_builder", "_ended", "_i")
+    __slots__ = ("_batch", "_batches", "_builder", "_ended", "_i", "_model")
 
-    def __init__(self, batches: AsyncGenerator[list[LLMEvent], None]) -> None:
+    def __init__(self, batches: AsyncGenerator[list[LLMEvent], None], *, model: object = None) -> None:
         self._batches = batches
+        # (provider, id) of the request's model, for ``response.cost``
+        provider, model_id = getattr(model, "provider", None), getattr(model, "id", None)
+        self._model = (
+            (provider, model_id) if isinstance(provider, str) and isinstance(model_id, str) else (None, None)
+        )
         self._batch: list[LLMEvent] = []
         self._i = 0
         self._builder: ResponseBuilder | None = None
@@ -146,14 +151,27 @@ class EventStream:
     def track(self) -> ResponseBuilder:
         """Fold every event this stream yields from now on; read ``.build()`` at any time."""
         if self._builder is None:
-            self._builder = ResponseBuilder()
+            self._builder = self._new_builder()
         return self._builder
+
+    @property
+    def provider(self) -> str | None:
+        """The provider of the request's model (what ``response.cost`` prices against)."""
+        return self._model[0]
+
+    @property
+    def model_id(self) -> str | None:
+        """The request's model id."""
+        return self._model[1]
+
+    def _new_builder(self) -> ResponseBuilder:
+        return ResponseBuilder(provider=self._model[0], model_id=self._model[1])
 
     async def response(self) -> LLMResponse:
         """Consume the rest of the stream and return the folded response. If the stream fails, the
         error carries the partial response in ``.partial``."""
         self._check_fresh()
-        builder = self._builder or ResponseBuilder()
+        builder = self._builder or self._new_builder()
         self._builder = None
         try:
             async for batch in self.batches():

@@ -22,6 +22,7 @@ from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..schema.cost import reported_cost
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import Citation, FinishReason, LLMEvent, Media, TextDelta, ToolCall, ToolResult
 from ..schema.mime import sniff, sniff_base64
@@ -278,6 +279,7 @@ class _Chunk(msgspec.Struct):
     error: dict[str, Any] | None = None
     x_groq: dict[str, Any] | None = None
     web_search: Any = None  # GLM: search hits next to choices (any shape; validated by its handler)
+    service_tier: str | None = None  # OpenAI: the tier that served the call (prices differ)
 
 
 class _WholeChoice(msgspec.Struct):
@@ -327,6 +329,7 @@ class ChatState(StreamState):
         "reasoning_details",
         "refused",
         "searched",
+        "service_tier",
         "started",
         "text_len",
         "text_starts",
@@ -356,6 +359,7 @@ class ChatState(StreamState):
         self.images = 0  # images produced so far (their media ids)
         self.audio = bytearray()  # decoded audio pieces, reported whole as media at the finish
         self.audio_info: dict[str, Any] = {}  # its id and expiry
+        self.service_tier: str | None = None  # the tier that served the call (Groq names it early)
 
 
 # 4. build_body ------------------------------------------------------------------------------------
@@ -608,6 +612,7 @@ def whole(state: ChatState, body: bytes, out: list[LLMEvent]) -> None:
         completion.error,
         completion.x_groq,
         completion.web_search,
+        completion.service_tier,
     )
     _on_chunk(state, chunk, body, out)
     state.done = True
@@ -636,10 +641,12 @@ def _on_chunk(state: ChatState, chunk: _Chunk, data: bytes, out: list[LLMEvent])
         raise InvalidProviderOutputError(
             f"{state.name}: chunk without choices", raw=data[:RAW_LIMIT].decode("utf-8", "replace")
         )
+    if chunk.service_tier is not None:
+        state.service_tier = chunk.service_tier
     if chunk.usage is not None:
-        state.usage = _usage(chunk.usage, state.quirks)
+        state.usage = _usage(chunk.usage, state.quirks, state.service_tier)
     elif chunk.x_groq is not None and isinstance(chunk.x_groq.get("usage"), dict):
-        state.usage = _usage(chunk.x_groq["usage"], state.quirks)
+        state.usage = _usage(chunk.x_groq["usage"], state.quirks, state.service_tier)
 
 
 def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
@@ -911,17 +918,17 @@ def _output_tokens(
     return completion + reasoning if apart else completion
 
 
-def _usage(raw: dict[str, Any], quirks: ChatQuirks) -> Usage:
+def _usage(raw: dict[str, Any], quirks: ChatQuirks, service_tier: str | None = None) -> Usage:
     details = _obj(raw.get("prompt_tokens_details"))
     cached = _int(details.get("cached_tokens"))
     if cached is None:
         cached = _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
-    # OpenRouter: ``server_tool_use`` (plugin) or ``server_tool_use_details`` (server tool); ``cost`` stays in raw.
+    # OpenRouter: ``server_tool_use`` (plugin) or ``server_tool_use_details`` (server tool).
     server = _obj(raw.get("server_tool_use") or raw.get("server_tool_use_details"))
     prompt = _int(raw.get("prompt_tokens"))
     reasoning = _int(_obj(raw.get("completion_tokens_details")).get("reasoning_tokens"))
     completion = _int(raw.get("completion_tokens"))
-    return Usage.from_cached(
+    usage = Usage.from_cached(
         input_tokens=prompt,
         output_tokens=_output_tokens(prompt, completion, reasoning, raw.get("total_tokens"), quirks),
         cache_read=cached,
@@ -930,6 +937,11 @@ def _usage(raw: dict[str, Any], quirks: ChatQuirks) -> Usage:
         web_search_requests=_int(server.get("web_search_requests")),
         raw=raw,
     )
+    # OpenRouter ``cost``, xAI ``cost_in_usd_ticks``; the tier OpenAI names
+    cost = reported_cost(raw)
+    if cost is None and service_tier is None:
+        return usage
+    return msgspec.structs.replace(usage, reported_cost=cost, service_tier=service_tier)
 
 
 def on_halt(state: ChatState, out: list[LLMEvent]) -> None:

@@ -48,6 +48,7 @@ from ..schema.content import (
     ToolCallPart,
     ToolResultPart,
 )
+from ..schema.cost import reported_cost
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
     FinishReason,
@@ -851,10 +852,10 @@ def _on_annotation(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> No
     calls.cite(state, block, annotation, out, _text_of(state, block))
 
 
-def _usage(raw: dict[str, Any], searches: int) -> Usage:
+def _usage(raw: dict[str, Any], searches: int, service_tier: str | None = None) -> Usage:
     details: dict[str, Any] = raw.get("input_tokens_details") or {}
     out_details: dict[str, Any] = raw.get("output_tokens_details") or {}
-    return Usage.from_cached(
+    usage = Usage.from_cached(
         input_tokens=raw.get("input_tokens"),
         output_tokens=raw.get("output_tokens"),
         cache_read=details.get("cached_tokens"),
@@ -863,6 +864,10 @@ def _usage(raw: dict[str, Any], searches: int) -> Usage:
         web_search_requests=searches or None,
         raw=raw,
     )
+    cost = reported_cost(raw)  # xAI's Responses API reports ``cost_in_usd_ticks``
+    if cost is None and service_tier is None:
+        return usage
+    return msgspec.structs.replace(usage, reported_cost=cost, service_tier=service_tier)
 
 
 _INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length", "content_filter": "content-filter"}
@@ -876,7 +881,7 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
     if response.service_tier:
         state.metadata["service_tier"] = response.service_tier
     if response.usage is not None:
-        state.usage = _usage(response.usage, state.searches)
+        state.usage = _usage(response.usage, state.searches, response.service_tier)
     status = response.status or ev.type.removeprefix("response.")
     if status == "failed":
         raise from_stream_event(response.error or {"message": "response failed"}, NAME)

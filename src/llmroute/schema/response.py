@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 import msgspec
@@ -16,6 +18,7 @@ from .content import (
     ToolCallPart,
     ToolResultPart,
 )
+from .cost import Cost
 from .events import (
     ApprovalRequest,
     Citation,
@@ -37,7 +40,7 @@ from .events import (
 )
 from .usage import Usage
 
-__all__ = ["LLMResponse", "ResponseBuilder", "StepResult"]
+__all__ = ["LLMResponse", "ResponseBuilder", "StepResult", "steps_cost"]
 
 
 class StepResult(msgspec.Struct, frozen=True):
@@ -48,6 +51,16 @@ class StepResult(msgspec.Struct, frozen=True):
     finish_reason: FinishReason
     usage: Usage | None
     tool_results: tuple[ToolResult, ...] = ()
+    provider: str | None = None
+    """The provider that served the step (``Model.provider``)."""
+    model_id: str | None = None
+    """The model id the step was sent to (``Model.id``)."""
+
+    @property
+    def cost(self) -> Cost | None:
+        """What this model call cost (the provider's figure or the catalog's; ``None`` when unknown).
+        Computed on access from ``usage``: nothing is priced while the stream runs."""
+        return _step_cost(self.provider, self.model_id, self.usage)
 
 
 class LLMResponse(msgspec.Struct, frozen=True):
@@ -71,6 +84,18 @@ class LLMResponse(msgspec.Struct, frozen=True):
     tool_errors: tuple[ToolError, ...] = ()
     """Failed local tool calls of every step; ``.exception`` holds what a handler raised."""
     approval_requests: tuple[ApprovalRequest, ...] = ()  # to answer with ``llmroute.approval``
+    provider: str | None = None
+    """The provider of the request's model (``Model.provider``)."""
+    model_id: str | None = None
+    """The request's model id (``Model.id``)."""
+
+    @property
+    def cost(self) -> Cost | None:
+        """What the response cost in USD: every step (each priced on its own usage, so a long-context
+        tier applies per call) plus the server-side ``web_search`` backend calls. ``None`` when any
+        part is unknown (``llmroute.catalog.cost_reason`` says why) - never a partial sum."""
+        usages = [step.usage for step in self.steps if step.usage is not None]
+        return steps_cost(self.provider, self.model_id, usages, self.tool_results)
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -89,6 +114,52 @@ class LLMResponse(msgspec.Struct, frozen=True):
         return tuple(out)
 
 
+def steps_cost(
+    provider: str | None,
+    model_id: str | None,
+    usages: Sequence[Usage],
+    tool_results: Sequence[ToolResult] = (),
+) -> Cost | None:
+    """The cost of a run of model calls (one ``Usage`` each) plus the server-side web_search backend
+    calls in ``tool_results``; ``None`` when no call reported usage or any part is unknown."""
+    total: Cost | None = None
+    for usage in usages:
+        cost = _step_cost(provider, model_id, usage)
+        if cost is None:
+            return None
+        total = cost if total is None else total + cost
+    if total is None:
+        return None
+    search = _search_cost(tool_results)
+    return None if search is None else total.with_search(search)
+
+
+def _step_cost(provider: str | None, model_id: str | None, usage: Usage | None) -> Cost | None:
+    if usage is None:
+        return None
+    if usage.reported_cost is not None:
+        return Cost(total=usage.reported_cost, source="provider")
+    if provider is None or model_id is None:
+        return None
+    from ..catalog import cost  # the catalog loads on first use (floor 1; data packages are optional)
+
+    return cost(provider, model_id, usage)
+
+
+def _search_cost(results: Sequence[ToolResult]) -> Decimal | None:
+    """The server-side web_search backend's cost, from each result's ``web_search`` metadata
+    (``websearch.server_tool``); ``None`` when a backend call's cost is unknown."""
+    total = Decimal(0)
+    for result in results:
+        backend = (result.provider_metadata or {}).get("web_search")
+        if isinstance(backend, dict) and "cost" in backend:
+            value: object = backend["cost"]  # pyright: ignore[reportUnknownVariableType]
+            if not isinstance(value, str):
+                return None
+            total += Decimal(value)
+    return total
+
+
 class _Block:
     __slots__ = ("chunks", "encrypted", "kind", "metadata", "signature")
 
@@ -103,8 +174,12 @@ class _Block:
 class ResponseBuilder:
     """Folds events into an ``LLMResponse``; usable part-way to report what arrived before a failure."""
 
-    def __init__(self, keep_events: bool = True) -> None:
+    def __init__(
+        self, keep_events: bool = True, *, provider: str | None = None, model_id: str | None = None
+    ) -> None:
         self._keep_events = keep_events
+        self.provider = provider
+        self.model_id = model_id
         self.events: list[LLMEvent] = []
         self._order: list[_Block | ToolCall | ToolResult | Media | ApprovalRequest] = []
         self._blocks: dict[str, _Block] = {}
@@ -219,6 +294,8 @@ class ResponseBuilder:
             self._step_reason,
             self._step_usage,
             tuple(self._step_results),
+            self.provider,
+            self.model_id,
         )
 
     def _current_text_blocks(self) -> dict[str, str]:
@@ -265,4 +342,6 @@ class ResponseBuilder:
             complete=self.finished,
             tool_errors=tuple(self.tool_errors),
             approval_requests=tuple(self.approval_requests),
+            provider=self.provider,
+            model_id=self.model_id,
         )

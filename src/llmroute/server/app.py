@@ -35,6 +35,7 @@ from starlette.routing import Route
 from ..client import Client
 from ..route.redact import redact_text
 from ..schema.content import ToolCallPart
+from ..schema.cost import Cost
 from ..schema.errors import (
     AuthenticationError,
     ContentPolicyError,
@@ -46,8 +47,10 @@ from ..schema.errors import (
     RateLimitError,
     TimeoutError,
 )
-from ..schema.events import Finish, LLMEvent, ReasoningDelta, TextDelta, ToolCall, ToolResult
+from ..schema.events import Finish, LLMEvent, ReasoningDelta, StepFinish, TextDelta, ToolCall, ToolResult
 from ..schema.request import LLMRequest
+from ..schema.response import steps_cost
+from ..schema.usage import Usage
 from ..stream import EventStream
 from . import chat, responses
 from .config import Gateway
@@ -59,6 +62,24 @@ log = logging.getLogger("llmroute.server")
 _encode = msgspec.json.Encoder().encode
 # Upstream URLs say where the gateway's providers live: never echoed to a client.
 _URL = re.compile(r"\b(?:https?|wss?)://[^\s\"'<>]+")
+
+
+class _Spend:
+    """A streamed run's step usages and server-tool results, priced once at its end (never per event)."""
+
+    __slots__ = ("results", "usages")
+
+    def __init__(self) -> None:
+        self.usages: list[Usage] = []
+        self.results: list[ToolResult] = []
+
+    def add(self, step: StepFinish) -> None:
+        if step.usage is not None:
+            self.usages.append(step.usage)
+
+    def cost(self, events: EventStream, finish: Finish | None) -> Cost | None:
+        usages = self.usages or ([finish.usage] if finish is not None and finish.usage is not None else [])
+        return steps_cost(events.provider, events.model_id, usages, self.results)
 
 
 class _Refused(Exception):
@@ -269,6 +290,7 @@ class _Gateway:
         text_id: str | None = None
         text: list[str] = []
         finish: Finish | None = None
+        spend = _Spend()
 
         def event(type: str, **fields: Any) -> bytes:
             nonlocal sequence
@@ -350,6 +372,9 @@ class _Gateway:
                     output.append(item)
             elif isinstance(ev, ToolResult) and ev.name in self.hidden:
                 out.append(_comment(ev))
+                spend.results.append(ev)
+            elif isinstance(ev, StepFinish):
+                spend.add(ev)
             elif isinstance(ev, Finish):
                 finish = ev
 
@@ -362,7 +387,7 @@ class _Gateway:
             out: list[bytes] = []
             close_text(out)
             state, incomplete = responses.status(finish.reason if finish is not None else "stop")
-            usage = responses.usage(finish.usage if finish is not None else None)
+            usage = responses.usage(finish.usage if finish is not None else None, spend.cost(events, finish))
             done = responses.envelope(id, model, created, state, output, usage, incomplete)
             kind = "response.completed" if state == "completed" else "response.incomplete"
             return b"".join(out) + event(kind, response=done)
@@ -389,6 +414,7 @@ class _Gateway:
             return b"data: " + _encode(body) + b"\n\n"
 
         finish: Finish | None = None
+        spend = _Spend()
         tool_index = 0
 
         def render(event: LLMEvent, out: list[bytes]) -> None:
@@ -405,6 +431,9 @@ class _Gateway:
                     tool_index += 1
             elif isinstance(event, ToolResult) and event.name in self.hidden:
                 out.append(_comment(event))
+                spend.results.append(event)
+            elif isinstance(event, StepFinish):
+                spend.add(event)
             elif isinstance(event, Finish):
                 finish = event
 
@@ -421,7 +450,9 @@ class _Gateway:
                     "created": created,
                     "model": model,
                     "choices": [],
-                    "usage": chat.usage(finish.usage if finish is not None else None),
+                    "usage": chat.usage(
+                        finish.usage if finish is not None else None, spend.cost(events, finish)
+                    ),
                 }
                 tail.append(b"data: " + _encode(body) + b"\n\n")
             tail.append(b"data: [DONE]\n\n")
