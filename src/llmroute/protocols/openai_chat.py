@@ -52,7 +52,14 @@ from .openai_chat_custom import (
     lower_custom,
     lower_custom_call,
 )
-from .openai_chat_reasoning import details_text, end_reasoning, on_reasoning_details, reasoning_details_out
+from .openai_chat_reasoning import (
+    ContentChunk,
+    details_text,
+    end_reasoning,
+    on_content_chunks,
+    on_reasoning_details,
+    reasoning_details_out,
+)
 
 __all__ = [
     "HOSTED_TOOLS",
@@ -252,7 +259,7 @@ class _Audio(msgspec.Struct):
 
 
 class _Delta(msgspec.Struct):
-    content: str | None = None
+    content: str | list[ContentChunk] | None = None  # a list: Mistral (see ContentChunk)
     reasoning_content: str | None = None
     reasoning: str | None = None
     tool_calls: list[_ToolDelta] | None = None
@@ -662,8 +669,11 @@ def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
         on_reasoning_details(state, details, out)
     if delta.executed_tools:
         _on_executed_tools(state, delta.executed_tools, out)
-    if delta.content:
-        _on_text(state, delta.content, out)
+    content = delta.content
+    if isinstance(content, list):
+        on_content_chunks(state, content, out, _on_text)
+    elif content:
+        _on_text(state, content, out)
     if delta.refusal:
         _on_text(state, delta.refusal, out)
         state.refused = True
@@ -748,7 +758,9 @@ def _close_all(state: ChatState, out: list[LLMEvent]) -> None:
 
 
 def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> None:
-    fn = delta.function or delta.custom  # a custom tool's free text comes as ``custom.input``
+    # ``type`` decides: Snowflake Cortex sends an empty ``custom`` beside a function call's ``function``
+    custom = delta.type == "custom" or (delta.type is None and delta.function is None)
+    fn = delta.custom if custom else delta.function  # a custom tool's free text comes as ``custom.input``
     tool: ToolInput | None = None
     if delta.id is not None and delta.id in state.tool_by_id:
         tool = state.tool_by_id[delta.id]  # some servers repeat the id in every fragment
@@ -771,7 +783,7 @@ def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> 
         key: int | str = (
             delta.index if state.quirks.tool_call_key == "index" and delta.index is not None else call_id
         )
-        custom = delta.custom is not None or delta.type == "custom"
+        custom = custom and delta.custom is not None
         tool = ToolInput(
             call_id, (fn.name if fn else None) or "", out, metadata=call_metadata() if custom else None
         )
