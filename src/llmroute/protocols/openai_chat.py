@@ -22,7 +22,6 @@ from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from ..schema.cost import reported_cost
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import Citation, FinishReason, LLMEvent, Media, TextDelta, ToolCall, ToolResult
 from ..schema.mime import sniff, sniff_base64
@@ -60,6 +59,7 @@ from .openai_chat_reasoning import (
     on_reasoning_details,
     reasoning_details_out,
 )
+from .openai_usage import chat_usage
 
 __all__ = [
     "HOSTED_TOOLS",
@@ -914,46 +914,8 @@ def _finish(state: ChatState, out: list[LLMEvent]) -> None:
     state.reason = reason
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) else None
-
-
-def _output_tokens(
-    prompt: int | None, completion: int | None, reasoning: int | None, total: Any, quirks: ChatQuirks
-) -> int | None:
-    """Inclusive output: reasoning added when the server counts it apart from ``completion_tokens``."""
-    if completion is None or not reasoning:
-        return completion
-    apart = quirks.completion_has_reasoning is False
-    if quirks.completion_has_reasoning is None and isinstance(total, int) and prompt is not None:
-        apart = prompt + completion + reasoning == total != prompt + completion
-    return completion + reasoning if apart else completion
-
-
-def _usage(raw: dict[str, Any], quirks: ChatQuirks, service_tier: str | None = None) -> Usage:
-    details = _obj(raw.get("prompt_tokens_details"))
-    cached = _int(details.get("cached_tokens"))
-    if cached is None:
-        cached = _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
-    # OpenRouter: ``server_tool_use`` (plugin) or ``server_tool_use_details`` (server tool).
-    server = _obj(raw.get("server_tool_use") or raw.get("server_tool_use_details"))
-    prompt = _int(raw.get("prompt_tokens"))
-    reasoning = _int(_obj(raw.get("completion_tokens_details")).get("reasoning_tokens"))
-    completion = _int(raw.get("completion_tokens"))
-    usage = Usage.from_cached(
-        input_tokens=prompt,
-        output_tokens=_output_tokens(prompt, completion, reasoning, raw.get("total_tokens"), quirks),
-        cache_read=cached,
-        cache_write=_int(details.get("cache_write_tokens")),
-        reasoning=reasoning,
-        web_search_requests=_int(server.get("web_search_requests")),
-        raw=raw,
-    )
-    # OpenRouter ``cost``, xAI ``cost_in_usd_ticks``; the tier OpenAI names
-    cost = reported_cost(raw)
-    if cost is None and service_tier is None:
-        return usage
-    return msgspec.structs.replace(usage, reported_cost=cost, service_tier=service_tier)
+def _usage(raw: dict[str, Any], quirks: ChatQuirks, service_tier: str | None) -> Usage:
+    return chat_usage(raw, quirks.completion_has_reasoning, service_tier)
 
 
 def on_halt(state: ChatState, out: list[LLMEvent]) -> None:

@@ -48,7 +48,6 @@ from ..schema.content import (
     ToolCallPart,
     ToolResultPart,
 )
-from ..schema.cost import reported_cost
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
     LLMEvent,
@@ -72,6 +71,7 @@ from ._shared import (
     with_options,
 )
 from ._websearch import search_from_citations
+from .openai_usage import responses_usage
 
 __all__ = [
     "HOSTED_ITEMS",
@@ -864,22 +864,8 @@ def _on_annotation(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> No
     calls.cite(state, block, annotation, out, _text_of(state, block))
 
 
-def _usage(raw: dict[str, Any], searches: int, service_tier: str | None = None) -> Usage:
-    details: dict[str, Any] = raw.get("input_tokens_details") or {}
-    out_details: dict[str, Any] = raw.get("output_tokens_details") or {}
-    usage = Usage.from_cached(
-        input_tokens=raw.get("input_tokens"),
-        output_tokens=raw.get("output_tokens"),
-        cache_read=details.get("cached_tokens"),
-        cache_write=details.get("cache_write_tokens"),
-        reasoning=out_details.get("reasoning_tokens"),
-        web_search_requests=searches or None,
-        raw=raw,
-    )
-    cost = reported_cost(raw)  # xAI's Responses API reports ``cost_in_usd_ticks``
-    if cost is None and service_tier is None:
-        return usage
-    return msgspec.structs.replace(usage, reported_cost=cost, service_tier=service_tier)
+def _usage(raw: dict[str, Any], searches: int, service_tier: str | None) -> Usage:
+    return responses_usage(raw, searches, service_tier)
 
 
 def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
