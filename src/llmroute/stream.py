@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from types import TracebackType
+from typing import Any
 
 import msgspec
 
@@ -18,7 +19,7 @@ class EventStream:
     """Iterate with ``async for``. Leaving an ``async with`` block, ``aclose()``, or dropping the
     stream after ``break`` closes the connection; nothing keeps reading a body nobody consumes."""
 
-    __slots__ = ("_batch", "_batches", "_builder", "_ended", "_i", "_model")
+    __slots__ = ("_batch", "_batches", "_builder", "_ended", "_i", "_model", "_targets")
 
     def __init__(self, batches: AsyncGenerator[list[LLMEvent], None], *, model: object = None) -> None:
         self._batches = batches
@@ -27,6 +28,9 @@ class EventStream:
         self._model = (
             (provider, model_id) if isinstance(provider, str) and isinstance(model_id, str) else (None, None)
         )
+        # a Router: which model each target name stands for (``StepStart.target`` names it per step)
+        targets: Any = getattr(model, "targets", ())
+        self._targets = {t.key: (t.model.provider, t.model.id) for t in targets if hasattr(t, "key")}
         self._batch: list[LLMEvent] = []
         self._i = 0
         self._builder: ResponseBuilder | None = None
@@ -165,7 +169,7 @@ class EventStream:
         return self._model[1]
 
     def _new_builder(self) -> ResponseBuilder:
-        return ResponseBuilder(provider=self._model[0], model_id=self._model[1])
+        return ResponseBuilder(provider=self._model[0], model_id=self._model[1], targets=self._targets)
 
     async def response(self) -> LLMResponse:
         """Consume the rest of the stream and return the folded response. If the stream fails, the

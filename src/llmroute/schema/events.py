@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from .attempt import Attempt
 from .errors import InvalidProviderOutputError
 from .usage import Usage
 
@@ -58,6 +59,10 @@ class StepStart(_Event, frozen=True, tag="step-start"):
     type: ClassVar[Literal["step-start"]] = "step-start"
     index: int = 0
     provider_metadata: Meta = None
+    target: str | None = None
+    """Through a ``Router``: the name of the target answering this step."""
+    attempts: tuple[Attempt, ...] = ()
+    """Through a ``Router``: the targets that failed for this step before ``target`` answered."""
 
 
 class StepFinish(_Event, frozen=True, tag="step-finish"):

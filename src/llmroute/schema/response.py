@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 import msgspec
 
+from .attempt import Attempt
 from .content import (
     ApprovalRequestPart,
     AssistantPart,
@@ -31,6 +32,7 @@ from .events import (
     ReasoningEnd,
     ReasoningStart,
     StepFinish,
+    StepStart,
     TextDelta,
     TextEnd,
     TextStart,
@@ -51,6 +53,8 @@ class StepResult(msgspec.Struct, frozen=True):
     finish_reason: FinishReason
     usage: Usage | None
     tool_results: tuple[ToolResult, ...] = ()
+    target: str | None = None
+    """Through a ``Router``: the target that answered this step."""
     provider: str | None = None
     """The provider that served the step (``Model.provider``)."""
     model_id: str | None = None
@@ -84,6 +88,9 @@ class LLMResponse(msgspec.Struct, frozen=True):
     tool_errors: tuple[ToolError, ...] = ()
     """Failed local tool calls of every step; ``.exception`` holds what a handler raised."""
     approval_requests: tuple[ApprovalRequest, ...] = ()  # to answer with ``llmroute.approval``
+    attempts: tuple[Attempt, ...] = ()
+    """Through a ``Router``: every target that failed (or refused) before another answered, in
+    order, over all steps; empty when the first choice answered (or without a router)."""
     provider: str | None = None
     """The provider of the request's model (``Model.provider``)."""
     model_id: str | None = None
@@ -94,8 +101,16 @@ class LLMResponse(msgspec.Struct, frozen=True):
         """What the response cost in USD: every step (each priced on its own usage, so a long-context
         tier applies per call) plus the server-side ``web_search`` backend calls. ``None`` when any
         part is unknown (``llmroute.catalog.cost_reason`` says why) - never a partial sum."""
-        usages = [step.usage for step in self.steps if step.usage is not None]
-        return steps_cost(self.provider, self.model_id, usages, self.tool_results)
+        total: Cost | None = None
+        for step in self.steps:
+            if step.usage is None:
+                continue
+            cost = step.cost  # each step on its own model: a Router may answer steps with different targets
+            if cost is None:
+                return None
+            total = cost if total is None else total + cost
+        search = _search_cost(self.tool_results)
+        return None if total is None or search is None else total.with_search(search)
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -175,11 +190,18 @@ class ResponseBuilder:
     """Folds events into an ``LLMResponse``; usable part-way to report what arrived before a failure."""
 
     def __init__(
-        self, keep_events: bool = True, *, provider: str | None = None, model_id: str | None = None
+        self,
+        keep_events: bool = True,
+        *,
+        provider: str | None = None,
+        model_id: str | None = None,
+        targets: Mapping[str, tuple[str, str]] | None = None,
     ) -> None:
         self._keep_events = keep_events
         self.provider = provider
         self.model_id = model_id
+        # a Router's target names -> (provider, model id), for the cost of the steps each answered
+        self._targets = targets or {}
         self.events: list[LLMEvent] = []
         self._order: list[_Block | ToolCall | ToolResult | Media | ApprovalRequest] = []
         self._blocks: dict[str, _Block] = {}
@@ -198,6 +220,8 @@ class ResponseBuilder:
         self.finished = False
         self._step_usage: Usage | None = None
         self._step_reason: FinishReason = "unknown"
+        self._target: str | None = None
+        self.attempts: list[Attempt] = []
 
     def _block(self, kind: str, id: str) -> _Block:
         block = self._blocks.get(id)
@@ -262,6 +286,9 @@ class ResponseBuilder:
             self.errors.append(event)
         elif isinstance(event, ToolError):
             self.tool_errors.append(event)
+        elif isinstance(event, StepStart) and event.target is not None:
+            self._target = event.target
+            self.attempts.extend(event.attempts)
 
     def _snapshot_step(self, index: int) -> StepResult:
         parts: list[AssistantPart] = []
@@ -294,8 +321,8 @@ class ResponseBuilder:
             self._step_reason,
             self._step_usage,
             tuple(self._step_results),
-            self.provider,
-            self.model_id,
+            self._target,
+            *self._targets.get(self._target or "", (self.provider, self.model_id)),
         )
 
     def _current_text_blocks(self) -> dict[str, str]:
@@ -342,6 +369,7 @@ class ResponseBuilder:
             complete=self.finished,
             tool_errors=tuple(self.tool_errors),
             approval_requests=tuple(self.approval_requests),
+            attempts=tuple(self.attempts),
             provider=self.provider,
             model_id=self.model_id,
         )
