@@ -129,6 +129,19 @@ async def test_evicted_state_falls_back_to_the_whole_input_on_a_new_connection()
 
 
 @pytest.mark.anyio
+async def test_connection_limit_moves_the_conversation_to_a_new_connection() -> None:
+    with SocketServer(steps=4, turns_per_connection=2) as ws:
+        async with client() as c:
+            response = await c.generate(ask(model(ws.url)), tools=[lookup])
+    assert response.text == "Done after 3 lookups." and ws.errors_sent == [
+        "websocket_connection_limit_reached"
+    ]
+    sent = [(conn, len(types), previous is not None) for conn, types, previous in inputs(ws)]
+    # The third turn is refused on connection 0; it goes whole on connection 1, which continues.
+    assert sent == [(0, 1, False), (0, 1, True), (0, 1, True), (1, 5, False), (1, 1, True)]
+
+
+@pytest.mark.anyio
 async def test_connection_closed_by_the_server_while_idle_is_replaced() -> None:
     with SocketServer(steps=1) as ws:
         m = model(ws.url)
@@ -188,6 +201,30 @@ async def test_idle_timeout_closes_instead_of_reusing() -> None:
 
 
 @pytest.mark.anyio
+async def test_max_age_stops_reuse() -> None:
+    with SocketServer(steps=1) as ws:
+        m = model(ws.url)
+        async with llmroute.Client(socket_pool=llmroute.SocketPool(max_age=0.05)) as c:
+            await c.generate(ask(m))
+            await anyio.sleep(0.1)
+            await c.generate(ask(m))
+        assert [conn for conn, _, _ in inputs(ws)] == [0, 1]
+        assert ws.wait_idle() == 0
+
+
+@pytest.mark.parametrize(
+    ("options", "param"),
+    [({"max_idle": -1}, "max_idle"), ({"idle_timeout": 0}, "idle_timeout"), ({"max_age": "1"}, "max_age")],
+)
+def test_pool_options_are_checked(options: dict[str, Any], param: str) -> None:
+    with pytest.raises(llmroute.InvalidRequestError) as info:
+        llmroute.SocketPool(**options)
+    assert info.value.param == param
+    with pytest.raises(llmroute.InvalidRequestError, match="socket_pool"):
+        llmroute.Client(socket_pool=object())  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
 async def test_dropped_mid_response_is_typed_with_the_partial_and_the_socket_is_not_reused() -> None:
     with SocketServer(steps=1, drop_after=4) as ws:
         m = model(ws.url)
@@ -227,7 +264,3 @@ async def test_callers_own_previous_response_id_is_not_replaced() -> None:
     assert info.value.code == "previous_response_not_found" and not info.value.retryable
     assert "WEBSOCKET ws://127.0.0.1" in str(info.value) and "status 200" not in str(info.value)
     assert "POST" not in str(info.value)
-
-
-def error_frame(**fields: Any) -> bytes:
-    return msgspec.json.encode({"type": "error", **fields})
