@@ -93,13 +93,45 @@ async def test_second_generate_extending_the_history_is_incremental() -> None:
     assert inputs(ws) == [
         (0, ["user"], None),
         (0, ["user"], "resp_0_1"),
-        (0, ["user"], None),
+        (1, ["user"], None),  # a new connection: connection 0 keeps the first conversation's state
     ]
     assert [m["input"][0]["content"][0]["text"] for _, m in ws.received] == [
         "Hi",
         "And again?",
         "Something else",
     ]
+
+
+@pytest.mark.anyio
+async def test_interleaved_conversations_each_continue_on_their_own_connection() -> None:
+    with SocketServer(steps=1) as ws:
+        m = model(ws.url)
+        async with client() as c:
+            histories = {name: ask(m, f"Hi from {name}") for name in ("a", "b")}
+            for turn in range(3):
+                for name, request in histories.items():
+                    answer = await c.generate(request)
+                    more = llmroute.user(f"{name} {turn}")
+                    histories[name] = msgspec.structs.replace(
+                        request, messages=(*request.messages, *answer.messages, more)
+                    )
+    sent = inputs(ws)
+    assert [(conn, previous is not None) for conn, _, previous in sent] == [
+        (0, False),
+        (1, False),
+        *[(0, True), (1, True)] * 2,
+    ]
+    assert all(types == ["user"] for _, types, _ in sent)
+
+
+@pytest.mark.anyio
+async def test_a_full_pool_reuses_the_least_recently_used_connection() -> None:
+    with SocketServer(steps=1) as ws:
+        m = model(ws.url)
+        async with llmroute.Client(socket_pool=llmroute.SocketPool(max_idle=1)) as c:
+            await c.generate(ask(m, "one"))
+            await c.generate(ask(m, "two"))  # no room for a second connection: whole input on 0
+        assert inputs(ws) == [(0, ["user"], None), (0, ["user"], None)]
 
 
 @pytest.mark.anyio
