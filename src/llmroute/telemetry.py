@@ -181,7 +181,7 @@ class GenAIHook(Hook):
             return
         span = state.span
         self._record_result(call, state, result)
-        cost = _cost(result)
+        cost = _cost(result) if span.is_recording() else None  # a catalog lookup: only when kept
         if cost is not None:
             span.set_attribute("llmroute.cost.usd", cost)
         if self.capture_content and span.is_recording():
