@@ -405,3 +405,18 @@ def test_a_sync_client_is_traced(server: FaultServer, otel: Otel) -> None:
         assert client.generate(chat_request(server)).text == "sync"
     assert [s.name for s in otel.spans()] == ["chat test-model"]
     assert trace.get_current_span().get_span_context().is_valid is False
+
+
+async def test_cost_is_an_attribute_when_the_catalog_knows_the_model(server: FaultServer, otel: Otel) -> None:
+    from llmroute import catalog
+    from llmroute.providers import openai
+
+    server.add(ok("priced"))
+    model = openai.configure(api_key="sk-test-0123456789abcdef", base_url=server.base_url).chat("gpt-4o-mini")
+    async with client_for(server) as (client, _):
+        response = await client.generate(llmroute.request(model=model, prompt="hi"))
+    assert response.usage is not None
+    expected = catalog.cost("openai", "gpt-4o-mini", response.usage)
+    assert expected is not None and expected.total > 0
+    [span] = otel.spans()
+    assert dict(span.attributes or {})["llmroute.cost.usd"] == pytest.approx(float(expected.total))
