@@ -59,6 +59,7 @@ from ..schema.events import (
     StepStart,
     TextDelta,
     ToolCall,
+    ToolInputDelta,
     ToolInputStart,
     ToolResult,
 )
@@ -71,6 +72,7 @@ from . import chat, responses
 from .config import LONG_CONTEXT, Gateway, Key
 from .limits import LimitExceeded, Limits
 from .observe import Observer, Record
+from .request import arguments_json
 from .spend import Pricer
 
 if TYPE_CHECKING:
@@ -528,6 +530,7 @@ class _Gateway:
                 payload.model,
                 payload.stream_options is not None and payload.stream_options.include_usage,
                 record,
+                chat.custom_tool_names(payload),
             ),
         )
 
@@ -552,6 +555,7 @@ class _Gateway:
         text_id: str | None = None
         text: list[str] = []
         finish: Finish | None = None
+        streaming: dict[str, tuple[dict[str, Any], int, list[str]]] = {}
 
         def event(type: str, **fields: Any) -> bytes:
             nonlocal sequence
@@ -622,9 +626,60 @@ class _Gateway:
                         delta=ev.text,
                     )
                 )
+            elif isinstance(ev, ToolInputStart):
+                if not ev.provider_executed and ev.name not in self.hidden:
+                    close_text(out)
+                    item = {
+                        "type": "function_call",
+                        "id": responses.new_id("fc"),
+                        "call_id": ev.id,
+                        "name": ev.name,
+                        "arguments": "",
+                        "status": "in_progress",
+                    }
+                    streaming[ev.id] = (item, len(output), [])
+                    out.append(event("response.output_item.added", output_index=len(output), item=item))
+                    output.append(item)  # its slot; replaced by the finished item
+            elif isinstance(ev, ToolInputDelta):
+                call = streaming.get(ev.id)
+                if call is not None:
+                    call[2].append(ev.text)
+                    out.append(
+                        event(
+                            "response.function_call_arguments.delta",
+                            item_id=call[0]["id"],
+                            output_index=call[1],
+                            delta=ev.text,
+                        )
+                    )
             elif isinstance(ev, ToolCall) and not ev.provider_executed:
                 close_text(out)
-                if ev.name in self.hidden:
+                call = streaming.pop(ev.id, None)
+                if call is not None:
+                    opened, index, chunks = call
+                    joined = "".join(chunks) if chunks else arguments_json(ev.input)
+                    if not chunks:
+                        out.append(
+                            event(
+                                "response.function_call_arguments.delta",
+                                item_id=opened["id"],
+                                output_index=index,
+                                delta=joined,
+                            )
+                        )
+                    out.append(
+                        event(
+                            "response.function_call_arguments.done",
+                            item_id=opened["id"],
+                            output_index=index,
+                            name=ev.name,
+                            arguments=joined,
+                        )
+                    )
+                    item = {**opened, "arguments": joined, "status": "completed"}
+                    output[index] = item
+                    out.append(event("response.output_item.done", output_index=index, item=item))
+                elif ev.name in self.hidden:
                     out.append(_comment(ev))
                 else:
                     item = responses.call_item(ToolCallPart(ev.id, ev.name, ev.input))
@@ -650,13 +705,20 @@ class _Gateway:
             kind = "response.completed" if state == "completed" else "response.incomplete"
             return b"".join(out) + event(kind, response=done)
 
-        created_event = event(
-            "response.created", response=responses.envelope(id, model, created, "in_progress", [])
+        started = responses.envelope(id, model, created, "in_progress", [])
+        opening = event("response.created", response=started) + event(
+            "response.in_progress", response=started
         )
-        return self._relay(first, events, created_event, render, failed, end, record)
+        return self._relay(first, events, opening, render, failed, end, record)
 
     def _sse(
-        self, first: LLMEvent, events: EventStream, model: str, include_usage: bool, record: Record
+        self,
+        first: LLMEvent,
+        events: EventStream,
+        model: str,
+        include_usage: bool,
+        record: Record,
+        custom: frozenset[str] = frozenset(),
     ) -> AsyncGenerator[bytes, None]:
         id, created = chat.new_id(), int(time.time())
 
@@ -673,6 +735,11 @@ class _Gateway:
 
         finish: Finish | None = None
         tool_index = 0
+        # calls whose arguments stream as they come: id -> (index, whether any fragment was sent)
+        streaming: dict[str, list[Any]] = {}
+
+        def arguments(index: int, text: str) -> bytes:
+            return chunk({"tool_calls": [{"index": index, "function": {"arguments": text}}]})
 
         def render(event: LLMEvent, out: list[bytes]) -> None:
             nonlocal finish, tool_index
@@ -680,8 +747,27 @@ class _Gateway:
                 out.append(chunk({"content": event.text}))
             elif isinstance(event, ReasoningDelta):
                 out.append(chunk({"reasoning_content": event.text}))
+            elif isinstance(event, ToolInputStart):
+                if not event.provider_executed and event.name not in self.hidden and event.name not in custom:
+                    streaming[event.id] = [tool_index, False]
+                    opened = {
+                        "id": event.id,
+                        "type": "function",
+                        "function": {"name": event.name, "arguments": ""},
+                    }
+                    out.append(chunk({"tool_calls": [{"index": tool_index, **opened}]}))
+                    tool_index += 1
+            elif isinstance(event, ToolInputDelta):
+                call = streaming.get(event.id)
+                if call is not None:
+                    call[1] = True
+                    out.append(arguments(call[0], event.text))  # the upstream's bytes, as they came
             elif isinstance(event, ToolCall) and not event.provider_executed:
-                if event.name in self.hidden:
+                call = streaming.pop(event.id, None)
+                if call is not None:
+                    if not call[1]:  # arguments given whole at the end, not streamed
+                        out.append(arguments(call[0], arguments_json(event.input)))
+                elif event.name in self.hidden:
                     out.append(_comment(event))
                 else:
                     out.append(chunk({"tool_calls": [chat.tool_call(event, tool_index)]}))

@@ -15,6 +15,11 @@ by one: unset, the gateway does not start). ``settings`` are extra ``configure(.
 arguments (``region``, ...), ``options`` extra model options. ``public: false`` hides an entry
 from clients (a search backend). ``maxBodyBytes`` caps a request body.
 
+Operating it (``docs/gateway-operations.md``): ``keys`` entries may be objects with an ``id``, the
+key or its ``sha256:`` hash, allowed ``models``, ``rpm``, ``tpm``, ``budgetUsd`` and ``budgetPeriod``;
+``redisUrl`` shares their counts across workers and instances; ``cors``, ``retry``, ``metrics``,
+``accessLog``, ``headerTimeout`` and ``bodyTimeout`` are top-level settings.
+
 ``virtualrouter.routing`` names routes over the ``models`` entries; a client's ``model`` selects a
 route like a model (docs/routing.md)::
 
