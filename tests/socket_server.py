@@ -136,6 +136,7 @@ def not_found(previous: str) -> dict[str, Any]:
 @dataclass
 class _Connection:
     index: int
+    turns: int = 0
     last_id: str | None = None
     context: list[dict[str, Any]] = field(default_factory=list)
     busy: bool = False
@@ -168,8 +169,12 @@ class SocketServer:
         bandwidth: float | None = None,
         message_delay: float = 0.0,
         drop_after: int | None = None,
+        turns_per_connection: int | None = None,
     ) -> None:
         self.steps = steps
+        # Past this many responses a connection answers websocket_connection_limit_reached (what
+        # OpenAI does after 60 minutes).
+        self.turns_per_connection = turns_per_connection
         self.network = _Network(latency, bandwidth)
         self.message_delay = message_delay
         self.drop_after = drop_after  # close the connection after this many events of a response
@@ -227,6 +232,12 @@ class SocketServer:
     def _answer(self, ws: Any, conn: _Connection, message: dict[str, Any]) -> None:
         assert message.pop("type") == "response.create", message
         assert "stream" not in message and "background" not in message
+        conn.turns += 1
+        if self.turns_per_connection is not None and conn.turns > self.turns_per_connection:
+            self.errors_sent.append("websocket_connection_limit_reached")
+            limit = {"code": "websocket_connection_limit_reached", "message": "Connection limit reached."}
+            ws.send(json.dumps({"type": "error", "status": 400, "error": limit}))
+            return
         previous = message.get("previous_response_id")
         if previous is not None:
             if previous != conn.last_id:
