@@ -31,9 +31,18 @@ class EventStream:
     __slots__ = ("_cursor", "_loops")
 
     def __init__(self, batches: AsyncGenerator[list[LLMEvent], None], *, model: object = None) -> None:
-        # ``model``: the request's Model (or Router), which prices ``response.cost``
         self._cursor = _Cursor(batches, model=model)
         self._loops: list[AsyncGenerator[Any, None]] = []
+
+    @property
+    def provider(self) -> str | None:
+        """The provider of the request's model (what ``response.cost`` prices against)."""
+        return self._cursor.provider
+
+    @property
+    def model_id(self) -> str | None:
+        """The request's model id."""
+        return self._cursor.model_id
 
     def _held(self, loop: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
         self._loops = [g for g in self._loops if getattr(g, "ag_frame", None) is not None]  # not the done
@@ -83,16 +92,6 @@ class EventStream:
     def track(self) -> ResponseBuilder:
         """Fold every event this stream yields from now on; read ``.build()`` at any time."""
         return self._cursor.track()
-
-    @property
-    def provider(self) -> str | None:
-        """The provider of the request's model (what prices ``response.cost``)."""
-        return self._cursor.provider
-
-    @property
-    def model_id(self) -> str | None:
-        """The id of the request's model."""
-        return self._cursor.model_id
 
     async def response(self) -> LLMResponse:
         """Consume the rest of the stream and return the folded response. If the stream fails, the
