@@ -40,6 +40,7 @@ from ..client import Client
 from ..route.model import Model
 from ..route.redact import redact_text
 from ..schema.content import ToolCallPart
+from ..schema.cost import Cost
 from ..schema.errors import (
     AuthenticationError,
     ContentPolicyError,
@@ -55,6 +56,7 @@ from ..schema.events import (
     Finish,
     LLMEvent,
     ReasoningDelta,
+    StepFinish,
     TextDelta,
     ToolCall,
     ToolInputDelta,
@@ -62,7 +64,7 @@ from ..schema.events import (
     ToolResult,
 )
 from ..schema.request import LLMRequest
-from ..schema.response import LLMResponse
+from ..schema.response import LLMResponse, steps_cost
 from ..schema.usage import Usage
 from ..state import SharedState, open_state
 from ..stream import EventStream
@@ -83,6 +85,24 @@ log = logging.getLogger("llmroute.server")
 _encode = msgspec.json.Encoder().encode
 # Upstream URLs say where the gateway's providers live: never echoed to a client.
 _URL = re.compile(r"\b(?:https?|wss?)://[^\s\"'<>]+")
+
+
+class _Spend:
+    """A streamed run's step usages and server-tool results, priced once at its end (never per event)."""
+
+    __slots__ = ("results", "usages")
+
+    def __init__(self) -> None:
+        self.usages: list[Usage] = []
+        self.results: list[ToolResult] = []
+
+    def add(self, step: StepFinish) -> None:
+        if step.usage is not None:
+            self.usages.append(step.usage)
+
+    def cost(self, events: EventStream, finish: Finish | None) -> Cost | None:
+        usages = self.usages or ([finish.usage] if finish is not None and finish.usage is not None else [])
+        return steps_cost(events.provider, events.model_id, usages, self.results)
 
 
 class _Refused(Exception):
@@ -522,6 +542,7 @@ class _Gateway:
         text: list[str] = []
         finish: Finish | None = None
         streaming: dict[str, tuple[dict[str, Any], int, list[str]]] = {}
+        spend = _Spend()
 
         def event(type: str, **fields: Any) -> bytes:
             nonlocal sequence
@@ -654,6 +675,9 @@ class _Gateway:
                     output.append(item)
             elif isinstance(ev, ToolResult) and ev.name in self.hidden:
                 out.append(_comment(ev))
+                spend.results.append(ev)
+            elif isinstance(ev, StepFinish):
+                spend.add(ev)
             elif isinstance(ev, Finish):
                 finish = ev
 
@@ -666,7 +690,7 @@ class _Gateway:
             out: list[bytes] = []
             close_text(out)
             state, incomplete = responses.status(finish.reason if finish is not None else "stop")
-            usage = responses.usage(finish.usage if finish is not None else None)
+            usage = responses.usage(finish.usage if finish is not None else None, spend.cost(events, finish))
             done = responses.envelope(id, model, created, state, output, usage, incomplete)
             kind = "response.completed" if state == "completed" else "response.incomplete"
             return b"".join(out) + event(kind, response=done)
@@ -700,6 +724,7 @@ class _Gateway:
             return b"data: " + _encode(body) + b"\n\n"
 
         finish: Finish | None = None
+        spend = _Spend()
         tool_index = 0
         # calls whose arguments stream as they come: id -> (index, whether any fragment was sent)
         streaming: dict[str, list[Any]] = {}
@@ -740,6 +765,9 @@ class _Gateway:
                     tool_index += 1
             elif isinstance(event, ToolResult) and event.name in self.hidden:
                 out.append(_comment(event))
+                spend.results.append(event)
+            elif isinstance(event, StepFinish):
+                spend.add(event)
             elif isinstance(event, Finish):
                 finish = event
 
@@ -756,7 +784,9 @@ class _Gateway:
                     "created": created,
                     "model": model,
                     "choices": [],
-                    "usage": chat.usage(finish.usage if finish is not None else None),
+                    "usage": chat.usage(
+                        finish.usage if finish is not None else None, spend.cost(events, finish)
+                    ),
                 }
                 tail.append(b"data: " + _encode(body) + b"\n\n")
             tail.append(b"data: [DONE]\n\n")
