@@ -135,34 +135,11 @@ def main() -> None:
 
 
 def _callgrind(events: int) -> None:
-    import os
-    import re
-    import subprocess
-    import tempfile
-
-    root = Path(__file__).resolve().parents[2]
+    from tests.bench.bench_callgrind import _instructions  # valgrind --tool=callgrind, at the repo root
 
     def instructions(variant: str, calls: int) -> int:
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "cg.out")
-            child = [
-                "-m",
-                "tests.bench.bench_telemetry",
-                "--events",
-                str(events),
-                "--child",
-                variant,
-                str(calls),
-            ]
-            subprocess.run(
-                ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, *child],
-                check=True,
-                capture_output=True,
-                cwd=root,
-            )
-            found = re.search(r"^summary:\s+(\d+)", Path(out).read_text(), re.M)
-            assert found is not None
-            return int(found.group(1))
+        child = ["-m", "tests.bench.bench_telemetry", "--events", str(events), "--child", variant, str(calls)]
+        return _instructions(child)
 
     base = 0.0
     for variant in ("off", "hook", "events", "otel"):
