@@ -908,7 +908,7 @@ def _finish(state: ChatState, out: list[LLMEvent]) -> None:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) else None
+    return value if type(value) is int else None  # a bool is not a count
 
 
 def _output_tokens(

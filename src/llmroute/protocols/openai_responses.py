@@ -56,7 +56,7 @@ from ..schema.events import (
 )
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
-from ..schema.usage import Usage
+from ..schema.usage import Usage, usage_count, usage_section
 from . import openai_responses_finish as finish
 from . import openai_responses_items as calls
 from ._shared import (
@@ -864,14 +864,14 @@ def _on_annotation(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> No
 
 
 def _usage(raw: dict[str, Any], searches: int) -> Usage:
-    details: dict[str, Any] = raw.get("input_tokens_details") or {}
-    out_details: dict[str, Any] = raw.get("output_tokens_details") or {}
+    details = usage_section(raw, "input_tokens_details", NAME)
+    out_details = usage_section(raw, "output_tokens_details", NAME)
     return Usage.from_cached(
-        input_tokens=raw.get("input_tokens"),
-        output_tokens=raw.get("output_tokens"),
-        cache_read=details.get("cached_tokens"),
-        cache_write=details.get("cache_write_tokens"),
-        reasoning=out_details.get("reasoning_tokens"),
+        input_tokens=usage_count(raw, "input_tokens", NAME),
+        output_tokens=usage_count(raw, "output_tokens", NAME),
+        cache_read=usage_count(details, "cached_tokens", NAME),
+        cache_write=usage_count(details, "cache_write_tokens", NAME),
+        reasoning=usage_count(out_details, "reasoning_tokens", NAME),
         web_search_requests=searches or None,
         raw=raw,
     )
