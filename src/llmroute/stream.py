@@ -30,9 +30,19 @@ class EventStream:
 
     __slots__ = ("_cursor", "_loops")
 
-    def __init__(self, batches: AsyncGenerator[list[LLMEvent], None]) -> None:
-        self._cursor = _Cursor(batches)
+    def __init__(self, batches: AsyncGenerator[list[LLMEvent], None], *, model: object = None) -> None:
+        self._cursor = _Cursor(batches, model=model)
         self._loops: list[AsyncGenerator[Any, None]] = []
+
+    @property
+    def provider(self) -> str | None:
+        """The provider of the request's model (what ``response.cost`` prices against)."""
+        return self._cursor.provider
+
+    @property
+    def model_id(self) -> str | None:
+        """The request's model id."""
+        return self._cursor.model_id
 
     def _held(self, loop: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
         self._loops = [g for g in self._loops if getattr(g, "ag_frame", None) is not None]  # not the done
@@ -95,10 +105,18 @@ class EventStream:
 class _Cursor:
     """The source and the position in it, shared by every loop over one stream."""
 
-    __slots__ = ("_batch", "_batches", "_builder", "_ended", "_i")
+    __slots__ = ("_batch", "_batches", "_builder", "_ended", "_i", "_model", "_targets")
 
-    def __init__(self, batches: AsyncGenerator[list[LLMEvent], None]) -> None:
+    def __init__(self, batches: AsyncGenerator[list[LLMEvent], None], *, model: object = None) -> None:
         self._batches = batches
+        # (provider, id) of the request's model, for ``response.cost``
+        provider, model_id = getattr(model, "provider", None), getattr(model, "id", None)
+        self._model = (
+            (provider, model_id) if isinstance(provider, str) and isinstance(model_id, str) else (None, None)
+        )
+        # a Router: which model each target name stands for (``StepStart.target`` names it per step)
+        targets: Any = getattr(model, "targets", ())
+        self._targets = {t.key: (t.model.provider, t.model.id) for t in targets if hasattr(t, "key")}
         self._batch: list[LLMEvent] = []
         self._i = 0
         self._builder: ResponseBuilder | None = None
@@ -209,12 +227,25 @@ class _Cursor:
 
     def track(self) -> ResponseBuilder:
         if self._builder is None:
-            self._builder = ResponseBuilder()
+            self._builder = self._new_builder()
         return self._builder
+
+    @property
+    def provider(self) -> str | None:
+        """The provider of the request's model (what ``response.cost`` prices against)."""
+        return self._model[0]
+
+    @property
+    def model_id(self) -> str | None:
+        """The request's model id."""
+        return self._model[1]
+
+    def _new_builder(self) -> ResponseBuilder:
+        return ResponseBuilder(provider=self._model[0], model_id=self._model[1], targets=self._targets)
 
     async def response(self) -> LLMResponse:
         self._check_fresh()
-        builder = self._builder or ResponseBuilder()
+        builder = self._builder or self._new_builder()
         self._builder = None
         try:
             async with aclosing(self.batches()) as batches:

@@ -56,7 +56,7 @@ from ..schema.events import (
 )
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
-from ..schema.usage import Usage, usage_count, usage_section
+from ..schema.usage import Usage
 from . import openai_responses_finish as finish
 from . import openai_responses_items as calls
 from ._shared import (
@@ -71,6 +71,7 @@ from ._shared import (
     with_options,
 )
 from ._websearch import search_from_citations
+from .openai_usage import responses_usage
 
 __all__ = [
     "HOSTED_ITEMS",
@@ -863,18 +864,8 @@ def _on_annotation(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> No
     calls.cite(state, block, annotation, out, _text_of(state, block))
 
 
-def _usage(raw: dict[str, Any], searches: int) -> Usage:
-    details = usage_section(raw, "input_tokens_details", NAME)
-    out_details = usage_section(raw, "output_tokens_details", NAME)
-    return Usage.from_cached(
-        input_tokens=usage_count(raw, "input_tokens", NAME),
-        output_tokens=usage_count(raw, "output_tokens", NAME),
-        cache_read=usage_count(details, "cached_tokens", NAME),
-        cache_write=usage_count(details, "cache_write_tokens", NAME),
-        reasoning=usage_count(out_details, "reasoning_tokens", NAME),
-        web_search_requests=searches or None,
-        raw=raw,
-    )
+def _usage(raw: dict[str, Any], searches: int, service_tier: str | None) -> Usage:
+    return responses_usage(raw, searches, service_tier)
 
 
 def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
@@ -885,7 +876,7 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
     if response.service_tier:
         state.metadata["service_tier"] = response.service_tier
     if response.usage is not None:
-        state.usage = _usage(response.usage, state.searches)
+        state.usage = _usage(response.usage, state.searches, response.service_tier)
     status = response.status or ev.type.removeprefix("response.")
     if status == "failed":
         raise from_stream_event(response.error or {"message": "response failed"}, NAME)

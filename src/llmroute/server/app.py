@@ -39,7 +39,9 @@ from starlette.routing import Route
 from ..client import Client
 from ..route.model import Model
 from ..route.redact import redact_text
+from ..router import Router, estimate_tokens
 from ..schema.content import ToolCallPart
+from ..schema.cost import Cost
 from ..schema.errors import (
     AuthenticationError,
     ContentPolicyError,
@@ -55,6 +57,8 @@ from ..schema.events import (
     Finish,
     LLMEvent,
     ReasoningDelta,
+    StepFinish,
+    StepStart,
     TextDelta,
     ToolCall,
     ToolInputDelta,
@@ -62,14 +66,15 @@ from ..schema.events import (
     ToolResult,
 )
 from ..schema.request import LLMRequest
-from ..schema.response import LLMResponse
+from ..schema.response import LLMResponse, steps_cost
 from ..schema.usage import Usage
 from ..state import SharedState, open_state
 from ..stream import EventStream
 from . import chat, responses
-from .config import Gateway, Key
+from .config import LONG_CONTEXT, Gateway, Key
 from .limits import LimitExceeded, Limits
 from .observe import Observer, Record
+from .pool import upstream_client
 from .request import arguments_json
 from .spend import Pricer
 
@@ -83,6 +88,24 @@ log = logging.getLogger("llmroute.server")
 _encode = msgspec.json.Encoder().encode
 # Upstream URLs say where the gateway's providers live: never echoed to a client.
 _URL = re.compile(r"\b(?:https?|wss?)://[^\s\"'<>]+")
+
+
+class _Spend:
+    """A streamed run's step usages and server-tool results, priced once at its end (never per event)."""
+
+    __slots__ = ("results", "usages")
+
+    def __init__(self) -> None:
+        self.usages: list[Usage] = []
+        self.results: list[ToolResult] = []
+
+    def add(self, step: StepFinish) -> None:
+        if step.usage is not None:
+            self.usages.append(step.usage)
+
+    def cost(self, events: EventStream, finish: Finish | None) -> Cost | None:
+        usages = self.usages or ([finish.usage] if finish is not None and finish.usage is not None else [])
+        return steps_cost(events.provider, events.model_id, usages, self.results)
 
 
 class _Refused(Exception):
@@ -144,6 +167,12 @@ def _map_error(exc: LLMError, message: str) -> tuple[int, dict[str, Any], dict[s
         return 400, error_body(message, "invalid_request_error", "context_length_exceeded"), headers
     if isinstance(exc, ContentPolicyError):
         return 400, error_body(message, "invalid_request_error", "content_filter"), headers
+    if isinstance(exc, NoRouteError) and exc.code == "no_target_available":
+        # a route whose every target is cooling down or rate-limited: try again later
+        retry_after = getattr(exc, "retry_after", None)
+        if isinstance(retry_after, int | float):
+            headers["retry-after"] = str(max(1, math.ceil(retry_after)))
+        return 503, error_body(message, "server_error", "no_target_available"), headers
     if isinstance(exc, NoRouteError):
         return 500, error_body(message, "server_error", "no_route"), headers
     if isinstance(exc, InvalidRequestError):
@@ -227,12 +256,14 @@ class _Gateway:
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Starlette) -> AsyncGenerator[None, None]:
+        http = None
         if self.client is None:
-            self.client = Client()
+            http = upstream_client()
+            self.client = Client(http)
         await anyio.to_thread.run_sync(self.pricer.warm, list(self.config.models.values()))
-        state: SharedState | None = None
+        state: SharedState | None = self.config.state  # the routes' (one shared-state layer)
         if any(key.limited for key in self._keys):
-            state = open_state(self.config.redis_url)
+            state = state or open_state(self.config.redis_url)
             self.limits = Limits(state)
         try:
             yield
@@ -242,6 +273,8 @@ class _Gateway:
             if self._own_client:
                 await self.client.aclose()
                 self.client = None
+                if http is not None:
+                    await http.aclose()
 
     # -- checks -----------------------------------------------------------------------------------
 
@@ -291,7 +324,7 @@ class _Gateway:
             )
         return b"".join(chunks)
 
-    def model(self, name: str, key: Key) -> Model:
+    def model(self, name: str, key: Key) -> Model | Router:
         if name not in self._public:
             raise _Refused(
                 404, f"the model {name!r} does not exist", "invalid_request_error", "model_not_found"
@@ -303,7 +336,29 @@ class _Gateway:
                 "permission_error",
                 "model_not_allowed",
             )
-        return self.config.models[name]
+        route = self.config.routes.get(name)
+        return route if route is not None else self.config.models[name]
+
+    def routed(self, model: Model | Router, request: LLMRequest) -> LLMRequest:
+        """A route's request whose input is estimated over ``longContextThreshold`` goes to the
+        ``longcontext`` route instead."""
+        if not isinstance(model, Router) or model.id == LONG_CONTEXT:
+            return request
+        long = self.config.routes.get(LONG_CONTEXT)
+        threshold = self.config.long_context_threshold
+        if long is None or threshold is None or estimate_tokens(request) <= threshold:
+            return request
+        return msgspec.structs.replace(request, model=long)
+
+    def answered(self, record: Record, target: str | None) -> None:
+        """Through a route: the access log and pricing name the target that answered."""
+        router = record.served
+        if not isinstance(router, Router) or target is None:
+            return
+        model = router.target_model(target)
+        if model is not None:
+            record.served = model
+            record.target = f"{router.id}:{model.provider}/{model.id}"
 
     def failure(self, exc: Exception, record: Record, upstream: bool = False) -> Response:
         if isinstance(exc, _Refused):
@@ -373,7 +428,8 @@ class _Gateway:
         return Response(self.metrics.render(), 200, {"content-type": CONTENT_TYPE})
 
     def _model_object(self, name: str) -> dict[str, Any]:
-        return {"id": name, "object": "model", "created": 0, "owned_by": self.config.models[name].provider}
+        model = self.config.routes.get(name) or self.config.models[name]
+        return {"id": name, "object": "model", "created": 0, "owned_by": model.provider}
 
     async def models(self, request: Request) -> Response:
         record = Record("/v1/models")
@@ -463,18 +519,21 @@ class _Gateway:
                 f"{model.provider}/{model.id}",
                 payload.stream,
             )
-            record.served = model
             if key.limited:
                 await self._admit(key, record)
-            llm_request = lower(payload, model)
+            llm_request = self.routed(model, lower(payload, model))
+            record.served = model = llm_request.model
             assert self.client is not None, "the app's lifespan creates the client"
             events = self.client.stream(llm_request, tools=self.tools, retry=self.config.retry)
             upstream = True
             if not payload.stream:
                 response = await self._unless_gone(request, events.response())
+                self.answered(record, response.steps[-1].target if response.steps else None)
                 await self._usage(record, response.usage)
                 return self._finish(record, _json(whole(response, payload)))
             first = await self._unless_gone(request, self._open(events))
+            if isinstance(first, StepStart):
+                self.answered(record, first.target)
         except (ClientDisconnect, _Gone):
             where = "while waiting for the upstream" if upstream else "while sending the body"
             self.observer.client_gone(record, where)
@@ -522,6 +581,7 @@ class _Gateway:
         text: list[str] = []
         finish: Finish | None = None
         streaming: dict[str, tuple[dict[str, Any], int, list[str]]] = {}
+        spend = _Spend()
 
         def event(type: str, **fields: Any) -> bytes:
             nonlocal sequence
@@ -654,6 +714,9 @@ class _Gateway:
                     output.append(item)
             elif isinstance(ev, ToolResult) and ev.name in self.hidden:
                 out.append(_comment(ev))
+                spend.results.append(ev)
+            elif isinstance(ev, StepFinish):
+                spend.add(ev)
             elif isinstance(ev, Finish):
                 finish = ev
 
@@ -666,7 +729,7 @@ class _Gateway:
             out: list[bytes] = []
             close_text(out)
             state, incomplete = responses.status(finish.reason if finish is not None else "stop")
-            usage = responses.usage(finish.usage if finish is not None else None)
+            usage = responses.usage(finish.usage if finish is not None else None, spend.cost(events, finish))
             done = responses.envelope(id, model, created, state, output, usage, incomplete)
             kind = "response.completed" if state == "completed" else "response.incomplete"
             return b"".join(out) + event(kind, response=done)
@@ -700,6 +763,7 @@ class _Gateway:
             return b"data: " + _encode(body) + b"\n\n"
 
         finish: Finish | None = None
+        spend = _Spend()
         tool_index = 0
         # calls whose arguments stream as they come: id -> (index, whether any fragment was sent)
         streaming: dict[str, list[Any]] = {}
@@ -740,6 +804,9 @@ class _Gateway:
                     tool_index += 1
             elif isinstance(event, ToolResult) and event.name in self.hidden:
                 out.append(_comment(event))
+                spend.results.append(event)
+            elif isinstance(event, StepFinish):
+                spend.add(event)
             elif isinstance(event, Finish):
                 finish = event
 
@@ -756,7 +823,9 @@ class _Gateway:
                     "created": created,
                     "model": model,
                     "choices": [],
-                    "usage": chat.usage(finish.usage if finish is not None else None),
+                    "usage": chat.usage(
+                        finish.usage if finish is not None else None, spend.cost(events, finish)
+                    ),
                 }
                 tail.append(b"data: " + _encode(body) + b"\n\n")
             tail.append(b"data: [DONE]\n\n")

@@ -19,6 +19,7 @@ from .. import client_tools
 from ..protocols._shared import ns
 from ..protocols.openai_chat_custom import CUSTOM_ITEM, call_metadata
 from ..schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart
+from ..schema.cost import Cost
 from ..schema.errors import InvalidRequestError
 from ..schema.events import FinishReason, ToolCall
 from ..schema.options import GenerationOptions
@@ -343,7 +344,8 @@ def new_id() -> str:
     return f"chatcmpl-{uuid.uuid4().hex}"
 
 
-def usage(value: Usage | None) -> dict[str, Any] | None:
+def usage(value: Usage | None, cost: Cost | None = None) -> dict[str, Any] | None:
+    """OpenAI's usage object, plus ``cost`` in USD (as OpenRouter reports it) when it is known."""
     if value is None:
         return None
     prompt = value.input_tokens or 0
@@ -357,6 +359,8 @@ def usage(value: Usage | None) -> dict[str, Any] | None:
         out["prompt_tokens_details"] = {"cached_tokens": value.cache_read_tokens}
     if value.reasoning_tokens is not None:
         out["completion_tokens_details"] = {"reasoning_tokens": value.reasoning_tokens}
+    if cost is not None:
+        out["cost"] = float(cost.total)
     return out
 
 
@@ -403,5 +407,5 @@ def completion(response: LLMResponse, model: str, hidden: Collection[str]) -> di
                 "logprobs": None,
             }
         ],
-        "usage": usage(response.usage),
+        "usage": usage(response.usage, response.cost),
     }

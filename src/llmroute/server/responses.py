@@ -16,6 +16,7 @@ from typing import Any, Literal
 import msgspec
 
 from ..schema.content import Part, ReasoningPart, TextPart, ToolCallPart
+from ..schema.cost import Cost
 from ..schema.errors import InvalidRequestError
 from ..schema.events import FinishReason
 from ..schema.options import GenerationOptions
@@ -198,18 +199,22 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
 
-def usage(value: Usage | None) -> dict[str, Any] | None:
+def usage(value: Usage | None, cost: Cost | None = None) -> dict[str, Any] | None:
+    """The Responses usage object, plus ``cost`` in USD when it is known."""
     if value is None:
         return None
     inputs = value.input_tokens or 0
     outputs = value.output_tokens or 0
-    return {
+    out: dict[str, Any] = {
         "input_tokens": inputs,
         "input_tokens_details": {"cached_tokens": value.cache_read_tokens or 0},
         "output_tokens": outputs,
         "output_tokens_details": {"reasoning_tokens": value.reasoning_tokens or 0},
         "total_tokens": inputs + outputs,
     }
+    if cost is not None:
+        out["cost"] = float(cost.total)
+    return out
 
 
 def status(reason: FinishReason) -> tuple[str, dict[str, str] | None]:
@@ -277,4 +282,12 @@ def response_object(response: LLMResponse, model: str, hidden: Collection[str]) 
         if isinstance(p, ToolCallPart) and not p.provider_executed and p.name not in hidden
     )
     state, incomplete = status(response.finish_reason)
-    return envelope(new_id("resp"), model, int(time.time()), state, output, usage(response.usage), incomplete)
+    return envelope(
+        new_id("resp"),
+        model,
+        int(time.time()),
+        state,
+        output,
+        usage(response.usage, response.cost),
+        incomplete,
+    )
