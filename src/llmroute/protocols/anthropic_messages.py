@@ -45,6 +45,7 @@ from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
+from ..route.support import Support, no_field
 from ..schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
@@ -61,6 +62,7 @@ from ..schema.events import (
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
+from ._output_tool import AnswerInput, answer_tool_name, native_schema, with_output_tool
 from ._shared import (
     ToolInput,
     cache_targets,
@@ -292,6 +294,9 @@ class _Open:
 
 class AnthropicState(StreamState):
     __slots__ = (
+        "answer_tool",
+        "answered",
+        "called",
         "indices",
         "open",
         "raw_usage",
@@ -314,12 +319,16 @@ class AnthropicState(StreamState):
         self.server_inputs: dict[str, Any] = {}  # server tool id -> its input (web search queries)
         self.stop_reason: str | None = None
         self.text: _Open | None = None  # the text block most recently opened, while it is open
+        self.answer_tool: str | None = None  # the forced output tool: its call is the answer's text
+        self.answered = False  # the output tool answered
+        self.called = False  # a caller's tool was called
 
     @classmethod
     def for_request(cls, request: LLMRequest) -> AnthropicState:
         """A pause_turn continuation may open with the result of a call the previous response made:
         the request's last assistant turn names it (and its query)."""
         state = cls()
+        state.answer_tool = answer_tool_name(request)
         for message in request.messages[-2:]:
             if message.role == "assistant":
                 for part in message.content:
@@ -591,6 +600,11 @@ def build_body(request: LLMRequest, model: Model) -> AnthropicBody | dict[str, A
     effort = options.pop("effort", None)
     if effort is not None:
         output_config = {**(output_config or {}), "effort": effort}
+    native = native_schema(request, model.id)
+    if native is not None:
+        output_config = {**(output_config or {}), "format": {"type": "json_schema", "schema": native.schema}}
+    thinks = thinking is not None and thinking.get("type") != "disabled"
+    request = with_output_tool(request, model.id, NAME, thinking=thinks)
     system, messages = _lower_messages(request)
     tools, servers = _lower_tools(request)
     extra_servers = options.pop("mcp_servers", None)
@@ -649,6 +663,24 @@ def _lower_hosted(tool: HostedTool, servers: list[dict[str, Any]]) -> dict[str, 
 
 
 # each kind's lowering (in ``anthropic_server_tools``) takes the tool and the MCP servers list
+def _replayable(part: Part) -> bool:
+    """Whether the history lowering keeps ``part`` (see the module doc on what it leaves out)."""
+    if not isinstance(part, ReasoningPart) and not getattr(part, "provider_executed", False):
+        return True
+    return _assistant_block(part) is not None
+
+
+# what Messages leaves out (see ``route.support``)
+SUPPORT = Support(
+    {
+        **no_field("Anthropic Messages", "seed", "frequency_penalty", "presence_penalty"),
+        "parts.reasoning": "Anthropic takes back only signed (or redacted) thinking",
+        "parts.tool-call": "Anthropic takes back only its own hosted tool calls",
+        "parts.tool-result": "Anthropic takes back only its own hosted tool results",
+    },
+    keeps_part=_replayable,
+)
+
 HOSTED_TOOLS: dict[str, Callable[..., Any]] = {
     "web_search": lower_web_search,
     "web_fetch": lower_web_fetch,
@@ -769,7 +801,12 @@ def _on_content_block_start(state: AnthropicState, event: _Event, out: list[LLME
             if block.server_name is not None:
                 info["server_name"] = block.server_name
             meta = {NAMESPACE: info}
-        opened.tool = ToolInput(opened.id, name, out, kind != "tool_use", meta)
+        if kind == "tool_use" and name == state.answer_tool:
+            opened.tool = AnswerInput(opened.id, name, out)
+            state.answered = True
+        else:
+            state.called = state.called or kind == "tool_use"
+            opened.tool = ToolInput(opened.id, name, out, kind != "tool_use", meta)
         opened.initial = block.input
     elif (hosted := HOSTED_ITEMS.get(kind)) is not None or kind.endswith("_tool_result"):
         # a result arrives whole; its stop event closes nothing
@@ -843,6 +880,8 @@ def _on_message_delta(state: AnthropicState, event: _Event, _out: list[LLMEvent]
     if delta is not None:
         state.stop_reason = delta.stop_reason or state.stop_reason or ""
         state.reason = _FINISH.get(state.stop_reason, "unknown")
+        if state.reason == "tool-calls" and state.answered and not state.called:
+            state.reason = "stop"  # the forced output tool answered: that is the reply
         meta = dict(state.metadata or {})
         meta["stop_reason"] = state.stop_reason
         if delta.stop_sequence is not None:
@@ -926,8 +965,10 @@ PROTOCOL = Protocol(
     new_state=AnthropicState.for_request,
     step=step,
     on_halt=on_halt,
+    native_output_schema=True,
     whole=whole,
     hosted_kinds=frozenset(HOSTED_TOOLS),
+    support=SUPPORT,
 )
 
 

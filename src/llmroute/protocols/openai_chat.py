@@ -21,7 +21,14 @@ from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
-from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..schema.content import (
+    MediaPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import Citation, FinishReason, LLMEvent, Media, TextDelta, ToolCall, ToolResult
 from ..schema.mime import sniff, sniff_base64
@@ -52,6 +59,7 @@ from .openai_chat_custom import (
     lower_custom_call,
 )
 from .openai_chat_reasoning import details_text, end_reasoning, on_reasoning_details, reasoning_details_out
+from .openai_chat_support import chat_support
 
 __all__ = [
     "HOSTED_TOOLS",
@@ -487,7 +495,7 @@ def _lower_hosted(tool: HostedTool, quirks: ChatQuirks) -> dict[str, Any]:
 def _response_format(request: LLMRequest) -> dict[str, Any] | None:
     out = request.output_schema
     if out is None:
-        return None
+        return {"type": "json_object"} if request.json_mode else None
     spec: dict[str, Any] = {"name": out.name, "schema": out.schema, "strict": out.strict}
     if out.description:
         spec["description"] = out.description
@@ -511,7 +519,7 @@ def make_build_body(quirks: ChatQuirks) -> Any:
             max_completion_tokens=max_tokens if quirks.max_tokens_field == "max_completion_tokens" else None,
             temperature=g.temperature,
             top_p=g.top_p,
-            top_k=g.top_k if quirks.supports_top_k else None,
+            top_k=g.top_k,  # ``support`` drops it (warned) where the server has none
             frequency_penalty=g.frequency_penalty,
             presence_penalty=g.presence_penalty,
             seed=g.seed,
@@ -959,6 +967,7 @@ def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = NAME) -> Pro
         whole=whole,
         hosted_kinds=frozenset(quirks.hosted_tools or HOSTED_TOOLS),
         tool_kinds=TOOL_KINDS,
+        support=chat_support(quirks),
     )
 
 

@@ -545,6 +545,8 @@ def build_body(
         if out.description:
             fmt["description"] = out.description
         text["format"] = fmt
+    elif request.json_mode:
+        text["format"] = {"type": "json_object"}
     store = opts.pop("store", None)
     include: list[str] = list(opts.pop("include", None) or [])
     calls.auto_include(request, include, store, reasoning)
@@ -952,6 +954,7 @@ def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> Pr
         whole=whole,
         tool_kinds=calls.TOOL_KINDS,
         hosted_kinds=frozenset(HOSTED_TOOLS).union(declared.hosted_kinds),
+        support=calls.SUPPORT,
     )
 
 

@@ -20,10 +20,13 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 
 from ..hosted import SearchResult, search_result
+from ..route.support import AUTO_CACHE, Support, hosted_parts, no_field
 from ..schema.content import (
     ApprovalRequestPart,
     ApprovalResponsePart,
     MediaPart,
+    Part,
+    ReasoningPart,
     ToolCallPart,
     ToolResultPart,
 )
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
     from .openai_responses import Annotation, OutputItem, ResponsesState
 
 __all__ = [
+    "SUPPORT",
     "BUILTIN_TYPE",
     "CLIENT_ITEMS",
     "CLIENT_OUTPUT",
@@ -623,3 +627,26 @@ def cite(state: ResponsesState, block: str, a: Annotation, out: list[LLMEvent], 
     if a.type == "url_citation":
         state.cited_urls.append((a.url, a.title))
     out.append(Citation(block, a.url, a.title or a.filename, start, end, cited, {OPENAI: meta}))
+
+
+# -- what Responses leaves out of a request (see ``route.support``)
+
+
+def _replayable(part: Part) -> bool:
+    """Whether the history lowering keeps a reasoning or hosted part: its own items only."""
+    if isinstance(part, ReasoningPart):
+        return isinstance(ns(part.provider_metadata, OPENAI).get("item_id"), str)
+    if isinstance(part, ToolCallPart) and part.provider_executed:
+        return hosted_item(part) is not None
+    return not getattr(part, "provider_executed", False) or bool(ns(part.provider_metadata, OPENAI))
+
+
+SUPPORT = Support(
+    {
+        **no_field("Responses", "top_k", "seed", "stop", "frequency_penalty", "presence_penalty"),
+        "cache": AUTO_CACHE,
+        "parts.reasoning": "Responses takes back only its own reasoning items (by id)",
+        **hosted_parts(),
+    },
+    keeps_part=_replayable,
+)

@@ -16,6 +16,7 @@ from ..schema.validate import validate_request
 from .model import Route, model_of
 from .prepared import PreparedRequest
 from .redact import redact_url
+from .support import apply_support
 
 __all__ = ["is_streaming", "prepare", "resolve_request"]
 
@@ -93,6 +94,9 @@ async def prepare(request: LLMRequest) -> PreparedRequest:
     if not stream:
         _check_whole(route)
     _check_tool_kinds(request, route)
+    request, warnings = apply_support(
+        request, route.protocol.support, route.name, route.protocol.hosted_kinds
+    )
     body = route.protocol.build_body(request, model)
     overlay = request.http
     body_bytes = _overlay_body(body, overlay.body) if overlay and overlay.body else _encoder.encode(body)
@@ -110,5 +114,6 @@ async def prepare(request: LLMRequest) -> PreparedRequest:
             if key in ("authorization", "content-type", "content-length", "host"):
                 raise InvalidRequestError(f"http.headers overlay may not set {key!r}")
             headers[key] = v
-    prepared = PreparedRequest("POST", url, headers, body_bytes)
-    return await route.auth.apply(prepared)
+    prepared = await route.auth.apply(PreparedRequest("POST", url, headers, body_bytes))
+    prepared.warnings = warnings
+    return prepared

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from .errors import InvalidProviderOutputError
+from .notices import RequestWarning
 from .usage import Usage
 
 __all__ = [
@@ -58,6 +59,8 @@ class StepStart(_Event, frozen=True, tag="step-start"):
     type: ClassVar[Literal["step-start"]] = "step-start"
     index: int = 0
     provider_metadata: Meta = None
+    warnings: tuple[RequestWarning, ...] = ()
+    """Options this step's route did not send (``PreparedRequest.warnings``)."""
 
 
 class StepFinish(_Event, frozen=True, tag="step-finish"):

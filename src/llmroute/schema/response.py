@@ -28,6 +28,7 @@ from .events import (
     ReasoningEnd,
     ReasoningStart,
     StepFinish,
+    StepStart,
     TextDelta,
     TextEnd,
     TextStart,
@@ -35,6 +36,7 @@ from .events import (
     ToolError,
     ToolResult,
 )
+from .notices import RequestWarning
 from .usage import Usage
 
 __all__ = ["LLMResponse", "ResponseBuilder", "StepResult"]
@@ -71,6 +73,8 @@ class LLMResponse(msgspec.Struct, frozen=True):
     tool_errors: tuple[ToolError, ...] = ()
     """Failed local tool calls of every step; ``.exception`` holds what a handler raised."""
     approval_requests: tuple[ApprovalRequest, ...] = ()  # to answer with ``llmroute.approval``
+    warnings: tuple[RequestWarning, ...] = ()
+    """Options a route did not send (each once, over every step): see ``RequestWarning``."""
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -118,6 +122,7 @@ class ResponseBuilder:
         self.approval_requests: list[ApprovalRequest] = []
         self.errors: list[ProviderError] = []
         self.tool_errors: list[ToolError] = []
+        self.warnings: dict[RequestWarning, None] = {}  # ordered, each once across steps
         self.usage: Usage | None = None
         self.finish_reason: FinishReason = "unknown"
         self.finished = False
@@ -187,6 +192,8 @@ class ResponseBuilder:
             self.errors.append(event)
         elif isinstance(event, ToolError):
             self.tool_errors.append(event)
+        elif isinstance(event, StepStart) and event.warnings:
+            self.warnings.update(dict.fromkeys(event.warnings))
 
     def _snapshot_step(self, index: int) -> StepResult:
         parts: list[AssistantPart] = []
@@ -265,4 +272,5 @@ class ResponseBuilder:
             complete=self.finished,
             tool_errors=tuple(self.tool_errors),
             approval_requests=tuple(self.approval_requests),
+            warnings=tuple(self.warnings),
         )
