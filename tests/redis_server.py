@@ -26,12 +26,13 @@ def _free_port() -> int:
 
 
 @contextmanager
-def redis_server() -> Iterator[str]:
-    """Start a throwaway redis-server; yield its ``redis://127.0.0.1:PORT/0`` URL; stop it."""
+def redis_server(port: int | None = None) -> Iterator[str]:
+    """Start a throwaway redis-server (on ``port``, else a free one); yield its
+    ``redis://127.0.0.1:PORT/0`` URL; stop it."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise RuntimeError(INSTALL_HINT)
-    port = _free_port()
+    port = port or _free_port()
     with tempfile.TemporaryDirectory(prefix="llmroute-redis-") as workdir:
         proc = subprocess.Popen(
             [

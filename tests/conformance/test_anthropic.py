@@ -952,11 +952,20 @@ async def test_truncated_stream_is_invalid_provider_output() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("name", ["duplicate-message-start", "spliced-message-start"])
-async def test_a_second_message_start_inside_an_open_message_is_invalid_output(name: str) -> None:
-    cassette = Cassette.load(CASSETTES / f"vercel-ai/anthropic/{name}.chunks.yaml")
+async def test_a_second_message_start_with_another_id_is_invalid_output() -> None:
+    cassette = Cassette.load(CASSETTES / "vercel-ai/anthropic/spliced-message-start.chunks.yaml")
     with pytest.raises(llmroute.InvalidProviderOutputError, match="message_start inside an open message"):
         await replay(cassette, [llmroute.request(model=MODEL, prompt="x")])
+
+
+@pytest.mark.anyio
+async def test_the_same_message_start_again_before_any_content_is_ignored() -> None:
+    """Some Anthropic-compatible endpoints announce the message twice (Vercel's fixture, real bytes)."""
+    cassette = Cassette.load(CASSETTES / "vercel-ai/anthropic/duplicate-message-start.chunks.yaml")
+    for chunking in (Chunking.whole(), Chunking.bytewise()):
+        (response,), _ = await replay(cassette, [llmroute.request(model=MODEL, prompt="x")], chunking)
+        assert (response.text, response.finish_reason) == ("Hello, World!", "stop")
+        assert response.usage is not None and response.usage.input_tokens == 17
 
 
 @pytest.mark.anyio

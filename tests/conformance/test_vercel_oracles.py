@@ -38,9 +38,13 @@ def test_anthropic_follow_up_arrives_whole_in_message_start() -> None:
     assert (exp.finish, exp.usage) == ("tool-calls", {"input": 0, "output": 0})
 
 
-@pytest.mark.parametrize("name", ["duplicate-message-start", "spliced-message-start"])
-def test_second_message_start_is_a_violation(name: str) -> None:
-    assert oracle(f"anthropic/{name}.chunks").error == "InvalidProviderOutputError"
+def test_second_message_start_with_another_id_is_a_violation() -> None:
+    assert oracle("anthropic/spliced-message-start.chunks").error == "InvalidProviderOutputError"
+
+
+def test_the_same_message_start_again_before_content_is_a_duplicate() -> None:
+    exp = oracle("anthropic/duplicate-message-start.chunks")
+    assert (exp.error, exp.text, exp.finish) == (None, "Hello, World!", "stop")
 
 
 @pytest.mark.parametrize(

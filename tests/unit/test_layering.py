@@ -40,10 +40,12 @@ LAYERS: dict[str, int] = {
     "terminal": 0,  # terminal-control hygiene for provider text: no llmroute imports
     "framing": 1,
     "build": 1,  # request constructors: values only
+    "catalog": 1,  # model limits, capabilities, prices; data only
     "client_tools": 1,
     "console": 1,
     "hosted": 1,
     "media": 1,
+    "state": 1,  # shared state (in-process / Redis) for router health and gateway limits
     "route": 2,
     "protocols": 3,
     "tools": 3,

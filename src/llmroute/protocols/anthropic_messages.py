@@ -750,6 +750,8 @@ def _on_message_start(state: AnthropicState, event: _Event, out: list[LLMEvent])
     if message is None:
         return
     if state.started and not state.done:
+        if _benign_repeat(state, message):
+            return
         raise InvalidProviderOutputError(f"{NAME}: message_start inside an open message")
     state.started = True
     state.metadata = {"id": message.id, "model": message.model}
@@ -763,6 +765,13 @@ def _on_message_start(state: AnthropicState, event: _Event, out: list[LLMEvent])
             stop_reason=message.stop_reason, stop_sequence=message.stop_sequence, container=message.container
         )
         _on_message_delta(state, _Event(delta=delta), out)
+
+
+def _benign_repeat(state: AnthropicState, message: _MessageIn) -> bool:
+    """Some Anthropic-compatible endpoints send ``message_start`` twice: the same id again, before
+    any content, is that duplicate (ignored); another id, or one after content, is a new message."""
+    known = (state.metadata or {}).get("id")
+    return known is not None and message.id == known and not state.indices and not message.content
 
 
 def _on_content_block_start(state: AnthropicState, event: _Event, out: list[LLMEvent]) -> None:

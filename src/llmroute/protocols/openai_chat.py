@@ -21,14 +21,7 @@ from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
-from ..schema.content import (
-    MediaPart,
-    Message,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import Citation, FinishReason, LLMEvent, Media, TextDelta, ToolCall, ToolResult
 from ..schema.mime import sniff, sniff_base64
@@ -58,7 +51,14 @@ from .openai_chat_custom import (
     lower_custom,
     lower_custom_call,
 )
-from .openai_chat_reasoning import details_text, end_reasoning, on_reasoning_details, reasoning_details_out
+from .openai_chat_reasoning import (
+    ContentChunk,
+    details_text,
+    end_reasoning,
+    on_content_chunks,
+    on_reasoning_details,
+    reasoning_details_out,
+)
 from .openai_chat_support import chat_support
 
 __all__ = [
@@ -259,7 +259,7 @@ class _Audio(msgspec.Struct):
 
 
 class _Delta(msgspec.Struct):
-    content: str | None = None
+    content: str | list[ContentChunk] | None = None  # a list: Mistral (see ContentChunk)
     reasoning_content: str | None = None
     reasoning: str | None = None
     tool_calls: list[_ToolDelta] | None = None
@@ -497,8 +497,7 @@ def _response_format(request: LLMRequest) -> dict[str, Any] | None:
     if out is None:
         return {"type": "json_object"} if request.json_mode else None
     spec: dict[str, Any] = {"name": out.name, "schema": out.schema, "strict": out.strict}
-    if out.description:
-        spec["description"] = out.description
+    spec.update({"description": out.description} if out.description else {})
     return {"type": "json_schema", "json_schema": spec}
 
 
@@ -519,7 +518,7 @@ def make_build_body(quirks: ChatQuirks) -> Any:
             max_completion_tokens=max_tokens if quirks.max_tokens_field == "max_completion_tokens" else None,
             temperature=g.temperature,
             top_p=g.top_p,
-            top_k=g.top_k,  # ``support`` drops it (warned) where the server has none
+            top_k=g.top_k,  # ``chat_support`` drops it (warned) where the server has none
             frequency_penalty=g.frequency_penalty,
             presence_penalty=g.presence_penalty,
             seed=g.seed,
@@ -663,8 +662,11 @@ def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
         on_reasoning_details(state, details, out)
     if delta.executed_tools:
         _on_executed_tools(state, delta.executed_tools, out)
-    if delta.content:
-        _on_text(state, delta.content, out)
+    content = delta.content
+    if isinstance(content, list):
+        on_content_chunks(state, content, out, _on_text)
+    elif content:
+        _on_text(state, content, out)
     if delta.refusal:
         _on_text(state, delta.refusal, out)
         state.refused = True
@@ -749,7 +751,9 @@ def _close_all(state: ChatState, out: list[LLMEvent]) -> None:
 
 
 def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> None:
-    fn = delta.function or delta.custom  # a custom tool's free text comes as ``custom.input``
+    # ``type`` decides: Snowflake Cortex sends an empty ``custom`` beside a function call's ``function``
+    custom = delta.type == "custom" or (delta.type is None and delta.function is None)
+    fn = delta.custom if custom else delta.function  # a custom tool's free text comes as ``custom.input``
     tool: ToolInput | None = None
     if delta.id is not None and delta.id in state.tool_by_id:
         tool = state.tool_by_id[delta.id]  # some servers repeat the id in every fragment
@@ -772,7 +776,7 @@ def _on_tool_delta(state: ChatState, delta: _ToolDelta, out: list[LLMEvent]) -> 
         key: int | str = (
             delta.index if state.quirks.tool_call_key == "index" and delta.index is not None else call_id
         )
-        custom = delta.custom is not None or delta.type == "custom"
+        custom = custom and delta.custom is not None
         tool = ToolInput(
             call_id, (fn.name if fn else None) or "", out, metadata=call_metadata() if custom else None
         )

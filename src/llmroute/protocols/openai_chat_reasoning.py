@@ -1,4 +1,5 @@
-"""OpenRouter ``reasoning_details`` on OpenAI Chat, both ways.
+"""Reasoning on OpenAI Chat beyond ``reasoning_content``: OpenRouter ``reasoning_details`` (both
+ways) and Mistral's ``thinking`` content chunks.
 
 Text / summary fragments (also sent as ``reasoning``), signatures and encrypted blobs. Fragments of
 one detail are merged; the merged list rides on reasoning-end (``provider_metadata
@@ -8,7 +9,10 @@ one detail are merged; the merged list rides on reasoning-end (``provider_metada
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..schema.content import Message, ReasoningPart
 from ..schema.events import LLMEvent
@@ -16,7 +20,14 @@ from ..schema.events import LLMEvent
 if TYPE_CHECKING:
     from .openai_chat import ChatState
 
-__all__ = ["details_text", "end_reasoning", "on_reasoning_details", "reasoning_details_out"]
+__all__ = [
+    "ContentChunk",
+    "details_text",
+    "on_content_chunks",
+    "end_reasoning",
+    "on_reasoning_details",
+    "reasoning_details_out",
+]
 
 _MERGED_TEXT = ("text", "summary")
 
@@ -103,3 +114,36 @@ def end_reasoning(state: ChatState, out: list[LLMEvent]) -> None:
         ):
             encrypted = value
     blocks.end_reasoning(out, signature, encrypted, {"reasoning_details": details})
+
+
+class _ThinkingText(msgspec.Struct):
+    type: str = ""
+    text: str | None = None
+
+
+class ContentChunk(msgspec.Struct):
+    """Mistral's reasoning models (``magistral``) send ``content`` as a list of chunks:
+    ``{"type": "thinking", "thinking": [{"type": "text", "text": ...}]}`` and
+    ``{"type": "text", "text": ...}``; other chunk types (``reference``, ``image_url``) carry no text."""
+
+    type: str = ""
+    text: str | None = None
+    thinking: list[_ThinkingText] | str | None = None
+
+
+def on_content_chunks(
+    state: ChatState,
+    chunks: list[ContentChunk],
+    out: list[LLMEvent],
+    on_text: Callable[[ChatState, str, list[LLMEvent]], None],
+) -> None:
+    """``thinking`` chunks are reasoning, ``text`` chunks message text (through ``on_text``)."""
+    for chunk in chunks:
+        if chunk.type == "thinking":
+            pieces = chunk.thinking
+            text = pieces if isinstance(pieces, str) else "".join(p.text or "" for p in pieces or ())
+            if text:
+                state.blocks.end_text(out)  # text and reasoning are never open together
+                state.blocks.reasoning_delta(text, out)
+        elif chunk.type == "text" and chunk.text:
+            on_text(state, chunk.text, out)

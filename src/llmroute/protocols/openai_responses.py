@@ -50,7 +50,6 @@ from ..schema.content import (
 )
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
-    FinishReason,
     LLMEvent,
     ReasoningDelta,
     TextDelta,
@@ -58,6 +57,7 @@ from ..schema.events import (
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
+from . import openai_responses_finish as finish
 from . import openai_responses_items as calls
 from ._shared import (
     Blocks,
@@ -306,6 +306,7 @@ class ResponsesState(StreamState):
         "item_ids",
         "phases",
         "quirks",
+        "reasoning_ended",
         "reasoning_index",
         "reasoning_item",
         "refused",
@@ -331,6 +332,7 @@ class ResponsesState(StreamState):
         self.phases: dict[str, str] = {}  # message item id -> phase
         self.reasoning_item: str | None = None
         self.reasoning_index = -1
+        self.reasoning_ended: set[str] = set()  # reasoning items whose block has ended
         self.tools: dict[str, ToolInput] = {}  # item id -> streamed call
         # output index -> the id its item was added with: some servers give every event a new
         # item id, so parts are matched by position
@@ -696,6 +698,8 @@ def _open_reasoning(state: ResponsesState, item_id: str, index: int, out: list[L
 
 def _end_reasoning(state: ResponsesState, out: list[LLMEvent], item: OutputItem | None = None) -> None:
     if state.blocks.reasoning is not None:
+        if state.reasoning_item is not None:
+            state.reasoning_ended.add(state.reasoning_item)
         if item is None:
             state.blocks.end_reasoning(out)
         else:
@@ -754,7 +758,8 @@ def _on_content_added(state: ResponsesState, ev: _Event, data: bytes, out: list[
     part = decode_frame(_part_added_decoder, data, f"{NAME} event").part
     if part is not None and part.type not in _TEXT_PARTS:
         return
-    _end_reasoning(state, out)
+    # An open reasoning block stays open: its item's done event (with the encrypted content) may
+    # still come, after the text started (OpenRouter); it ends there, or when the response does.
     _open_text(state, ev.item_id, ev.content_index, out)
 
 
@@ -801,10 +806,7 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
     if kind == "message":
         _on_message_done(state, item, out)
     elif kind == "reasoning":
-        _close_text(state, out)
-        if state.reasoning_item != item.id:
-            _open_reasoning(state, item.id, 0, out)  # no summary: the block still carries the item
-        _end_reasoning(state, out, item)
+        _on_reasoning_done(state, item, out)
     elif kind in HOSTED_ITEMS:
         if calls.first_done(state, item.id):
             data = decode_frame(_raw_decoder, ev.item, f"{NAME} item")
@@ -821,6 +823,16 @@ def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> Non
             calls.on_call_done(state, item, role, ev.item, out)
         else:  # compaction, program, a type this parser does not know: kept raw, never fatal
             _keep_other(state, ev.item)
+
+
+def _on_reasoning_done(state: ResponsesState, item: OutputItem, out: list[LLMEvent]) -> None:
+    """The item's reasoning block ends here, carrying its encrypted content. One already ended (a
+    tool call or the next reasoning item closed it first) is not opened again."""
+    if item.id in state.reasoning_ended:
+        return
+    if state.reasoning_item != item.id:
+        _open_reasoning(state, item.id, 0, out)  # no summary: the block still carries the item
+    _end_reasoning(state, out, item)
 
 
 def _keep_other(state: ResponsesState, raw: msgspec.Raw) -> None:
@@ -867,9 +879,6 @@ def _usage(raw: dict[str, Any], searches: int) -> Usage:
     )
 
 
-_INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length", "content_filter": "content-filter"}
-
-
 def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     response = (
         decode_frame(_response_decoder, ev.response, f"{NAME} response") if ev.response else _Response()
@@ -882,17 +891,14 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
     status = response.status or ev.type.removeprefix("response.")
     if status == "failed":
         raise from_stream_event(response.error or {"message": "response failed"}, NAME)
+    finish.refuse_unfinished(response.id, status)
     _close_all(state, out)
     if state.cited_urls and not state.searched:  # OpenRouter's web plugin reports no call
         state.searched = True
         search_from_citations(f"ws_{response.id or 'response'}", state.cited_urls, out)
-    if status == "incomplete":
-        details = response.incomplete_details
-        state.reason = _INCOMPLETE.get(details.reason or "", "unknown") if details else "unknown"
-    elif state.refused:
-        state.reason = "content-filter"
-    else:
-        state.reason = "tool-calls" if state.client_calls else "stop"
+    details = response.incomplete_details
+    incomplete = details.reason if details else None
+    state.reason = finish.finish_reason(status, incomplete, state.refused, state.client_calls)
     state.done = True
 
 

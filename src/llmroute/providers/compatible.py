@@ -41,6 +41,8 @@ FAMILIES: dict[str, Family] = {
             ChatQuirks(supports_top_k=True),
         ),
         Family("baseten", "https://inference.baseten.co/v1", ("BASETEN_API_KEY",)),
+        # Mistral reports usage on the last chunk unasked, and ``stream_options`` is not in its API.
+        Family("mistral", "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), ChatQuirks(include_usage=False)),
         # The rows the dedicated facades own; ``openrouter`` adds the provider's own options
         # (plugins, app headers, Responses, ...).
         xai.FAMILY,

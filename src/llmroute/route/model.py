@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -15,6 +15,9 @@ from ..schema.validate import check_model
 from .auth import Auth
 from .endpoint import Endpoint
 from .protocol import Protocol
+
+if TYPE_CHECKING:
+    from ..catalog.info import ModelInfo
 
 __all__ = ["Model", "Route", "model_of"]
 
@@ -57,6 +60,14 @@ class Model(msgspec.Struct, frozen=True):
 
     def with_(self, **changes: Any) -> Model:
         return msgspec.structs.replace(self, **changes)
+
+    @property
+    def info(self) -> ModelInfo | None:
+        """What ``llmroute.catalog`` knows about this model (context window, max output tokens,
+        capabilities, prices); ``None`` when the catalog does not know it."""
+        from ..catalog import lookup  # the catalog loads on first use, not with the route
+
+        return lookup(self.provider, self.id)
 
     def __repr__(self) -> str:
         return f"Model({self.provider}:{self.id} via {self.route.name})"

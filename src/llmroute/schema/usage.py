@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import msgspec
@@ -15,7 +16,8 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
     ``input_tokens`` and ``output_tokens`` are inclusive totals. The breakdown never overlaps:
     ``non_cached_input_tokens + cache_read_tokens + cache_write_tokens == input_tokens`` whenever the
     provider reports caching, and ``reasoning_tokens`` is the part of ``output_tokens`` spent thinking.
-    Raw provider usage stays in ``provider_metadata``.
+    ``cache_write_1h_tokens`` is the part of ``cache_write_tokens`` written with a 1-hour TTL (the rest
+    used the 5-minute default). Raw provider usage stays in ``provider_metadata``.
     """
 
     input_tokens: int | None = None
@@ -26,6 +28,13 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
     reasoning_tokens: int | None = None
     web_search_requests: int | None = None
     provider_metadata: dict[str, Any] | None = None
+    cache_write_1h_tokens: int | None = None
+    """Of ``cache_write_tokens``, those written with a 1-hour TTL (Anthropic ``usage.cache_creation``)."""
+    service_tier: str | None = None
+    """The service tier the provider says served the call (OpenAI ``flex``/``priority``/``default``)."""
+    reported_cost: Decimal | None = None
+    """The call's cost in USD as the provider reported it (OpenRouter ``usage.cost``, xAI
+    ``cost_in_usd_ticks``); ``None`` when it did not."""
 
     @property
     def total_tokens(self) -> int | None:
@@ -45,6 +54,12 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
             cache_write_tokens=add(self.cache_write_tokens, other.cache_write_tokens),
             reasoning_tokens=add(self.reasoning_tokens, other.reasoning_tokens),
             web_search_requests=add(self.web_search_requests, other.web_search_requests),
+            cache_write_1h_tokens=add(self.cache_write_1h_tokens, other.cache_write_1h_tokens),
+            service_tier=self.service_tier if self.service_tier == other.service_tier else None,
+            # a sum is only reported when every part was
+            reported_cost=None
+            if self.reported_cost is None or other.reported_cost is None
+            else self.reported_cost + other.reported_cost,
         )
 
     @classmethod
@@ -58,9 +73,18 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
         reasoning: int | None = None,
         web_search_requests: int | None = None,
         raw: dict[str, Any] | None = None,
+        cache_write_1h: int | None = None,
     ) -> Usage:
         """Build from an input count that excludes cached tokens (Anthropic / Bedrock accounting)."""
-        _counters(uncached_input, output_tokens, cache_read, cache_write, reasoning, web_search_requests)
+        _counters(
+            uncached_input,
+            output_tokens,
+            cache_read,
+            cache_write,
+            reasoning,
+            web_search_requests,
+            cache_write_1h,
+        )
         parts = [t for t in (uncached_input, cache_read, cache_write) if t is not None]
         return cls(
             input_tokens=sum(parts) if parts else None,
@@ -71,6 +95,7 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
             reasoning_tokens=reasoning,
             web_search_requests=web_search_requests,
             provider_metadata=raw,
+            cache_write_1h_tokens=cache_write_1h,
         )
 
     @classmethod
@@ -84,9 +109,18 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
         reasoning: int | None = None,
         web_search_requests: int | None = None,
         raw: dict[str, Any] | None = None,
+        cache_write_1h: int | None = None,
     ) -> Usage:
         """Build from an inclusive input total and its cached parts (OpenAI-style accounting)."""
-        _counters(input_tokens, output_tokens, cache_read, cache_write, reasoning, web_search_requests)
+        _counters(
+            input_tokens,
+            output_tokens,
+            cache_read,
+            cache_write,
+            reasoning,
+            web_search_requests,
+            cache_write_1h,
+        )
         non_cached = None
         if input_tokens is not None:
             non_cached = input_tokens - (cache_read or 0) - (cache_write or 0)
@@ -99,6 +133,7 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
             reasoning_tokens=reasoning,
             web_search_requests=web_search_requests,
             provider_metadata=raw,
+            cache_write_1h_tokens=cache_write_1h,
         )
 
 
