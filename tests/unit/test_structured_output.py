@@ -25,7 +25,7 @@ from llmroute.testing import (
     ReplayTransport,
 )
 
-from ..helpers import load, replay_events, replay_generate
+from ..helpers import replay_events, replay_generate
 
 pytestmark = pytest.mark.anyio
 
@@ -76,7 +76,7 @@ async def test_caller_tools_stay_callable_beside_the_output_tool() -> None:
 
 async def test_forced_tool_with_thinking_is_refused_naming_the_option() -> None:
     model = _claude("claude-3-7-sonnet-latest").with_(provider_options={"anthropic": {"thinking": 2048}})
-    with pytest.raises(llmroute.InvalidRequestError, match="output_schema.*extended thinking"):
+    with pytest.raises(llmroute.InvalidRequestError, match=r"output_schema.*extended thinking"):
         await _body(_with(model, CLOSED))
 
 

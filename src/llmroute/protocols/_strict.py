@@ -52,12 +52,12 @@ def _check(node: Any, depth: int, count: list[int], all_required: bool) -> bool:
     types = schema.get("type")
     is_object = types == "object" or (isinstance(types, list) and "object" in types) or "properties" in schema
     if is_object:
-        props = schema.get("properties") or {}
-        if not isinstance(props, dict) or schema.get("additionalProperties") is not False:
+        raw_props: Any = schema.get("properties") or {}
+        if not isinstance(raw_props, dict) or schema.get("additionalProperties") is not False:
             return False
-        props = cast(dict[str, Any], props)
+        props = cast(dict[str, Any], raw_props)
         count[0] += len(props)
-        required = schema.get("required") or []
+        required: Any = schema.get("required") or []
         if all_required and (not isinstance(required, list) or set(cast(list[Any], required)) != set(props)):
             return False
         if not all(_check(sub, depth + 1, count, all_required) for sub in props.values()):

@@ -45,7 +45,7 @@ from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
-from ..route.support import Support, no_field
+from ..route.support import Support
 from ..schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
@@ -83,6 +83,7 @@ from .anthropic_server_tools import (
     on_server_tool_result,
     on_web_search_tool_result,
 )
+from .anthropic_support import UNSENT
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -670,16 +671,7 @@ def _replayable(part: Part) -> bool:
     return _assistant_block(part) is not None
 
 
-# what Messages leaves out (see ``route.support``)
-SUPPORT = Support(
-    {
-        **no_field("Anthropic Messages", "seed", "frequency_penalty", "presence_penalty"),
-        "parts.reasoning": "Anthropic takes back only signed (or redacted) thinking",
-        "parts.tool-call": "Anthropic takes back only its own hosted tool calls",
-        "parts.tool-result": "Anthropic takes back only its own hosted tool results",
-    },
-    keeps_part=_replayable,
-)
+SUPPORT = Support(UNSENT, keeps_part=_replayable)  # what Messages leaves out (route.support)
 
 HOSTED_TOOLS: dict[str, Callable[..., Any]] = {
     "web_search": lower_web_search,

@@ -117,7 +117,11 @@ def apply_support(
         if isinstance(tool, HostedTool):
             if tool.kind not in hosted_kinds:
                 offered = ", ".join(sorted(hosted_kinds)) or "none"
-                raise _refuse(route, f"tools[{i}] (hosted {tool.kind!r})", f"hosted tools here: {offered}")
+                raise InvalidRequestError(
+                    f"{route} has no hosted {tool.kind!r} tool (supported: {offered}); "
+                    f"leaving tools[{i}] out would change what the answer means",
+                    param=f"tools[{i}]",
+                )
             continue
         dropped = {
             name: None
