@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from .client import Client
     from .media import file, image
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
+    from .route.hooks import CallInfo, CallResult, Hook, LoopInfo, ResponseHead, ToolInfo
     from .stream import EventStream
     from .sync import SyncClient, SyncEventStream
     from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
@@ -89,7 +90,13 @@ if TYPE_CHECKING:
 # The Client pulls in httpx, and ``media`` pathlib, mimetypes and urllib (a third of llmroute's
 # own import cost): load them on first use so `import llmroute` stays fast.
 _LAZY = {
+    "CallInfo": "route.hooks",
+    "CallResult": "route.hooks",
     "Client": "client",
+    "Hook": "route.hooks",
+    "LoopInfo": "route.hooks",
+    "ResponseHead": "route.hooks",
+    "ToolInfo": "route.hooks",
     "EventStream": "stream",
     "Model": "route",
     "PreparedRequest": "route",
@@ -132,6 +139,8 @@ __all__ = [
     "ApprovalResponsePart",
     "AssistantPart",
     "AuthenticationError",
+    "CallInfo",
+    "CallResult",
     "ClientClosedError",
     "CachePolicy",
     "Citation",
@@ -142,6 +151,7 @@ __all__ = [
     "Finish",
     "FinishReason",
     "GenerationOptions",
+    "Hook",
     "HostedTool",
     "HttpContext",
     "HttpOverlay",
@@ -151,6 +161,7 @@ __all__ = [
     "LLMEvent",
     "LLMRequest",
     "LLMResponse",
+    "LoopInfo",
     "Media",
     "MediaPart",
     "Message",
@@ -165,6 +176,7 @@ __all__ = [
     "ProviderInternalError",
     "QuotaExceededError",
     "RateLimitError",
+    "ResponseHead",
     "ResponseTooLargeError",
     "StreamConsumedError",
     "SyncClient",
@@ -195,6 +207,7 @@ __all__ = [
     "ToolError",
     "ToolExecutionError",
     "ToolFailure",
+    "ToolInfo",
     "ToolInputDelta",
     "ToolInputEnd",
     "ToolInputStart",

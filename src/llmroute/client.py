@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack
 
@@ -10,6 +10,7 @@ import httpx
 
 from .route.compiler import prepare
 from .route.executor import ExecutionContext, run_step
+from .route.hooks import HookRunner, check_hooks, global_version, runner_for
 from .route.policy import RetryPolicy, Timeouts
 from .route.prepared import PreparedRequest
 from .route.redact import install_log_redaction
@@ -64,6 +65,7 @@ class Client:
         sleep: Callable[[float], Awaitable[Any]] | None = None,
         max_response_bytes: int | None = None,
         max_connections: int | None = None,
+        hooks: Iterable[object] | None = None,
     ) -> None:
         """``timeouts`` and ``retry`` are the defaults for every call (each call may override them);
         ``max_error_bytes`` caps how much of an error body is read; ``sleep`` is the backoff sleep
@@ -74,7 +76,11 @@ class Client:
         ``max_connections``: how many requests the client's own connection pool runs at once
         (default ``DEFAULT_MAX_CONNECTIONS``, 1,000); more wait for a free connection, bounded by
         the ``first_byte`` and ``total`` deadlines, never by ``connect``. With ``http=`` the given
-        client's own limits apply instead, so passing both is an error."""
+        client's own limits apply instead, so passing both is an error.
+
+        ``hooks``: ``llmroute.Hook`` subclasses called around every attempt, tool run and tool
+        loop (see ``llmroute.route.hooks``); ``llmroute.telemetry.instrument()`` adds its own to
+        every client."""
         _check_type("http", http, httpx.AsyncClient, "an httpx.AsyncClient")
         _check_type("timeouts", timeouts, Timeouts, "llmroute.Timeouts(...)")
         _check_type("retry", retry, RetryPolicy, "llmroute.RetryPolicy(...)")
@@ -90,6 +96,9 @@ class Client:
                 "max_connections sizes the pool of the client llmroute creates; with http=, "
                 "set limits on your httpx.AsyncClient instead"
             )
+        self.hooks = check_hooks(hooks)
+        self._runner: HookRunner | None = None
+        self._runner_version = -1
         install_log_redaction()
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
@@ -140,7 +149,14 @@ class Client:
             if max_response_bytes is not None
             else self.max_response_bytes,
             max_connections=self.max_connections if self._owns_http else None,
+            hooks=self._hook_runner(),
         )
+
+    def _hook_runner(self) -> HookRunner | None:
+        version = global_version()
+        if version != self._runner_version:  # built once, again only when a global hook changes
+            self._runner, self._runner_version = runner_for(self.hooks), version
+        return self._runner
 
     def __repr__(self) -> str:
         return f"Client(timeouts={self.timeouts!r}, retry={self.retry!r})"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import Future
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar, Unpack
@@ -125,6 +125,7 @@ class SyncClient:
         retry: RetryPolicy | None = None,
         max_error_bytes: int = 64 * 1024,
         max_response_bytes: int | None = None,
+        hooks: Iterable[object] | None = None,
     ) -> None:
         self._client = Client(
             http,
@@ -132,6 +133,7 @@ class SyncClient:
             retry=retry,
             max_error_bytes=max_error_bytes,
             max_response_bytes=max_response_bytes,
+            hooks=hooks,
         )
         self._portal, thread = _start_portal()
         self._finalizer = weakref.finalize(self, _stop_portal, self._portal, thread, self._client)

@@ -85,7 +85,9 @@ async def test_vertex_refuses_file_search_and_bedrock_refuses_mcp() -> None:
     async with llmroute.Client() as client:
         with pytest.raises(llmroute.InvalidRequestError, match=r"vertex-gemini has no hosted 'file_search'"):
             await client.prepare(llmroute.request(gemini, prompt="hi", tools=[hosted.file_search()]))
-        with pytest.raises(llmroute.InvalidRequestError, match=r"bedrock-anthropic-messages has no hosted 'mcp'"):
+        with pytest.raises(
+            llmroute.InvalidRequestError, match=r"bedrock-anthropic-messages has no hosted 'mcp'"
+        ):
             await client.prepare(llmroute.request(claude, prompt="hi", tools=[mcp]))
         with pytest.raises(
             llmroute.InvalidRequestError, match=r"provider_options.mcp_servers.*MCP connector"

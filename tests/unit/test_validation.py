@@ -158,6 +158,59 @@ BAD_REQUESTS: list[tuple[str, Callable[[], Any], str, str]] = [
 ]
 
 
+def _self_referential_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    schema["properties"]["child"] = schema
+    return schema
+
+
+# Bad input that raised a bare exception (UnicodeEncodeError, RecursionError, TypeError) at prepare.
+BAD_REQUESTS += [
+    (
+        "prompt-lone-surrogate",
+        lambda: llmroute.request(_model(), prompt="caf\udce9 au lait"),
+        "messages[0].content[0].text",
+        "lone surrogate U+DCE9 at index 3",
+    ),
+    (
+        "system-lone-surrogate",
+        lambda: llmroute.request(_model(), system="be \ud83d brief", prompt="hi"),
+        "system[0].text",
+        "lone surrogate U+D83D",
+    ),
+    (
+        "tool-schema-self-referential",
+        lambda: llmroute.request(_model(), prompt="hi", tools=[_tool("tree", _self_referential_schema())]),
+        "tools[0].input_schema",
+        "tool tree: input schema cannot be encoded as JSON (it contains itself)",
+    ),
+    (
+        "provider-options-int-key",
+        lambda: llmroute.request(_model(), prompt="hi", provider_options={"openai": {1: "x"}}),  # type: ignore[dict-item]
+        "provider_options['openai']",
+        "option names must be strings, got int",
+    ),
+    (
+        "provider-options-namespace-int",
+        lambda: llmroute.request(_model(), prompt="hi", provider_options={2: {}}),  # type: ignore[dict-item]
+        "provider_options",
+        "namespaces must be strings",
+    ),
+    (
+        "provider-options-unserialisable",
+        lambda: llmroute.request(_model(), prompt="hi", provider_options={"openai": {"user": object()}}),
+        "provider_options['openai']['user']",
+        "cannot be encoded as JSON",
+    ),
+    (
+        "model-option-unserialisable",
+        lambda: openai.configure(api_key="k").chat("m", metadata={"a": object()}),
+        "metadata",
+        "openai: option 'metadata' cannot be encoded as JSON",
+    ),
+]
+
+
 @pytest.mark.parametrize(
     ("build", "param", "fragment"), [b[1:] for b in BAD_REQUESTS], ids=[b[0] for b in BAD_REQUESTS]
 )
@@ -221,24 +274,6 @@ BAD_PREPARED: list[tuple[str, Callable[[], llmroute.LLMRequest], str, str]] = [
         "nan",
     ),
     ("model-str", lambda: _replace(model="gpt-4o"), "model", "not a string"),
-    (
-        "api-key-blank",
-        lambda: llmroute.request(openai.configure(api_key="  \n").chat("m"), prompt="hi"),
-        "api_key",
-        "empty",
-    ),
-    (
-        "base-url-scheme",
-        lambda: llmroute.request(_model(base_url="api.openai.com/v1"), prompt="hi"),
-        "base_url",
-        "http(s) URL",
-    ),
-    (
-        "base-url-ftp",
-        lambda: llmroute.request(compatible.configure(base_url="ftp://host/v1").model("m"), prompt="hi"),
-        "base_url",
-        "ftp://host/v1",
-    ),
 ]
 
 
@@ -260,6 +295,36 @@ async def test_prepare_rejects_before_sending(
             async for _ in client.stream(build()):
                 pass
     assert sent == []
+
+
+@pytest.mark.parametrize(
+    ("build", "param", "fragment"),
+    [
+        (lambda: openai.configure(api_key=""), "api_key", "openai: api_key is empty or whitespace"),
+        (lambda: openai.configure(api_key="  \n"), "api_key", "leave api_key out"),
+        (lambda: compatible.configure("groq", api_key=" "), "api_key", "GROQ_API_KEY"),
+        (lambda: openai.configure(api_key="k", base_url="api.openai.com/v1"), "base_url", "http(s) URL"),
+        (lambda: compatible.configure(base_url="ftp://host/v1"), "base_url", "ftp://host/v1"),
+        (lambda: compatible.configure(base_url="localhost:8080/v1"), "base_url", "http(s) URL"),
+    ],
+)
+def test_configure_refuses_a_blank_key_and_a_base_url_without_scheme(
+    build: Callable[[], Any], param: str, fragment: str
+) -> None:
+    """Refused when configured, not at the first call."""
+    with pytest.raises(llmroute.InvalidRequestError) as err:
+        build()
+    assert err.value.param == param and fragment in str(err.value)
+
+
+@pytest.mark.anyio
+async def test_a_value_in_the_history_without_json_form_is_typed() -> None:
+    call = llmroute.ToolCallPart("call_1", "f", {"text": "\udc80"})
+    history = [llmroute.user("hi"), llmroute.Message("assistant", (call,))]
+    request = llmroute.request(_model(), messages=history)
+    with pytest.raises(llmroute.InvalidRequestError, match="cannot be encoded as JSON") as err:
+        await llmroute.Client().prepare(request)
+    assert err.value.param == "messages"
 
 
 @pytest.mark.anyio

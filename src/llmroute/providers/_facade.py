@@ -12,7 +12,7 @@ from ..route.model import Model, Route
 from ..route.redact import Secret
 from ..schema.errors import AuthenticationError, InvalidRequestError
 from ..schema.options import GenerationOptions
-from ..schema.validate import check_generation
+from ..schema.validate import check_generation, check_json
 
 __all__ = [
     "AccessToken",
@@ -103,6 +103,8 @@ def make_model(
 ) -> Model:
     check_model_id(provider, model_id)
     check_generation(generation)
+    for name, value in (options or {}).items():
+        check_json(value, name, f"{provider}: option {name!r}")
     return Model(
         id=model_id,
         route=route,

@@ -36,8 +36,8 @@ class NoAuth:
 class ApiKey:
     """An explicit key, else the first set environment variable, read when a request is prepared.
     Surrounding whitespace (a pasted newline) is stripped; an explicit key that is empty after
-    that, or not a ``str``/``Secret`` (caught at once), is an ``InvalidRequestError``
-    (``param="api_key"``); a blank variable counts as unset."""
+    that, or not a ``str``/``Secret``, is an ``InvalidRequestError`` (``param="api_key"``) at
+    once; a blank variable counts as unset."""
 
     __slots__ = ("_value", "env", "other", "provider")
 
@@ -61,6 +61,12 @@ class ApiKey:
             )
         if value is not None:
             value = value.strip()
+            if not value:  # refused now: it would otherwise fail only at the first call
+                who = f"{provider}: " if provider else ""
+                unset = f" (to read {' or '.join(env)}, leave api_key out)" if env else ""
+                raise InvalidRequestError(
+                    f"{who}api_key is empty or whitespace{unset}", param="api_key", provider=provider or None
+                )
             _check_header_safe(value, "api_key", provider)
         self._value = Secret(value) if value is not None else None
         self.env = tuple(env)
@@ -74,7 +80,7 @@ class ApiKey:
     def peek(self) -> Secret | None:
         """The key if one is available now (explicit or from the environment), else ``None``."""
         if self._value is not None:
-            return self._value if self._value.reveal() else None
+            return self._value
         for name in self.env:
             value = os.environ.get(name, "").strip()
             if value:
@@ -87,10 +93,6 @@ class ApiKey:
         if found is not None:
             return found
         who = f" for {self.provider}" if self.provider else ""
-        if self._value is not None:
-            raise InvalidRequestError(
-                f"api_key{who} is empty or whitespace", param="api_key", provider=self.provider
-            )
         other = f"; or {self.other}" if self.other else ""
         if self.env:
             hint = " or ".join(self.env)

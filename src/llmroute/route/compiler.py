@@ -13,9 +13,9 @@ from ..schema.options import merge_generation
 from ..schema.request import LLMRequest
 from ..schema.tools import ToolDefinition
 from ..schema.validate import validate_request
+from .endpoint import check_base_url
 from .model import Route, model_of
 from .prepared import PreparedRequest
-from .redact import redact_url
 from .support import apply_support
 
 __all__ = ["is_streaming", "prepare", "resolve_request"]
@@ -74,21 +74,12 @@ def _overlay_body(body: Any, extra: dict[str, Any]) -> bytes:
     return _encoder.encode(data)
 
 
-def _check_base_url(route: Route) -> None:
-    base = route.endpoint.base_url
-    if not base.startswith(("http://", "https://")) or len(base.split("://", 1)[1].strip("/")) == 0:
-        raise InvalidRequestError(
-            f"base_url must be an http(s) URL such as https://api.example.com/v1, got {redact_url(base)!r}",
-            param="base_url",
-        )
-
-
 async def prepare(request: LLMRequest) -> PreparedRequest:
     validate_request(request)
     request = resolve_request(request)
     model = model_of(request)
     route: Route = model.route
-    _check_base_url(route)
+    check_base_url(route.endpoint.base_url)  # an Endpoint checks it when built; a replaced one too
     assert request.generation is not None  # resolved above
     stream = request.generation.stream is not False
     if not stream:
@@ -97,9 +88,19 @@ async def prepare(request: LLMRequest) -> PreparedRequest:
     request, warnings = apply_support(
         request, route.protocol.support, route.name, route.protocol.hosted_kinds
     )
-    body = route.protocol.build_body(request, model)
     overlay = request.http
-    body_bytes = _overlay_body(body, overlay.body) if overlay and overlay.body else _encoder.encode(body)
+    try:
+        body = route.protocol.build_body(request, model)
+        body_bytes = _overlay_body(body, overlay.body) if overlay and overlay.body else _encoder.encode(body)
+    except (UnicodeEncodeError, RecursionError, TypeError) as exc:
+        # Text and options were checked; what is left is a value inside the history (a tool call's
+        # input, a tool result) that has no JSON form.
+        if isinstance(exc, TypeError) and "Encoding objects of type" not in str(exc):
+            raise
+        reason = "it contains itself" if isinstance(exc, RecursionError) else str(exc)
+        raise InvalidRequestError(
+            f"messages: a value in the conversation cannot be encoded as JSON ({reason})", param="messages"
+        ) from None
     url = route.endpoint.url(model.id, overlay.query if overlay else None, stream=stream)
     headers = {
         "content-type": "application/json",

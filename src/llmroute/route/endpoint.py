@@ -7,7 +7,21 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 import msgspec
 
-__all__ = ["Endpoint"]
+from ..schema.errors import InvalidRequestError
+
+__all__ = ["Endpoint", "check_base_url"]
+
+
+def check_base_url(base: str) -> None:
+    """An http(s) URL with a host: a scheme left out (``api.example.com/v1``) would only fail, less
+    clearly, at the first call."""
+    if not base.startswith(("http://", "https://")) or not base.split("://", 1)[1].strip("/"):
+        from .redact import redact_url
+
+        raise InvalidRequestError(
+            f"base_url must be an http(s) URL such as https://api.example.com/v1, got {redact_url(base)!r}",
+            param="base_url",
+        )
 
 
 class Endpoint(msgspec.Struct, frozen=True):
@@ -23,6 +37,9 @@ class Endpoint(msgspec.Struct, frozen=True):
     query: Mapping[str, str] | None = None
     whole_path: str | Callable[[str], str] | None = None
     stream_query: Mapping[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        check_base_url(self.base_url)
 
     def url(self, model_id: str, extra_query: Mapping[str, str] | None = None, *, stream: bool = True) -> str:
         template = self.path if stream or self.whole_path is None else self.whole_path

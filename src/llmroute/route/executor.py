@@ -40,6 +40,7 @@ from ..schema.request import LLMRequest
 from .classify import from_response, http_context, is_web_page
 from .compiler import is_streaming, prepare
 from .decoding import output_error
+from .hooks import CallInfo
 from .model import model_of
 from .prepared import PreparedRequest
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
@@ -47,6 +48,7 @@ from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, tra
 from .watchdog import DeadlineExceeded, Watchdog
 
 if TYPE_CHECKING:
+    from .hooks import HookRunner, LoopInfo
     from .policy import RetryPolicy, Timeouts
 
 __all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_step"]
@@ -68,6 +70,7 @@ class ExecutionContext:
     retry backoff (injectable so tests do not wait)."""
 
     __slots__ = (
+        "hooks",
         "http",
         "max_connections",
         "max_error_bytes",
@@ -88,8 +91,10 @@ class ExecutionContext:
         sleep: Sleep | None = None,
         max_response_bytes: int | None = None,
         max_connections: int | None = None,
+        hooks: HookRunner | None = None,
     ) -> None:
         self.http = http
+        self.hooks = hooks  # None: no hook at all, and the executor skips every hook call
         self.max_connections = max_connections  # the pool size, when the client built the pool
         self.timeouts = timeouts
         self.retry = retry
@@ -160,17 +165,24 @@ def _deadline_error(which: str, seconds: float | None, prepared: PreparedRequest
     return TimeoutError(f"{which} deadline{limit} exceeded{where}", deadline=which, http=ctx, code="timeout")
 
 
-async def _open(ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, deadline: float) -> Wire:
+async def _open(
+    ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, deadline: float, call: CallInfo | None
+) -> Wire:
     """Prepare, send and return an open 2xx response; a non-2xx becomes its typed error."""
     prepared = await prepare(request)
     prepared.secrets = collect_secrets(prepared.headers, prepared.url, prepared.secrets)
     attempt.prepared = prepared
     model = model_of(request)
     transport: Transport = model.route.transport or ctx.transport
+    hooks = ctx.hooks
+    if hooks is not None and call is not None:
+        await hooks.before_send(call, prepared)  # may add headers (a traceparent)
     log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
     with secrets_in_scope(prepared.secrets):  # what the HTTP stack logs meanwhile is redacted
         wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: run_step
     attempt.wire = wire
+    if hooks is not None and call is not None:
+        await hooks.on_response(call, wire.status, wire.headers)
     if 200 <= wire.status < 300 and not is_web_page(wire.headers):
         return wire
     body = b""
@@ -204,10 +216,15 @@ def _should_retry(exc: BaseException, attempt: _Attempt, policy: RetryPolicy) ->
 
 
 async def run_step(
-    ctx: ExecutionContext, request: LLMRequest, index: int = 0, finish: bool = False
+    ctx: ExecutionContext,
+    request: LLMRequest,
+    index: int = 0,
+    finish: bool = False,
+    loop: LoopInfo | None = None,
 ) -> AsyncGenerator[list[LLMEvent], None]:
     """One model call as batches of events: ``step-start`` ... ``step-finish`` (then ``finish``
-    when ``finish``: a single-step call, consumed directly with no generator in between)."""
+    when ``finish``: a single-step call, consumed directly with no generator in between).
+    ``loop``: the tool loop the call belongs to (for hooks)."""
     model = model_of(request)
     route = model.route
     protocol = route.protocol
@@ -223,10 +240,15 @@ async def run_step(
     clock = anyio.current_time
     total_at = clock() + timeouts.total if timeouts.total is not None else math.inf
     idle = timeouts.idle
+    hooks = ctx.hooks
     tries = 0
     while True:
         tries += 1
         attempt = _Attempt()
+        call: CallInfo | None = None
+        kept: list[LLMEvent] = []  # the attempt's events, when a finish hook will fold them
+        if hooks is not None:
+            call = CallInfo(request, model, tries, index, streaming, loop)
         delivered = False
         state: Any = None
         failure: httpx.HTTPError | None = None
@@ -235,7 +257,7 @@ async def run_step(
                 first_at = min(clock() + timeouts.first_byte, total_at)
                 wire: Wire | None = None
                 with anyio.CancelScope(deadline=first_at):
-                    wire = await _open(ctx, request, attempt, first_at)
+                    wire = await _open(ctx, request, attempt, first_at, call)
                 if wire is None:
                     which = "total" if first_at >= total_at else "first_byte"
                     raise _deadline_error(which, _limit(timeouts, which), attempt.prepared)
@@ -285,6 +307,8 @@ async def run_step(
                     if len(out) > pending:
                         delivered = True
                         pending = 0
+                        if call is not None and hooks is not None:
+                            await hooks.batch(call, out, kept)
                         yield out
                         out = []
                     if state.done:
@@ -307,6 +331,9 @@ async def run_step(
                 except Exception as exc:
                     raise output_error(exc, protocol.name) from None
                 delivered = True
+                if call is not None and hooks is not None:
+                    await hooks.batch(call, out, kept)
+                    await hooks.finish(call, state.reason, state.usage, state.metadata, kept)
                 yield out
                 # Resumed: the consumer read to the end (a ``break`` closes the generator at the
                 # yield above and the connection with it). Keep the connection alive for reuse.
@@ -325,6 +352,8 @@ async def run_step(
             retry = not delivered and tries <= policy.max_retries and _should_retry(failure, attempt, policy)
             del failure
             if retry:
+                if call is not None and hooks is not None:
+                    await hooks.error(call, error)
                 await _backoff(ctx, tries, error, total_at, route.name)
                 continue
             raise error
@@ -343,11 +372,22 @@ async def run_step(
                 )
             if state is not None and exc.usage is None:
                 exc.usage = state.usage  # folded into .partial by EventStream
-            if not delivered and tries <= policy.max_retries and _should_retry(exc, attempt, policy):
+            retry = not delivered and tries <= policy.max_retries and _should_retry(exc, attempt, policy)
+            if not retry:
+                exc.attempts = tries
+            if call is not None and hooks is not None:
+                await hooks.error(call, exc)
+            if retry:
                 await attempt.close()
                 await _backoff(ctx, tries, exc, total_at, route.name)
                 continue
-            exc.attempts = tries
+            raise
+        except BaseException as exc:  # ``break`` / ``aclose()`` (GeneratorExit), cancellation, a bug
+            if call is not None and hooks is not None:
+                if isinstance(exc, Exception):
+                    await hooks.error(call, exc)
+                else:
+                    await hooks.abort(call, exc)
             raise
         finally:
             await attempt.close()

@@ -30,7 +30,16 @@ from .options import GenerationOptions
 from .request import LLMRequest
 from .tools import HostedTool, ToolChoice, ToolDefinition
 
-__all__ = ["TOOL_NAME", "check_generation", "check_model", "check_tool_name", "validate_request"]
+__all__ = [
+    "TOOL_NAME",
+    "check_generation",
+    "check_json",
+    "check_model",
+    "check_provider_options",
+    "check_text",
+    "check_tool_name",
+    "validate_request",
+]
 
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _PARTS = (
@@ -44,6 +53,10 @@ _PARTS = (
 )
 _ROLES = ("system", "user", "assistant", "tool")
 _encoder = msgspec.json.Encoder()
+# A lone surrogate (half of a UTF-16 pair, e.g. from a bad decode) has no UTF-8 form: no body holds it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# What encoding a value that is not JSON raises (a self-referential dict: RecursionError).
+_NOT_JSON = (TypeError, ValueError, RecursionError, msgspec.EncodeError)
 
 
 def _bad(param: str, message: str) -> InvalidRequestError:
@@ -149,6 +162,8 @@ def _check_messages(messages: Sequence[object]) -> None:
         for j, part in enumerate(cast(Sequence[object], message.content)):
             if not isinstance(part, _PARTS):
                 raise _bad(f"{param}.content[{j}]", f"expected a content part, got {_kind(part)}")
+            if isinstance(part, TextPart | ReasoningPart):
+                check_text(part.text, f"{param}.content[{j}].text")
         if message.role == "user" and all(
             isinstance(p, TextPart) and not p.text.strip() for p in message.content
         ):
@@ -177,14 +192,51 @@ def _check_tools(tools: Sequence[object]) -> set[str]:
     return names | kinds
 
 
+def check_text(text: str, param: str) -> None:
+    """Text must have a UTF-8 form: a lone surrogate is named with its position."""
+    found = _SURROGATE.search(text)
+    if found is not None:
+        raise _bad(
+            param,
+            f"contains a lone surrogate U+{ord(found.group()):04X} at index {found.start()}, "
+            "which has no UTF-8 form (half of a UTF-16 pair)",
+        )
+
+
+def check_json(value: object, param: str, what: str) -> None:
+    """``value`` must encode as JSON: no sets, objects, NaN, lone surrogates, or a dict inside itself."""
+    try:
+        _encoder.encode(value)
+    except _NOT_JSON as exc:
+        reason = "it contains itself" if isinstance(exc, RecursionError) else str(exc)
+        raise _bad(param, f"{what} cannot be encoded as JSON ({reason})") from None
+
+
 def check_tool_schema(name: str, schema: object, param: str) -> None:
-    """The schema must be a JSON object that encodes (no sets, classes or NaN)."""
+    """The schema must be a JSON object that encodes (no sets, classes, NaN or self-reference)."""
     if not isinstance(schema, dict):
         raise _bad(param, f"tool {name}: input schema must be a JSON Schema object, got {_kind(schema)}")
-    try:
-        _encoder.encode(schema)
-    except (TypeError, ValueError, msgspec.EncodeError) as exc:
-        raise _bad(param, f"tool {name}: input schema cannot be encoded as JSON ({exc})") from None
+    check_json(cast(object, schema), param, f"tool {name}: input schema")
+
+
+def check_provider_options(options: object, param: str = "provider_options") -> None:
+    """``{namespace: {option: value}}`` with string names and JSON values (they go into the body)."""
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise _bad(param, f"expected a dict of namespace to options, got {_kind(options)}")
+    for namespace, values in cast(dict[object, object], options).items():
+        if not isinstance(namespace, str):
+            raise _bad(param, f"namespaces must be strings, got {_kind(namespace)}")
+        where = f"{param}[{namespace!r}]"
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            raise _bad(where, f"expected a dict of options, got {_kind(values)}")
+        for key, value in cast(dict[object, object], values).items():
+            if not isinstance(key, str):
+                raise _bad(where, f"option names must be strings, got {_kind(key)}")
+            check_json(value, f"{where}[{key!r}]", "the value")
 
 
 def validate_request(request: LLMRequest, *, tools_final: bool = True) -> None:
@@ -195,6 +247,7 @@ def validate_request(request: LLMRequest, *, tools_final: bool = True) -> None:
     for i, part in enumerate(cast(Sequence[object], request.system)):
         if not isinstance(part, TextPart):
             raise _bad(f"system[{i}]", f"expected text, got {_kind(part)}")
+        check_text(part.text, f"system[{i}].text")
     if not request.messages:
         raise _bad("messages", "the conversation is empty: pass prompt=... or messages=[...]")
     _check_messages(cast(Sequence[object], request.messages))
@@ -213,3 +266,4 @@ def validate_request(request: LLMRequest, *, tools_final: bool = True) -> None:
                     "tool_choice", f"names tool {choice.name!r}, which is not among the tools ({known})"
                 )
     check_generation(request.generation)
+    check_provider_options(request.provider_options)

@@ -20,19 +20,24 @@ import contextlib
 import hashlib
 import hmac
 import logging
+import math
 import re
 import time
-from collections.abc import AsyncGenerator, Callable
-from typing import Any, Protocol, TypeVar
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import anyio
 import msgspec
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from ..client import Client
+from ..route.model import Model
 from ..route.redact import redact_text
 from ..schema.content import ToolCallPart
 from ..schema.errors import (
@@ -46,13 +51,30 @@ from ..schema.errors import (
     RateLimitError,
     TimeoutError,
 )
-from ..schema.events import Finish, LLMEvent, ReasoningDelta, TextDelta, ToolCall, ToolResult
+from ..schema.events import (
+    Finish,
+    LLMEvent,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolInputStart,
+    ToolResult,
+)
 from ..schema.request import LLMRequest
+from ..schema.response import LLMResponse
+from ..schema.usage import Usage
+from ..state import SharedState, open_state
 from ..stream import EventStream
 from . import chat, responses
-from .config import Gateway
+from .config import Gateway, Key
+from .limits import LimitExceeded, Limits
+from .observe import Observer, Record
+from .spend import Pricer
 
-__all__ = ["create_app", "error_body"]
+if TYPE_CHECKING:
+    from .metrics import Metrics
+
+__all__ = ["create_app", "error_body", "scrub"]
 
 log = logging.getLogger("llmroute.server")
 
@@ -62,11 +84,23 @@ _URL = re.compile(r"\b(?:https?|wss?)://[^\s\"'<>]+")
 
 
 class _Refused(Exception):
-    """A request the gateway refuses itself (auth, size, unknown model)."""
+    """A request the gateway refuses itself (auth, size, unknown model, limits)."""
 
-    def __init__(self, status: int, message: str, type: str, code: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type: str,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.message, self.type, self.code = status, message, type, code
+        self.headers = headers
+
+
+class _Gone(Exception):
+    """The client hung up before the answer was ready."""
 
 
 def error_body(message: str, type: str, code: str | None = None, param: str | None = None) -> dict[str, Any]:
@@ -77,10 +111,33 @@ def _json(value: Any, status: int = 200, headers: dict[str, str] | None = None) 
     return Response(_encode(value), status, headers, media_type="application/json")
 
 
-def _upstream_error(exc: LLMError, secrets: tuple[str, ...]) -> tuple[int, dict[str, Any], dict[str, str]]:
+def scrub(text: str, secrets: tuple[str, ...], hosts: tuple[str, ...] = ()) -> str:
+    """``text`` without any secret, URL or upstream ``host:port`` (an upstream error body that
+    echoes the request's headers names its host)."""
+    text = _URL.sub("<upstream>", redact_text(text, secrets))
+    for host in hosts:
+        if host in text:
+            text = text.replace(host, "<upstream>")
+    return text
+
+
+def _upstream_error(
+    exc: LLMError, secrets: tuple[str, ...], hosts: tuple[str, ...] = ()
+) -> tuple[int, dict[str, Any], dict[str, str]]:
     """Status, OpenAI-style body and headers for a failure of the upstream call."""
-    message = _URL.sub("<upstream>", redact_text(exc.message, secrets))
+    status, body, headers = _map_error(exc, scrub(exc.message, secrets, hosts))
+    if exc.attempts > 1 and (status == 429 or status >= 500):
+        # the gateway already retried: an SDK retrying too would multiply the upstream's load
+        headers["x-should-retry"] = "false"
+    return status, body, headers
+
+
+def _map_error(exc: LLMError, message: str) -> tuple[int, dict[str, Any], dict[str, str]]:
     headers: dict[str, str] = {}
+    if isinstance(exc, InvalidRequestError) and exc.http is not None and exc.http.status == 404:
+        # the upstream does not know the path or model: the operator's config, not the client's request
+        text = f"the upstream answered 404 Not Found (check the model entry's base_url and model): {message}"
+        return 502, error_body(text, "upstream_error", "upstream_not_found"), headers
     if isinstance(exc, ContextOverflowError):
         return 400, error_body(message, "invalid_request_error", "context_length_exceeded"), headers
     if isinstance(exc, ContentPolicyError):
@@ -122,45 +179,88 @@ class _Payload(Protocol):
 
 
 _P = TypeVar("_P", bound=_Payload)
+_T = TypeVar("_T")
+
+# the first event that is the model's answer (time to first token)
+_ANSWER = (TextDelta, ReasoningDelta, ToolInputStart, ToolCall)
 
 
 def _digest(value: str) -> bytes:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).digest()
 
 
+async def _disconnected(request: Request) -> None:
+    """Returns when the client hangs up (call only once the body has been read)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+def _ready_problem(gateway: Gateway) -> Callable[[], Awaitable[dict[str, str]]]:
+    async def check() -> dict[str, str]:
+        from .health import readiness
+
+        return await readiness(gateway)
+
+    return check
+
+
 class _Gateway:
-    def __init__(self, gateway: Gateway, client: Client | None) -> None:
+    def __init__(self, gateway: Gateway, client: Client | None, metrics: Metrics | None) -> None:
         self.config = gateway
         self.client = client
         self._own_client = client is None
-        self._keys = tuple(_digest(k) for k in gateway.keys)
+        self._keys = gateway.keys
         self._public = frozenset(gateway.public)
+        self._hosts = gateway.upstream_hosts
         search = gateway.web_search
         self.tools: list[Any] | None = [search] if search is not None else None
         self.hidden = frozenset({search.definition.name}) if search is not None else frozenset[str]()
+        self.metrics = metrics
+        self.observer = Observer(metrics, gateway.access_log)
+        self.ready = _ready_problem(gateway)
+        self.pricer = Pricer()
+        self.limits: Limits | None = None
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Starlette) -> AsyncGenerator[None, None]:
         if self.client is None:
             self.client = Client()
+        await anyio.to_thread.run_sync(self.pricer.warm, list(self.config.models.values()))
+        state: SharedState | None = None
+        if any(key.limited for key in self._keys):
+            state = open_state(self.config.redis_url)
+            self.limits = Limits(state)
         try:
             yield
         finally:
+            if state is not None:
+                await state.aclose()
             if self._own_client:
                 await self.client.aclose()
                 self.client = None
 
     # -- checks -----------------------------------------------------------------------------------
 
-    def authorize(self, request: Request) -> None:
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        given = _digest(token.strip() if scheme.lower() == "bearer" else "")
-        ok = False
+    def authorize(self, request: Request, record: Record | None = None) -> Key:
+        """The caller's key, from ``Authorization: Bearer`` or ``x-api-key``."""
+        header = request.headers.get("authorization")
+        if header is not None:
+            scheme, _, token = header.partition(" ")
+            token = token.strip() if scheme.lower() == "bearer" else ""
+        else:
+            token = request.headers.get("x-api-key", "").strip()
+        given = _digest(token)
+        found: Key | None = None
         for key in self._keys:  # every key, always: the time does not say which one matched
-            ok |= hmac.compare_digest(given, key)
-        if not ok:
+            if hmac.compare_digest(given, key.digest):
+                found = key
+        if found is None or not token:
             raise _Refused(401, "invalid or missing API key", "invalid_request_error", "invalid_api_key")
+        if record is not None:
+            record.key = found.id
+        return found
 
     async def body(self, request: Request) -> bytes:
         limit = self.config.max_body_bytes
@@ -171,51 +271,167 @@ class _Gateway:
             )
         chunks: list[bytes] = []
         size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise _Refused(
-                    413, f"request body exceeds {limit} bytes", "invalid_request_error", "body_too_large"
-                )
-            chunks.append(chunk)
+        seconds = self.config.body_timeout
+        with anyio.move_on_after(seconds) as scope:
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise _Refused(
+                        413, f"request body exceeds {limit} bytes", "invalid_request_error", "body_too_large"
+                    )
+                chunks.append(chunk)
+        if scope.cancelled_caught:
+            raise _Refused(
+                408,
+                f"request body not received within {seconds:g} s",
+                "invalid_request_error",
+                "body_timeout",
+            )
         return b"".join(chunks)
 
-    def model(self, name: str) -> Any:
+    def model(self, name: str, key: Key) -> Model:
         if name not in self._public:
             raise _Refused(
                 404, f"the model {name!r} does not exist", "invalid_request_error", "model_not_found"
             )
+        if key.models is not None and name not in key.models:
+            raise _Refused(
+                403,
+                f"the key {key.id!r} may not use the model {name!r}",
+                "permission_error",
+                "model_not_allowed",
+            )
         return self.config.models[name]
 
-    def failure(self, exc: Exception) -> Response:
+    def failure(self, exc: Exception, record: Record, upstream: bool = False) -> Response:
         if isinstance(exc, _Refused):
-            return _json(error_body(exc.message, exc.type, exc.code), exc.status)
+            record.status, record.error = exc.status, exc.code or exc.type
+            return _json(error_body(exc.message, exc.type, exc.code), exc.status, exc.headers)
         if isinstance(exc, LLMError):
-            status, body, headers = _upstream_error(exc, self.config.secrets)
+            status, body, headers = _upstream_error(exc, self.config.secrets, self._hosts)
+            record.status, record.error = status, type(exc).__name__
+            if upstream:
+                self.observer.upstream_failure(
+                    record, type(exc).__name__, status, exc.attempts, body["error"]["message"]
+                )
             return _json(body, status, headers)
         log.error("gateway: unexpected %s", type(exc).__name__, exc_info=exc)
+        record.status, record.error = 500, type(exc).__name__
         return _json(error_body("internal server error", "server_error"), 500)
+
+    async def _unless_gone(self, request: Request, work: Awaitable[_T]) -> _T:
+        """``work``, cancelled at once (upstream call and all) if the client hangs up first."""
+        gone = False
+        result: list[_T] = []
+        failed: list[Exception] = []
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                nonlocal gone
+                await _disconnected(request)
+                gone = True
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            try:
+                result.append(await work)
+            except Exception as exc:  # raised outside the group, not wrapped in an ExceptionGroup
+                failed.append(exc)
+            finally:
+                group.cancel_scope.cancel()
+        if failed:
+            raise failed[0]
+        if gone or not result:
+            raise _Gone
+        return result[0]
 
     # -- endpoints --------------------------------------------------------------------------------
 
-    async def models(self, request: Request) -> Response:
-        try:
-            self.authorize(request)
-        except _Refused as exc:
-            return self.failure(exc)
-        data = [
-            {"id": name, "object": "model", "created": 0, "owned_by": self.config.models[name].provider}
-            for name in self.config.public
-        ]
-        return _json({"object": "list", "data": data})
+    async def health(self, _request: Request) -> Response:
+        return _json({"status": "ok"})
 
-    async def _open(self, events: EventStream) -> LLMEvent:
-        """The first event: an upstream failure before it is still a plain error response."""
+    async def health_ready(self, _request: Request) -> Response:
+        problems = await self.ready()
+        if problems:
+            return _json({"status": "unavailable", "problems": problems}, 503)
+        return _json({"status": "ready"})
+
+    async def metrics_text(self, _request: Request) -> Response:
+        if self.metrics is None:
+            return _json(
+                error_body(
+                    "metrics are off (config metrics: false, or pip install 'llmroute[metrics]')",
+                    "invalid_request_error",
+                    "metrics_off",
+                ),
+                404,
+            )
+        from .metrics import CONTENT_TYPE
+
+        return Response(self.metrics.render(), 200, {"content-type": CONTENT_TYPE})
+
+    def _model_object(self, name: str) -> dict[str, Any]:
+        return {"id": name, "object": "model", "created": 0, "owned_by": self.config.models[name].provider}
+
+    async def models(self, request: Request) -> Response:
+        record = Record("/v1/models")
         try:
-            return await events.__anext__()
-        except BaseException:
-            await events.aclose()
-            raise
+            key = self.authorize(request, record)
+        except _Refused as exc:
+            return self._finish(record, self.failure(exc, record))
+        names = [n for n in self.config.public if key.models is None or n in key.models]
+        return self._finish(record, _json({"object": "list", "data": [self._model_object(n) for n in names]}))
+
+    async def model_info(self, request: Request) -> Response:
+        record = Record("/v1/models/{id}")
+        try:
+            key = self.authorize(request, record)
+            name = request.path_params["id"]
+            self.model(name, key)
+            record.model = name
+        except _Refused as exc:
+            return self._finish(record, self.failure(exc, record))
+        return self._finish(record, _json(self._model_object(name)))
+
+    async def _admit(self, key: Key, record: Record) -> None:
+        assert self.limits is not None, "the lifespan sets up limits when a key has them"
+        try:
+            await self.limits.admit(key)
+        except LimitExceeded as exc:
+            headers: dict[str, str] = {}
+            if exc.retry_after is not None:
+                headers["retry-after"] = str(max(1, math.ceil(exc.retry_after)))
+            if exc.code == "budget_exceeded":
+                headers["x-should-retry"] = "false"
+                raise _Refused(429, exc.message, "insufficient_quota", exc.code, headers) from None
+            raise _Refused(429, exc.message, "rate_limit_error", exc.code, headers) from None
+        record.limited = key
+
+    async def _usage(self, record: Record, usage: Usage | None) -> None:
+        """Note a finished step's usage and cost; charge them to the key's limits."""
+        if usage is None:
+            return
+        cost = self.pricer.cost(record.served, usage) if record.served is not None else None
+        record.usage(usage, cost)
+        if record.limited is not None and self.limits is not None:
+            with anyio.CancelScope(shield=True):  # spent upstream even if the client has gone
+                await self.limits.charge(record.limited, usage.total_tokens, cost)
+
+    def _finish(self, record: Record, response: Response) -> Response:
+        self.observer.done(record)
+        return response
+
+    def _open(self, events: EventStream) -> Awaitable[LLMEvent]:
+        """The first event: an upstream failure before it is still a plain error response."""
+
+        async def first() -> LLMEvent:
+            try:
+                return await events.__anext__()
+            except BaseException:
+                await events.aclose()
+                raise
+
+        return first()
 
     def _stream(self, body: AsyncGenerator[bytes, None]) -> StreamingResponse:
         return StreamingResponse(
@@ -224,43 +440,76 @@ class _Gateway:
             headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
         )
 
-    async def _start(
+    async def _serve(
         self,
         request: Request,
+        record: Record,
         decode: Callable[[bytes], _P],
         lower: Callable[[_P, Any], LLMRequest],
-    ) -> tuple[_P, EventStream]:
-        """Either endpoint: check the caller, read and lower the body, start the upstream run."""
-        self.authorize(request)
-        payload = decode(await self.body(request))
-        llm_request = lower(payload, self.model(payload.model))
-        assert self.client is not None, "the app's lifespan creates the client"
-        return payload, self.client.stream(llm_request, tools=self.tools)
+        whole: Callable[[LLMResponse, _P], dict[str, Any]],
+        streamed: Callable[[LLMEvent, EventStream, _P, Record], AsyncGenerator[bytes, None]],
+    ) -> Response:
+        """Either endpoint: check the caller, read and lower the body, run the upstream call, answer
+        whole or start relaying the stream; every path ends in one access-log record."""
+        upstream = False
+        try:
+            key = self.authorize(request, record)
+            payload = decode(await self.body(request))
+            model = self.model(payload.model, key)
+            record.model, record.target, record.stream = (
+                payload.model,
+                f"{model.provider}/{model.id}",
+                payload.stream,
+            )
+            record.served = model
+            if key.limited:
+                await self._admit(key, record)
+            llm_request = lower(payload, model)
+            assert self.client is not None, "the app's lifespan creates the client"
+            events = self.client.stream(llm_request, tools=self.tools, retry=self.config.retry)
+            upstream = True
+            if not payload.stream:
+                response = await self._unless_gone(request, events.response())
+                await self._usage(record, response.usage)
+                return self._finish(record, _json(whole(response, payload)))
+            first = await self._unless_gone(request, self._open(events))
+        except (ClientDisconnect, _Gone):
+            where = "while waiting for the upstream" if upstream else "while sending the body"
+            self.observer.client_gone(record, where)
+            return self._finish(record, Response(status_code=499))
+        except Exception as exc:
+            return self._finish(record, self.failure(exc, record, upstream))
+        return self._stream(streamed(first, events, payload, record))
 
     async def chat_completions(self, request: Request) -> Response:
-        try:
-            payload, events = await self._start(request, chat.decode_request, chat.to_llm_request)
-            if not payload.stream:
-                response = await events.response()
-                return _json(chat.completion(response, payload.model, self.hidden))
-            first = await self._open(events)
-        except Exception as exc:
-            return self.failure(exc)
-        include_usage = payload.stream_options is not None and payload.stream_options.include_usage
-        return self._stream(self._sse(first, events, payload.model, include_usage))
+        return await self._serve(
+            request,
+            Record("/v1/chat/completions"),
+            chat.decode_request,
+            chat.to_llm_request,
+            lambda response, payload: chat.completion(response, payload.model, self.hidden),
+            lambda first, events, payload, record: self._sse(
+                first,
+                events,
+                payload.model,
+                payload.stream_options is not None and payload.stream_options.include_usage,
+                record,
+            ),
+        )
 
     async def responses(self, request: Request) -> Response:
-        try:
-            payload, events = await self._start(request, responses.decode_request, responses.to_llm_request)
-            if not payload.stream:
-                response = await events.response()
-                return _json(responses.response_object(response, payload.model, self.hidden))
-            first = await self._open(events)
-        except Exception as exc:
-            return self.failure(exc)
-        return self._stream(self._responses_sse(first, events, payload.model))
+        return await self._serve(
+            request,
+            Record("/v1/responses"),
+            responses.decode_request,
+            responses.to_llm_request,
+            lambda response, payload: responses.response_object(response, payload.model, self.hidden),
+            lambda first, events, payload, record: self._responses_sse(first, events, payload.model, record),
+        )
 
-    def _responses_sse(self, first: LLMEvent, events: EventStream, model: str) -> AsyncGenerator[bytes, None]:
+    def _responses_sse(
+        self, first: LLMEvent, events: EventStream, model: str, record: Record
+    ) -> AsyncGenerator[bytes, None]:
         """Responses streaming events: one message item per run of text (closed when a tool call
         comes between), client function calls as whole items, then ``response.completed``."""
         id, created = responses.new_id("resp"), int(time.time())
@@ -370,10 +619,10 @@ class _Gateway:
         created_event = event(
             "response.created", response=responses.envelope(id, model, created, "in_progress", [])
         )
-        return self._relay(first, events, created_event, render, failed, end)
+        return self._relay(first, events, created_event, render, failed, end, record)
 
     def _sse(
-        self, first: LLMEvent, events: EventStream, model: str, include_usage: bool
+        self, first: LLMEvent, events: EventStream, model: str, include_usage: bool, record: Record
     ) -> AsyncGenerator[bytes, None]:
         id, created = chat.new_id(), int(time.time())
 
@@ -427,7 +676,8 @@ class _Gateway:
             tail.append(b"data: [DONE]\n\n")
             return b"".join(tail)
 
-        return self._relay(first, events, chunk({"role": "assistant", "content": ""}), render, failed, end)
+        opening = chunk({"role": "assistant", "content": ""})
+        return self._relay(first, events, opening, render, failed, end, record)
 
     async def _relay(
         self,
@@ -437,49 +687,99 @@ class _Gateway:
         render: Callable[[LLMEvent, list[bytes]], None],
         failed: Callable[[dict[str, Any]], bytes],
         end: Callable[[], bytes],
+        record: Record,
     ) -> AsyncGenerator[bytes, None]:
         """The streaming loop of both endpoints, whose wire formats are the callbacks: ``render``
         appends an event's bytes, ``failed`` turns an error body (upstream, scrubbed; or a generic
         one for a bug) into the stream's last bytes, ``end`` gives the last bytes after a finish.
-        One write per upstream read (a batch of events), not one per event."""
+        One write per upstream read (a batch of events), not one per event. A client that hangs
+        up cancels this generator: the upstream stream is closed at once and one line logged."""
+        metrics, finished = self.metrics, False
+        if metrics is not None:
+            metrics.stream_started(record.route)
         out = [opening]
-        render(first, out)
         try:
-            async for batch in events.batches():
-                for event in batch:
-                    render(event, out)
-                if out:
-                    yield b"".join(out)
-                    out = []
-        except LLMError as exc:
-            _, body, _ = _upstream_error(exc, self.config.secrets)
-            yield b"".join(out) + failed(body)
-            return
-        except Exception as exc:  # a bug: the client gets a generic error, the log the details
-            log.error("gateway: unexpected %s while streaming", type(exc).__name__, exc_info=exc)
-            yield b"".join(out) + failed(error_body("internal server error", "server_error"))
-            return
+            if isinstance(first, _ANSWER):
+                record.first_token()
+            render(first, out)
+            try:
+                async for batch in events.batches():
+                    for event in batch:
+                        if record.ttft is None and isinstance(event, _ANSWER):
+                            record.first_token()
+                        elif isinstance(event, Finish):
+                            await self._usage(record, event.usage)
+                        render(event, out)
+                    if out:
+                        yield b"".join(out)
+                        out = []
+            except LLMError as exc:
+                _, body, _ = _upstream_error(exc, self.config.secrets, self._hosts)
+                record.error = type(exc).__name__
+                self.observer.upstream_failure(
+                    record, record.error, 200, exc.attempts, body["error"]["message"]
+                )
+                finished = True
+                yield b"".join(out) + failed(body)
+                return
+            except Exception as exc:  # a bug: the client gets a generic error, the log the details
+                log.error("gateway: unexpected %s while streaming", type(exc).__name__, exc_info=exc)
+                record.error = type(exc).__name__
+                finished = True
+                yield b"".join(out) + failed(error_body("internal server error", "server_error"))
+                return
+            finished = True
+            yield b"".join(out) + end()
         finally:
             await events.aclose()
-        yield b"".join(out) + end()
+            if metrics is not None:
+                metrics.stream_ended(record.route)
+            if not finished:
+                self.observer.client_gone(record, "mid-stream")
+            self.observer.done(record)
 
 
 def create_app(gateway: Gateway, *, client: Client | None = None) -> Starlette:
     """The ASGI app. ``client`` is the ``llmroute.Client`` upstream calls go through (default: one
     the app opens at startup and closes at shutdown)."""
-    state = _Gateway(gateway, client)
+    metrics = None
+    if gateway.metrics:
+        try:
+            from .metrics import Metrics
+        except ImportError:  # the extra is missing: /metrics says so, everything else works
+            log.warning("gateway: metrics are off: pip install 'llmroute[metrics]' (prometheus-client)")
+        else:
+            metrics = Metrics()
+    state = _Gateway(gateway, client, metrics)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 404
         message = "not found" if status == 404 else "method not allowed" if status == 405 else "bad request"
         return _json(error_body(message, "invalid_request_error", None), status)
 
+    middleware: list[Middleware] = []
+    if gateway.cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(gateway.cors_origins),
+                allow_methods=["GET", "POST", "OPTIONS"],
+                allow_headers=["*"],
+                expose_headers=["retry-after", "x-should-retry", "x-ratelimit-remaining-requests"],
+                max_age=600,
+            )
+        )
     return Starlette(
         routes=[
             Route("/v1/chat/completions", state.chat_completions, methods=["POST"]),
             Route("/v1/responses", state.responses, methods=["POST"]),
             Route("/v1/models", state.models, methods=["GET"]),
+            Route("/v1/models/{id:path}", state.model_info, methods=["GET"]),
+            Route("/health", state.health, methods=["GET"]),
+            Route("/health/ready", state.health_ready, methods=["GET"]),
+            Route("/metrics", state.metrics_text, methods=["GET"]),
         ],
+        middleware=middleware,
         exception_handlers={HTTPException: not_found},
         lifespan=state.lifespan,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import socket
 import sys
 from typing import Any, TextIO
@@ -86,6 +87,31 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"llmroute gateway on http://{args.host}:{args.port}/v1 (models: {public})\n")
     out.flush()
     uvicorn.run(
-        create_app(gateway), host=args.host, port=args.port, log_level=args.log_level, access_log=False
+        create_app(gateway),
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        log_config=log_config(args.log_level),
+        access_log=False,  # the gateway writes its own JSON access log (llmroute.server.access)
     )
     return 0
+
+
+def log_config(level: str) -> dict[str, Any]:
+    """uvicorn's logging, plus the gateway's own lines on stderr as they are (one JSON object per
+    access-log line and per upstream failure)."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config: dict[str, Any] = copy.deepcopy(LOGGING_CONFIG)
+    config["formatters"]["llmroute"] = {"format": "%(message)s"}
+    config["handlers"]["llmroute"] = {
+        "formatter": "llmroute",
+        "class": "logging.StreamHandler",
+        "stream": "ext://sys.stderr",
+    }
+    config["loggers"]["llmroute.server"] = {
+        "handlers": ["llmroute"],
+        "level": level.upper(),
+        "propagate": False,
+    }
+    return config

@@ -18,22 +18,36 @@ from clients (a search backend). ``maxBodyBytes`` caps a request body.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import msgspec
 
 from ..route.auth import HeaderAuth
 from ..route.model import Model
+from ..route.policy import RetryPolicy
 from ..route.redact import Secret
 from ..schema.errors import ConfigError, LLMError
 from ..websearch.server_tool import ServerWebSearch, WebSearchConfig
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "Gateway", "GatewayConfig", "ModelEntry", "load"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "BudgetPeriod",
+    "Cors",
+    "Gateway",
+    "GatewayConfig",
+    "Key",
+    "KeyEntry",
+    "ModelEntry",
+    "RetryEntry",
+    "load",
+]
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 
@@ -51,11 +65,73 @@ class ModelEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     options: dict[str, Any] = msgspec.field(default_factory=dict[str, Any])
 
 
+BudgetPeriod = Literal["hour", "day", "week", "month", "total"]
+
+
+class KeyEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
+    """A client key with an id (what logs and metrics show) and optional limits."""
+
+    id: str
+    """Shown in logs, metrics and limit errors instead of the key."""
+    key: str
+    """The secret clients send, or ``sha256:<hex>`` of it (so the config need not hold it)."""
+    models: list[str] | None = None
+    """Public models this key may use (default: all)."""
+    rpm: int | None = None
+    """Requests per minute."""
+    tpm: int | None = None
+    """Tokens (input + output, as the upstream reports them) per minute."""
+    budget_usd: float | None = None
+    """Spend allowed per ``budget_period``, in USD (from catalog prices)."""
+    budget_period: BudgetPeriod = "month"
+    """Calendar period (UTC) the budget resets on; ``total`` never resets."""
+
+
+class Cors(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    origins: list[str]
+    """Browser origins allowed to call the gateway (``https://app.example``, or ``*``)."""
+
+
+class RetryEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
+    """The gateway's own retries of a failed upstream call (before any byte reached the client)."""
+
+    max_retries: int = 2
+    initial_backoff: float = 0.5
+    max_backoff: float = 30.0
+    max_retry_after: float = 60.0
+
+
 class GatewayConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
-    keys: list[str]
+    keys: list[str | KeyEntry]
     models: dict[str, Any]  # each a ModelEntry, converted one by one so errors name the entry
     web_search: WebSearchConfig | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    redis_url: str | None = None
+    cors: Cors | None = None
+    retry: RetryEntry | None = None
+    metrics: bool = True
+    access_log: bool = True
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+
+
+class Key(msgspec.Struct, frozen=True):
+    """A loaded client key: its id, the SHA-256 of the secret, and its limits."""
+
+    id: str
+    digest: bytes
+    models: frozenset[str] | None = None
+    rpm: int | None = None
+    tpm: int | None = None
+    budget_usd: float | None = None
+    budget_period: BudgetPeriod = "month"
+
+    def __repr__(self) -> str:
+        return f"Key({self.id!r})"
+
+    @property
+    def limited(self) -> bool:
+        return self.rpm is not None or self.tpm is not None or self.budget_usd is not None
 
 
 class Gateway:
@@ -64,12 +140,13 @@ class Gateway:
 
     def __init__(
         self,
-        keys: tuple[str, ...],
+        keys: tuple[Key, ...],
         models: dict[str, Model],
         public: tuple[str, ...],
         web_search: ServerWebSearch | None,
         max_body_bytes: int,
         secrets: tuple[str, ...],
+        config: GatewayConfig | None = None,
     ) -> None:
         self.keys = keys
         self.models = models
@@ -77,6 +154,24 @@ class Gateway:
         self.web_search = web_search
         self.max_body_bytes = max_body_bytes
         self.secrets = secrets
+        config = config or GatewayConfig(keys=[], models={})
+        self.redis_url = config.redis_url
+        self.cors_origins = tuple(config.cors.origins) if config.cors is not None else ()
+        self.retry: RetryPolicy | None = None
+        if config.retry is not None:
+            r = config.retry
+            self.retry = RetryPolicy(
+                max_retries=r.max_retries,
+                initial_backoff=r.initial_backoff,
+                max_backoff=r.max_backoff,
+                max_retry_after=r.max_retry_after,
+            )
+        self.metrics = config.metrics
+        self.access_log = config.access_log
+        self.header_timeout = config.header_timeout
+        self.body_timeout = config.body_timeout
+        # where upstreams live (host:port and host): scrubbed from anything a client sees
+        self.upstream_hosts = _hosts(models)
 
     def __repr__(self) -> str:
         return f"Gateway(models={sorted(self.models)!r}, public={list(self.public)!r}, keys={len(self.keys)})"
@@ -100,14 +195,16 @@ def load(source: str | Path | Mapping[str, Any], *, environ: Mapping[str, str] |
         config = msgspec.convert(raw, GatewayConfig)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"gateway config: {exc}") from None
-    if not config.keys or not all(config.keys):
+    if not config.keys:
         raise ConfigError("$.keys: at least one non-empty client key is required")
     if config.max_body_bytes < 1024:
         raise ConfigError("$.maxBodyBytes: must be at least 1024")
     if not config.models:
         raise ConfigError("$.models: at least one model is required")
+    _check_limits(config)
     models: dict[str, Model] = {}
-    secrets: list[str] = list(config.keys)
+    secrets: list[str] = [k for k in config.keys if isinstance(k, str)]
+    secrets += [k.key for k in config.keys if isinstance(k, KeyEntry) and not k.key.startswith("sha256:")]
     entries: dict[str, ModelEntry] = {}
     for name, value in config.models.items():
         path = f"$.models.{name}"
@@ -131,7 +228,82 @@ def load(source: str | Path | Mapping[str, Any], *, environ: Mapping[str, str] |
                 raise ConfigError(
                     "$.webSearch.injectPolicy: 'selective' needs llmroute.websearch.intent (not installed)"
                 ) from None
-    return Gateway(tuple(config.keys), models, public, search, config.max_body_bytes, tuple(secrets))
+    keys = _keys(config.keys, public)
+    return Gateway(keys, models, public, search, config.max_body_bytes, tuple(secrets), config)
+
+
+def _check_limits(config: GatewayConfig) -> None:
+    if config.redis_url is not None and urlsplit(config.redis_url).scheme not in ("redis", "rediss", "unix"):
+        raise ConfigError("$.redisUrl: must be a redis://, rediss:// or unix:// URL")
+    if config.cors is not None:
+        for i, origin in enumerate(config.cors.origins):
+            if origin != "*" and urlsplit(origin).scheme not in ("http", "https"):
+                raise ConfigError(f"$.cors.origins[{i}]: must be an http(s) origin or '*'")
+    if config.retry is not None:
+        try:
+            RetryPolicy(
+                max_retries=config.retry.max_retries,
+                initial_backoff=config.retry.initial_backoff,
+                max_backoff=config.retry.max_backoff,
+                max_retry_after=config.retry.max_retry_after,
+            )
+        except LLMError as exc:
+            raise ConfigError(f"$.retry: {exc.message.removeprefix('RetryPolicy.')}") from None
+    for name in ("header_timeout", "body_timeout"):
+        if not getattr(config, name) > 0:
+            camel = "headerTimeout" if name == "header_timeout" else "bodyTimeout"
+            raise ConfigError(f"$.{camel}: must be a number of seconds above 0")
+
+
+def _keys(entries: list[str | KeyEntry], public: tuple[str, ...]) -> tuple[Key, ...]:
+    keys: list[Key] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        path = f"$.keys[{i}]"
+        if isinstance(entry, str):
+            if not entry:
+                raise ConfigError(f"{path}: at least one non-empty client key is required")
+            keys.append(Key(f"key-{i + 1}", hashlib.sha256(entry.encode("utf-8", "surrogatepass")).digest()))
+            continue
+        if not entry.id or entry.id in seen:
+            raise ConfigError(f"{path}.id: must be non-empty and unique")
+        seen.add(entry.id)
+        keys.append(_key(entry, path, public))
+    return tuple(keys)
+
+
+def _key(entry: KeyEntry, path: str, public: tuple[str, ...]) -> Key:
+    if entry.key.startswith("sha256:"):
+        try:
+            digest = bytes.fromhex(entry.key.removeprefix("sha256:"))
+        except ValueError:
+            digest = b""
+        if len(digest) != 32:
+            raise ConfigError(f"{path}.key: sha256: must be followed by 64 hex digits")
+    elif entry.key:
+        digest = hashlib.sha256(entry.key.encode("utf-8", "surrogatepass")).digest()
+    else:
+        raise ConfigError(f"{path}.key: must not be empty")
+    for j, name in enumerate(entry.models or ()):
+        if name not in public:
+            raise ConfigError(f"{path}.models[{j}]: {name!r} is not a public model")
+    for name, value in (("rpm", entry.rpm), ("tpm", entry.tpm)):
+        if value is not None and value < 1:
+            raise ConfigError(f"{path}.{name}: must be at least 1")
+    if entry.budget_usd is not None and entry.budget_usd < 0:
+        raise ConfigError(f"{path}.budgetUsd: must be 0 or more")
+    models = frozenset(entry.models) if entry.models is not None else None
+    return Key(entry.id, digest, models, entry.rpm, entry.tpm, entry.budget_usd, entry.budget_period)
+
+
+def _hosts(models: Mapping[str, Model]) -> tuple[str, ...]:
+    hosts: set[str] = set()
+    for model in models.values():
+        parts = urlsplit(model.route.endpoint.base_url)
+        if parts.hostname:
+            hosts.add(parts.netloc.rpartition("@")[2])
+            hosts.add(parts.hostname)
+    return tuple(sorted(hosts, key=len, reverse=True))  # host:port before host
 
 
 def _entry(value: Any, path: str) -> ModelEntry:

@@ -19,6 +19,10 @@ def decode_body(decoder: msgspec.json.Decoder[T], body: bytes) -> T:
         return decoder.decode(body)
     except msgspec.ValidationError as exc:
         raise InvalidRequestError(f"invalid request: {exc}", code="invalid_request") from None
+    except UnicodeDecodeError:  # a JSON string holding bytes that are not UTF-8
+        raise InvalidRequestError(
+            "invalid request: the body holds bytes that are not valid UTF-8", code="invalid_json"
+        ) from None
     except msgspec.DecodeError:
         raise InvalidRequestError(
             "invalid request: the body is not valid JSON", code="invalid_json"

@@ -36,6 +36,7 @@ import anyio
 import msgspec
 
 from ..route.executor import ExecutionContext, run_step
+from ..route.hooks import HookRunner, LoopInfo, ToolInfo
 from ..route.redact import redact_text
 from ..schema.errors import InvalidRequestError, ToolExecutionError
 from ..schema.events import Finish, LLMEvent, StepFinish, ToolCall, ToolError, ToolResult
@@ -213,6 +214,64 @@ async def run_tools(
             owner.execute(call) if owner is not None else dispatch(registry, call, errors=tool_errors)
         )
 
+    hooks = ctx.hooks
+    loop = LoopInfo(request) if hooks is not None else None
+    if hooks is not None and loop is not None:
+        await hooks.loop_start(loop)
+        run_call = partial(_traced_call, hooks, loop, registry, run_call)
+    steps = _loop(
+        ctx,
+        request,
+        run_call,
+        owners,
+        registry,
+        sessions,
+        conditions,
+        limiter,
+        stop_when,
+        tool_execution,
+        loop,
+    )
+    try:
+        async with aclosing(steps):  # a ``break`` closes the model call's connection at once
+            async for batch in steps:
+                yield batch
+    except BaseException as exc:
+        if hooks is not None and loop is not None:
+            await hooks.loop_end(loop, exc)
+        raise
+    if hooks is not None and loop is not None:
+        await hooks.loop_end(loop, None)
+
+
+async def _traced_call(
+    hooks: HookRunner, loop: LoopInfo, registry: Mapping[str, Tool], run_call: Runner, call: ToolCall
+) -> Sequence[LLMEvent]:
+    tool = registry.get(call.name)
+    info = ToolInfo(call, (tool.definition.description or None) if tool is not None else None, loop)
+    await hooks.tool_start(info)
+    try:
+        events = await run_call(call)
+    except BaseException as exc:
+        await hooks.tool_end(info, (), exc)
+        raise
+    await hooks.tool_end(info, events, None)
+    return events
+
+
+async def _loop(
+    ctx: ExecutionContext,
+    request: LLMRequest,
+    run_call: Runner,
+    owners: Mapping[str, ServerToolSession],
+    registry: Mapping[str, Tool],
+    sessions: Sequence[ServerToolSession],
+    conditions: Sequence[Callable[[StepResult], bool]],
+    limiter: anyio.CapacityLimiter,
+    stop_when: StopWhen,
+    tool_execution: Literal["auto", "none"],
+    loop: LoopInfo | None,
+) -> AsyncGenerator[list[LLMEvent], None]:
     total: Usage | None = None
     index = 0
     executed: set[str] = set()  # call ids already run: a call the provider repeats never runs twice
@@ -223,7 +282,7 @@ async def run_tools(
             step_request = session.prepare(step_request)
         builder = ResponseBuilder(keep_events=False)
         finish: StepFinish | None = None
-        async with aclosing(run_step(ctx, step_request, index)) as batches:
+        async with aclosing(run_step(ctx, step_request, index, loop=loop)) as batches:
             async for batch in batches:
                 if batch and type(batch[-1]) is StepFinish:
                     finish = batch.pop()  # type: ignore[assignment]

@@ -1,0 +1,105 @@
+"""The gateway's Prometheus metrics (extra ``llmroute[metrics]``: ``prometheus-client``), served at
+``GET /metrics``. Imported only when the app is created with metrics on.
+
+Labels are bounded: ``model`` is a configured public name (``-`` before one is known), ``key`` a
+configured key id, ``route`` one of the gateway's routes. With ``--workers N`` each worker writes
+to ``PROMETHEUS_MULTIPROC_DIR`` and any worker's ``/metrics`` serves the sum.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
+
+if TYPE_CHECKING:
+    from .observe import Record
+
+__all__ = ["CONTENT_TYPE", "Metrics"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+_LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+
+
+class Metrics:
+    """Counters, histograms and the in-flight gauge, on a registry of their own."""
+
+    def __init__(self) -> None:
+        self.multiprocess = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+        self.registry = registry = CollectorRegistry()
+        kw: dict[str, Any] = {"registry": None if self.multiprocess else registry}
+        self.requests = Counter(
+            "llmroute_gateway_requests",
+            "Requests answered, by route, public model, status and key id.",
+            ["route", "model", "status", "key"],
+            **kw,
+        )
+        self.latency = Histogram(
+            "llmroute_gateway_request_duration_seconds",
+            "Time from request to the last byte of the answer.",
+            ["route", "model"],
+            buckets=_LATENCY,
+            **kw,
+        )
+        self.ttft = Histogram(
+            "llmroute_gateway_time_to_first_token_seconds",
+            "Streamed requests: time from request to the first upstream event.",
+            ["route", "model"],
+            buckets=_LATENCY,
+            **kw,
+        )
+        self.upstream_errors = Counter(
+            "llmroute_gateway_upstream_errors",
+            "Failed upstream calls by public model and error type.",
+            ["model", "type"],
+            **kw,
+        )
+        self.tokens = Counter(
+            "llmroute_gateway_tokens",
+            "Tokens reported by upstreams, by key id, public model and direction (input/output).",
+            ["key", "model", "direction"],
+            **kw,
+        )
+        self.cost = Counter(
+            "llmroute_gateway_cost_usd",
+            "Cost in USD of the answered requests (catalog prices), by key id and public model.",
+            ["key", "model"],
+            **kw,
+        )
+        self.in_flight = Gauge(
+            "llmroute_gateway_streams_in_flight",
+            "Streamed answers being relayed now.",
+            ["route"],
+            multiprocess_mode="livesum",
+            **kw,
+        )
+        if self.multiprocess:
+            MultiProcessCollector(registry)
+
+    def observe(self, record: Record, latency: float) -> None:
+        model, key = record.model or "-", record.key or "-"
+        self.requests.labels(record.route, model, str(record.status), key).inc()
+        self.latency.labels(record.route, model).observe(latency)
+        if record.ttft is not None:
+            self.ttft.labels(record.route, model).observe(record.ttft)
+        if record.input_tokens:
+            self.tokens.labels(key, model, "input").inc(record.input_tokens)
+        if record.output_tokens:
+            self.tokens.labels(key, model, "output").inc(record.output_tokens)
+        if record.cost:
+            self.cost.labels(key, model).inc(record.cost)
+
+    def upstream_error(self, record: Record, error: str) -> None:
+        self.upstream_errors.labels(record.model or "-", error).inc()
+
+    def stream_started(self, route: str) -> None:
+        self.in_flight.labels(route).inc()
+
+    def stream_ended(self, route: str) -> None:
+        self.in_flight.labels(route).dec()
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

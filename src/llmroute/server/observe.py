@@ -1,0 +1,142 @@
+"""What the gateway tells its operator about each request: one JSON access-log line, one line per
+upstream failure, and the Prometheus metrics (``metrics.py``) when they are on.
+
+Log lines carry the key's id, never the key; the public model name and the upstream target
+(``provider/model``), never the upstream URL; never a prompt or an answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ..schema.usage import Usage
+
+if TYPE_CHECKING:
+    from .metrics import Metrics
+
+__all__ = ["ACCESS_LOG", "Observer", "Record"]
+
+ACCESS_LOG = "llmroute.server.access"
+_access = logging.getLogger(ACCESS_LOG)
+_log = logging.getLogger("llmroute.server")
+_encode = msgspec.json.Encoder().encode
+
+
+class Record:
+    """One request as it goes: filled in by the handlers, written once by ``Observer.done``."""
+
+    __slots__ = (
+        "cost",
+        "done",
+        "error",
+        "input_tokens",
+        "key",
+        "limited",
+        "model",
+        "output_tokens",
+        "route",
+        "served",
+        "start",
+        "status",
+        "stream",
+        "target",
+        "ttft",
+    )
+
+    def __init__(self, route: str) -> None:
+        self.route = route
+        self.start = time.perf_counter()
+        self.key: str | None = None
+        self.model: str | None = None
+        self.target: str | None = None
+        self.stream = False
+        self.status = 200
+        self.error: str | None = None
+        self.ttft: float | None = None
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
+        self.cost: float | None = None
+        self.done = False
+        self.served: Any = None  # the upstream Model, for pricing
+        self.limited: Any = None  # the Key, when it has limits to charge
+
+    def first_token(self) -> None:
+        if self.ttft is None:
+            self.ttft = time.perf_counter() - self.start
+
+    def usage(self, usage: Usage | None, cost: Decimal | None = None) -> None:
+        if usage is not None:
+            self.input_tokens, self.output_tokens = usage.input_tokens, usage.output_tokens
+        if cost is not None:
+            self.cost = float(cost)
+
+    @property
+    def tokens(self) -> int | None:
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 3)
+
+
+class Observer:
+    """Writes each finished ``Record`` to the access log and the metrics."""
+
+    def __init__(self, metrics: Metrics | None, access_log: bool = True) -> None:
+        self.metrics = metrics
+        self.access_log = access_log
+
+    def done(self, record: Record) -> None:
+        if record.done:  # a stream that failed and was then closed: counted once
+            return
+        record.done = True
+        latency = time.perf_counter() - record.start
+        if self.metrics is not None:
+            self.metrics.observe(record, latency)
+        if self.access_log and _access.isEnabledFor(logging.INFO):
+            line: dict[str, Any] = {
+                "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                "route": record.route,
+                "key": record.key,
+                "model": record.model,
+                "target": record.target,
+                "stream": record.stream,
+                "status": record.status,
+                "latency_ms": _ms(latency),
+                "ttft_ms": _ms(record.ttft),
+                "input_tokens": record.input_tokens,
+                "output_tokens": record.output_tokens,
+                "cost_usd": record.cost,
+                "error": record.error,
+            }
+            _access.info(_encode(line).decode())
+
+    def upstream_failure(self, record: Record, error: str, status: int, attempts: int, message: str) -> None:
+        """One line per failed upstream call (message already scrubbed of secrets and URLs)."""
+        if self.metrics is not None:
+            self.metrics.upstream_error(record, error)
+        line = {
+            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "event": "upstream_error",
+            "key": record.key,
+            "model": record.model,
+            "target": record.target,
+            "error": error,
+            "status": status,
+            "attempts": attempts,
+            "message": message,
+        }
+        _log.warning(_encode(line).decode())
+
+    def client_gone(self, record: Record, where: str) -> None:
+        """A client that hung up: one line, no traceback; the upstream call is already cancelled."""
+        record.status, record.error = 499, "client_disconnected"
+        _log.info("gateway: client disconnected %s (%s, key %s)", where, record.route, record.key)
