@@ -16,6 +16,7 @@ from .schema import (
     ApprovalRequestPart,
     ApprovalResponsePart,
     AssistantPart,
+    Attempt,
     AuthenticationError,
     CachePolicy,
     Citation,
@@ -83,6 +84,8 @@ if TYPE_CHECKING:
     from .media import file, image
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
     from .route.hooks import CallInfo, CallResult, Hook, LoopInfo, ResponseHead, ToolInfo
+    from .route.socket_pool import SocketPool
+    from .router import Router, Target
     from .stream import EventStream
     from .sync import SyncClient, SyncEventStream
     from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
@@ -102,7 +105,10 @@ _LAZY = {
     "PreparedRequest": "route",
     "RetryPolicy": "route",
     "Route": "route",
+    "Router": "router",
+    "Target": "router",
     "Secret": "route",
+    "SocketPool": "route.socket_pool",
     "SyncClient": "sync",
     "SyncEventStream": "sync",
     "Timeouts": "route",
@@ -138,6 +144,7 @@ __all__ = [
     "ApprovalRequestPart",
     "ApprovalResponsePart",
     "AssistantPart",
+    "Attempt",
     "AuthenticationError",
     "CallInfo",
     "CallResult",
@@ -189,7 +196,9 @@ __all__ = [
     "RetryPolicy",
     "Role",
     "Route",
+    "Router",
     "Secret",
+    "SocketPool",
     "StepFinish",
     "StepResult",
     "StepStart",
@@ -197,6 +206,7 @@ __all__ = [
     "TextEnd",
     "TextPart",
     "TextStart",
+    "Target",
     "TimeoutError",
     "Tool",
     "Timeouts",

@@ -14,6 +14,7 @@ from .route.hooks import HookRunner, check_hooks, global_version, runner_for
 from .route.policy import RetryPolicy, Timeouts
 from .route.prepared import PreparedRequest
 from .route.redact import install_log_redaction
+from .route.socket_pool import SocketPool
 from .schema.errors import ClientClosedError, InvalidRequestError
 from .schema.request import LLMRequest
 from .schema.response import LLMResponse
@@ -66,6 +67,7 @@ class Client:
         max_response_bytes: int | None = None,
         max_connections: int | None = None,
         hooks: Iterable[object] | None = None,
+        socket_pool: SocketPool | None = None,
     ) -> None:
         """``timeouts`` and ``retry`` are the defaults for every call (each call may override them);
         ``max_error_bytes`` caps how much of an error body is read; ``sleep`` is the backoff sleep
@@ -80,10 +82,15 @@ class Client:
 
         ``hooks``: ``llmroute.Hook`` subclasses called around every attempt, tool run and tool
         loop (see ``llmroute.route.hooks``); ``llmroute.telemetry.instrument()`` adds its own to
-        every client."""
+        every client.
+
+        ``socket_pool``: where WebSocket connections (OpenAI Responses' WebSocket mode) are kept
+        across calls; ``SocketPool(max_idle=..., idle_timeout=..., max_age=...)`` tunes it (default
+        ``SocketPool()``). The client closes it with ``aclose()``."""
         _check_type("http", http, httpx.AsyncClient, "an httpx.AsyncClient")
         _check_type("timeouts", timeouts, Timeouts, "llmroute.Timeouts(...)")
         _check_type("retry", retry, RetryPolicy, "llmroute.RetryPolicy(...)")
+        _check_type("socket_pool", socket_pool, SocketPool, "llmroute.SocketPool(...)")
         _check_count("max_error_bytes", max_error_bytes, low=0, optional=False)
         _check_count("max_response_bytes", max_response_bytes, low=1)
         _check_count("max_connections", max_connections, low=1)
@@ -108,6 +115,7 @@ class Client:
         self.max_connections = max_connections or DEFAULT_MAX_CONNECTIONS
         self._owns_http = http is None
         self._http = http
+        self.sockets = socket_pool or SocketPool()
         self._closed = False
 
     @property
@@ -150,6 +158,7 @@ class Client:
             else self.max_response_bytes,
             max_connections=self.max_connections if self._owns_http else None,
             hooks=self._hook_runner(),
+            sockets=self.sockets,
         )
 
     def _hook_runner(self) -> HookRunner | None:
@@ -162,9 +171,10 @@ class Client:
         return f"Client(timeouts={self.timeouts!r}, retry={self.retry!r})"
 
     async def aclose(self) -> None:
-        """Close the connection pool (when the client made it). Idempotent; afterwards every call
-        raises ``ClientClosedError``."""
+        """Close the connection pool (when the client made it) and the WebSocket connections.
+        Idempotent; afterwards every call raises ``ClientClosedError``."""
         self._closed = True
+        await self.sockets.aclose()
         if self._owns_http and self._http is not None:
             await self._http.aclose()
             self._http = None

@@ -86,6 +86,7 @@ class _Gone(Exception):
 class FaultServer:
     def __init__(self) -> None:
         self.script: list[Reply] = []
+        self.repeat: Reply | None = None  # the reply once the script is used up (else a 500)
         self.received: list[Received] = []
         self.open_connections = 0
         self.connections = 0
@@ -145,7 +146,7 @@ class FaultServer:
                     break
                 with self._lock:
                     self.received.append(request)
-                    reply = self.script.pop(0) if self.script else _unscripted()
+                    reply = self.script.pop(0) if self.script else self.repeat or _unscripted()
                 await self._respond(reply, reader, writer)
         except _Gone:
             pass

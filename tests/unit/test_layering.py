@@ -53,6 +53,7 @@ LAYERS: dict[str, int] = {
     "stream": 4,
     "sync": 4,
     "providers": 4,
+    "router": 4,  # Router over Targets: runs model calls through route.executor, health in state
     "testing": 4,
     "websearch": 5,
     "server": 5,

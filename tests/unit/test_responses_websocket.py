@@ -62,21 +62,21 @@ class Server:
     def _handle(self, ws: Any) -> None:
         with self._lock:
             self.active += 1
-            index = self.opened
             self.opened += 1
         try:
             self.headers.append({k.lower(): v for k, v in ws.request.headers.raw_items()})
-            self.received.append(json.loads(ws.recv(timeout=5)))
-            turn = self.turns[index]
-            for n, message in enumerate(turn):
-                if self.delay:
-                    time.sleep(self.delay)
-                if self.fragment_last and n == len(turn) - 1:
-                    ws.send([message[:10], message[10:20], message[20:]])  # continuation frames
-                else:
-                    ws.send(message)
-            for _ in ws:  # until the client closes
-                pass
+            for raw in ws:  # one turn per response.create, in order across connections
+                with self._lock:
+                    index = len(self.received)
+                    self.received.append(json.loads(raw))
+                turn = self.turns[index]
+                for n, message in enumerate(turn):
+                    if self.delay:
+                        time.sleep(self.delay)
+                    if self.fragment_last and n == len(turn) - 1:
+                        ws.send([message[:10], message[10:20], message[20:]])  # continuation frames
+                    else:
+                        ws.send(message)
         except ConnectionClosed:
             pass
         finally:
@@ -140,15 +140,26 @@ async def test_multi_turn_tool_loop_over_websocket(tool_loop_server: Server) -> 
         turn2 = await c.generate(second)
     assert turn2.text == "It’s sunny and 22°C in Paris."  # noqa: RUF001
     assert turn2.finish_reason == "stop" and turn2.usage is not None and turn2.usage.input_tokens == 106
-    # One response.create per connection: the HTTP body without the transport-only ``stream``.
-    for received, interaction in zip(server.received, TOOL_LOOP.interactions, strict=True):
-        want = interaction.request.json()
-        del want["stream"]
-        assert received == {"type": "response.create", **want}
+    # Both turns on one connection: the HTTP body without the transport-only ``stream``, then
+    # only the new item (the tool's output) with previous_response_id: the recorded turn 1's id.
+    first_sent, second_sent = server.received
+    want = [i.request.json() for i in TOOL_LOOP.interactions]
+    for body in want:
+        del body["stream"]
+    assert first_sent == {"type": "response.create", **want[0]}
+    new_items = want[1]["input"][len(want[0]["input"]) :]
+    assert [i["type"] for i in new_items] == ["function_call", "function_call_output"]
+    turn1_id = json.loads(messages_of(TOOL_LOOP.interactions[0].response.body)[-1])["response"]["id"]
+    assert second_sent == {
+        "type": "response.create",
+        **want[1],
+        "input": new_items[1:],
+        "previous_response_id": turn1_id,
+    }
     assert all(h["authorization"] == "Bearer sk-test" for h in server.headers)
-    assert server.opened == 2
+    assert server.opened == 1
     assert server.wait_idle() == 0
-    assert server.close_codes == [1000, 1000]  # closed cleanly by the client
+    assert server.close_codes == [1000]  # closed cleanly by the client (Client.aclose)
 
 
 @pytest.mark.anyio
@@ -190,6 +201,27 @@ async def test_error_event_is_typed_and_closes() -> None:
             with pytest.raises(llmroute.RateLimitError, match="Rate limit reached"):
                 await c.generate(llmroute.request(model=server.model(), prompt="x"))
         assert server.wait_idle() == 0
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        ("previous_response_not_found", llmroute.InvalidRequestError),
+        ("websocket_connection_limit_reached", llmroute.TransportError),
+        ("server_error", llmroute.ProviderInternalError),
+    ],
+)
+async def test_error_frame_without_status_is_classified_by_its_code(code: str, kind: type[Exception]) -> None:
+    created = messages_of(TOOL_LOOP.interactions[1].response.body)[0]
+    error = json.dumps({"type": "error", "error": {"code": code, "message": "it failed"}})
+    with Server([[created, error]]) as server:
+        async with client() as c:
+            with pytest.raises(kind) as info:
+                await c.generate(llmroute.request(model=server.model(), prompt="x"))
+    assert type(info.value) is kind and getattr(info.value, "code", None) == code
+    text = str(info.value)
+    assert "(WEBSOCKET ws://127.0.0.1:" in text and "status" not in text and "POST" not in text
 
 
 @pytest.mark.anyio

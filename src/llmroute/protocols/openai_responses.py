@@ -908,7 +908,11 @@ def _on_error(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
         error = decode_frame(_raw_decoder, ev.error, f"{NAME} error")
     if ev.code or ev.message:
         error = {"code": ev.code, "message": ev.message, **error}
-    raise from_stream_event(error, NAME, status=ev.status)
+    exc = from_stream_event(error, NAME, status=ev.status)
+    code = error.get("code")
+    if isinstance(code, str) and code:
+        exc.code = code  # OpenAI's specific kind (previous_response_not_found), not its category
+    raise exc
 
 
 def _close_all(state: ResponsesState, out: list[LLMEvent]) -> None:

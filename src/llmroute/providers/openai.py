@@ -80,12 +80,13 @@ class OpenAI:
 
     @cached_property
     def _responses_ws(self) -> Route:
+        from ..protocols.openai_responses_socket import DIALECT
         from ..route.websocket import MessageFraming, WebSocketTransport
 
         return self._responses.with_(
             name="openai-responses-websocket",
             framing=MessageFraming(),
-            transport=WebSocketTransport(openai_responses.websocket_message),
+            transport=WebSocketTransport(openai_responses.websocket_message, dialect=DIALECT),
         )
 
     def __repr__(self) -> str:

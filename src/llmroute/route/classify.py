@@ -30,6 +30,7 @@ from ..schema.errors import (
     ProviderInternalError,
     QuotaExceededError,
     RateLimitError,
+    TransportError,
 )
 from .decoding import DECODE_ERRORS, json_too_deep
 from .redact import redact_text, redact_url
@@ -158,6 +159,7 @@ _INTERNAL = frozenset(
 )
 _INVALID = frozenset(
     {
+        "previous_response_not_found",  # Responses WebSocket mode: the state is gone, not a server fault
         "invalid_request_error",
         "invalid_request",
         "invalid_argument",
@@ -423,6 +425,8 @@ def from_stream_event(error: dict[str, Any], provider: str, *, status: int | Non
     text = f"{provider}: {message}"
     probe = " ".join([message, *names])
     kw: dict[str, Any] = {"code": names[0] if names else None, "provider": provider}
+    if "websocket_connection_limit_reached" in kinds:  # the socket's time is up: open a new one
+        return TransportError(text, **kw)
     if kinds & _AUTH or status in (401, 403):
         kind = "forbidden" if kinds & _FORBIDDEN or status == 403 else "invalid"
         return AuthenticationError(text, kind=kind, **kw)

@@ -14,7 +14,7 @@ from ..schema.request import LLMRequest
 from ..schema.tools import ToolDefinition
 from ..schema.validate import validate_request
 from .endpoint import check_base_url
-from .model import Route, model_of
+from .model import ModelGroup, Route, model_of
 from .prepared import PreparedRequest
 from .support import apply_support
 
@@ -76,6 +76,8 @@ def _overlay_body(body: Any, extra: dict[str, Any]) -> bytes:
 
 async def prepare(request: LLMRequest) -> PreparedRequest:
     validate_request(request)
+    if isinstance(request.model, ModelGroup):  # a router: shown on its first choice
+        request = msgspec.structs.replace(request, model=request.model.models()[0])
     request = resolve_request(request)
     model = model_of(request)
     route: Route = model.route

@@ -41,17 +41,18 @@ from .classify import from_response, http_context, is_web_page
 from .compiler import is_streaming, prepare
 from .decoding import output_error
 from .hooks import CallInfo
-from .model import model_of
+from .model import ModelGroup, model_of
 from .prepared import PreparedRequest
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
-from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, transport_error
+from .transport import HttpTransport, HttpWire, PooledTransport, Transport, Wire, may_resend, transport_error
 from .watchdog import DeadlineExceeded, Watchdog
 
 if TYPE_CHECKING:
     from .hooks import HookRunner, LoopInfo
     from .policy import RetryPolicy, Timeouts
+    from .socket_pool import SocketPool
 
-__all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_step"]
+__all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_model_step", "run_step"]
 
 log = get_logger(__name__)
 
@@ -77,6 +78,7 @@ class ExecutionContext:
         "max_response_bytes",
         "retry",
         "sleep",
+        "sockets",
         "timeouts",
         "transport",
     )
@@ -92,9 +94,11 @@ class ExecutionContext:
         max_response_bytes: int | None = None,
         max_connections: int | None = None,
         hooks: HookRunner | None = None,
+        sockets: SocketPool | None = None,
     ) -> None:
         self.http = http
         self.hooks = hooks  # None: no hook at all, and the executor skips every hook call
+        self.sockets = sockets  # the client's WebSocket connections, kept across calls
         self.max_connections = max_connections  # the pool size, when the client built the pool
         self.timeouts = timeouts
         self.retry = retry
@@ -179,7 +183,14 @@ async def _open(
         await hooks.before_send(call, prepared)  # may add headers (a traceparent)
     log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
     with secrets_in_scope(prepared.secrets):  # what the HTTP stack logs meanwhile is redacted
-        wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: run_step
+        if (
+            ctx.sockets is not None
+            and transport is not ctx.transport
+            and isinstance(transport, PooledTransport)
+        ):
+            wire = await transport.open_pooled(ctx.sockets, prepared, ctx.http_timeout())
+        else:
+            wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: run_step
     attempt.wire = wire
     if hooks is not None and call is not None:
         await hooks.on_response(call, wire.status, wire.headers)
@@ -215,7 +226,7 @@ def _should_retry(exc: BaseException, attempt: _Attempt, policy: RetryPolicy) ->
     return attempt.wire is not None
 
 
-async def run_step(
+def run_step(
     ctx: ExecutionContext,
     request: LLMRequest,
     index: int = 0,
@@ -224,7 +235,22 @@ async def run_step(
 ) -> AsyncGenerator[list[LLMEvent], None]:
     """One model call as batches of events: ``step-start`` ... ``step-finish`` (then ``finish``
     when ``finish``: a single-step call, consumed directly with no generator in between).
-    ``loop``: the tool loop the call belongs to (for hooks)."""
+    ``loop``: the tool loop the call belongs to (for hooks). A ``ModelGroup`` (``llmroute.Router``)
+    in ``request.model`` runs the call itself (each of its attempts through ``run_model_step``)."""
+    group = request.model
+    if isinstance(group, ModelGroup):
+        return group.run_step(ctx, request, index, finish, loop)
+    return run_model_step(ctx, request, index, finish, loop)
+
+
+async def run_model_step(
+    ctx: ExecutionContext,
+    request: LLMRequest,
+    index: int = 0,
+    finish: bool = False,
+    loop: LoopInfo | None = None,
+) -> AsyncGenerator[list[LLMEvent], None]:
+    """``run_step`` on the ``Model`` in ``request.model``."""
     model = model_of(request)
     route = model.route
     protocol = route.protocol
@@ -363,10 +389,12 @@ async def run_step(
             _scrub(exc, attempt.prepared.secrets if attempt.prepared is not None else ())
             if exc.http is None and attempt.prepared is not None:
                 wire_now = attempt.wire
+                # A message on an open WebSocket has no HTTP status: the error names the socket.
+                socket: str | None = getattr(wire_now, "socket_url", None)
                 exc.http = http_context(
-                    attempt.prepared.method,
-                    attempt.prepared.url,
-                    wire_now.status if wire_now is not None else None,
+                    "WEBSOCKET" if socket else attempt.prepared.method,
+                    socket or attempt.prepared.url,
+                    wire_now.status if wire_now is not None and not socket else None,
                     wire_now.headers if wire_now is not None else None,
                     secrets=attempt.prepared.secrets,
                 )

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ..framing.base import Framing
 from ..schema.errors import NoRouteError
+from ..schema.events import LLMEvent
 from ..schema.options import GenerationOptions
 from ..schema.request import LLMRequest
 from ..schema.validate import check_model
@@ -19,7 +21,7 @@ from .protocol import Protocol
 if TYPE_CHECKING:
     from ..catalog.info import ModelInfo
 
-__all__ = ["Model", "Route", "model_of"]
+__all__ = ["Model", "ModelGroup", "Route", "model_of", "models_of"]
 
 
 class Route(msgspec.Struct, frozen=True):
@@ -73,10 +75,40 @@ class Model(msgspec.Struct, frozen=True):
         return f"Model({self.provider}:{self.id} via {self.route.name})"
 
 
+class ModelGroup(ABC):
+    """A value used like a ``Model`` that picks one per call (``llmroute.Router``). The executor
+    hands it each model call (``run_step``); it runs them on its models through
+    ``route.executor.run_model_step``. Lives here so the executor needs nothing from above."""
+
+    id: str
+    provider: str
+
+    @abstractmethod
+    def models(self) -> tuple[Model, ...]:
+        """Every model the group may send to, in its preferred order."""
+
+    @abstractmethod
+    def run_step(
+        self, ctx: Any, request: LLMRequest, index: int, finish: bool, loop: Any = None
+    ) -> AsyncGenerator[list[LLMEvent], None]:
+        """One model call (``route.executor.run_step``'s contract) on a model of the group's choosing."""
+
+
+def models_of(request: LLMRequest) -> tuple[Model, ...]:
+    """The models a request may be sent to: its ``Model``, or every model of its group."""
+    model = request.model
+    if isinstance(model, ModelGroup):
+        return model.models()
+    return (model_of(request),)
+
+
 def model_of(request: LLMRequest) -> Model:
-    """``request.model``, checked: a ``Model`` (``LLMRequest.model`` is typed loosely)."""
+    """``request.model``, checked: a ``Model`` (``LLMRequest.model`` is typed loosely). For a
+    ``ModelGroup`` (a router): its first model, which is what ``prepare`` shows."""
     model = request.model
     check_model(model)
+    if isinstance(model, ModelGroup):
+        return model.models()[0]
     if not isinstance(model, Model):
         raise NoRouteError(
             f"request.model must be an llmroute Model (from a provider facade), got {type(model).__name__}"

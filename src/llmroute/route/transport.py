@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import httpx
 
@@ -11,7 +11,10 @@ from ..schema.errors import LLMError, TimeoutError, TransportError
 from .prepared import PreparedRequest
 from .redact import redact_text, redact_url
 
-__all__ = ["HttpTransport", "Transport", "Wire", "may_resend", "transport_error"]
+if TYPE_CHECKING:
+    from .socket_pool import SocketPool
+
+__all__ = ["HttpTransport", "PooledTransport", "Transport", "Wire", "may_resend", "transport_error"]
 
 
 class Wire(Protocol):
@@ -31,6 +34,19 @@ class Transport(Protocol):
     async def open(
         self,
         http: httpx.AsyncClient,
+        prepared: PreparedRequest,
+        timeout: httpx.Timeout,  # noqa: ASYNC109
+    ) -> Wire: ...
+
+
+@runtime_checkable
+class PooledTransport(Protocol):
+    """A transport whose connections outlive a call, kept in the client's ``SocketPool``
+    (the WebSocket transport)."""
+
+    async def open_pooled(
+        self,
+        pool: SocketPool,
         prepared: PreparedRequest,
         timeout: httpx.Timeout,  # noqa: ASYNC109
     ) -> Wire: ...

@@ -1,4 +1,8 @@
-"""A WebSocket transport: one connection per call, one request message, server messages as frames.
+"""A WebSocket transport: one request message per call, server messages as frames.
+
+With a ``SocketDialect`` (OpenAI Responses' WebSocket mode) connections outlive a call: they are
+kept in the client's ``SocketPool`` and a request that continues the connection's last response
+sends only its new input (``SocketCall``). Without one, every call opens and closes a connection.
 
 Built on the ``websockets`` library's sans-I/O client protocol over anyio streams, so it runs on
 asyncio and trio alike and closes under cancellation. ``websockets`` is imported lazily (extra
@@ -12,11 +16,12 @@ handshake by ``to_message`` (e.g. ``{"type": "response.create", ...}`` for OpenA
 from __future__ import annotations
 
 import builtins
+import hashlib
 import importlib.util
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.abc
@@ -34,7 +39,17 @@ if TYPE_CHECKING:
     from websockets.client import ClientProtocol
     from websockets.frames import Frame
 
-__all__ = ["MessageDecoder", "MessageFraming", "WebSocketTransport", "WebSocketWire", "require_websockets"]
+    from .socket_pool import SocketPool
+
+__all__ = [
+    "MessageDecoder",
+    "MessageFraming",
+    "SocketCall",
+    "SocketDialect",
+    "WebSocketTransport",
+    "WebSocketWire",
+    "require_websockets",
+]
 
 _SKIP_HEADERS = frozenset({"content-type", "content-length", "accept", "host", "connection", "upgrade"})
 
@@ -102,10 +117,15 @@ class WebSocketWire:
         self._body = body
         self._pending: deque[Any] = deque()
         self._url = url
+        self.socket_url = _ws_url(url)  # named in errors of an open socket (no HTTP status there)
         self._read_timeout = read_timeout
         self._close_timeout = close_timeout
         self._eof = False
         self._closed = False
+        # Kept by the pool: what the server holds for this connection (the dialect's chain) and
+        # when it was opened and last given back.
+        self.chain: Any = None
+        self.opened_at = self.last_used = anyio.current_time()
 
     async def _flush(self) -> None:
         assert self._protocol is not None
@@ -147,27 +167,70 @@ class WebSocketWire:
                     ) from exc
         return self._pending.popleft()
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def next_message(self) -> bytes | None:
+        """The next whole data message (fragments joined); ``None`` once the server closed or
+        the connection is gone."""
         from websockets.frames import Opcode
 
-        if self._protocol is None:
-            if self._body:
-                yield self._body
-            return
         parts: list[bytes] = []
         while True:
             frame = await self._next_frame()
             if frame is None:
-                return
+                return None
             opcode = frame.opcode
             if opcode in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT):
                 parts.append(bytes(frame.data))
                 if frame.fin:
-                    message = parts[0] if len(parts) == 1 else b"".join(parts)
-                    parts = []
-                    yield message
+                    return parts[0] if len(parts) == 1 else b"".join(parts)
             elif opcode is Opcode.CLOSE:
-                return
+                self._eof = True  # the server ended the session: nothing more will come
+                return None
+
+    async def send_text(self, message: bytes) -> None:
+        """Send one text message (raises ``TransportError`` when the connection is gone)."""
+        assert self._protocol is not None
+        try:
+            self._protocol.send_text(message)
+            await self._flush()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            self._eof = True
+            raise TransportError(
+                f"{type(exc).__name__} sending on the WebSocket to {redact_url(self._url)}",
+                code="websocket_send",
+            ) from None
+        except Exception as exc:  # websockets refuses to send on a closing connection
+            from websockets.exceptions import InvalidState
+
+            if not isinstance(exc, InvalidState):
+                raise
+            self._eof = True
+            raise TransportError(
+                f"the WebSocket to {redact_url(self._url)} is closing", code="websocket_send"
+            ) from None
+
+    @property
+    def upgraded(self) -> bool:
+        """The handshake succeeded (else ``status`` and the body are the server's refusal)."""
+        return self._protocol is not None
+
+    @property
+    def usable(self) -> bool:
+        """Open, not failed, and nothing unread: fit to carry the next request."""
+        protocol = self._protocol
+        return not self._closed and not self._pending and protocol is not None and self._open_state(protocol)
+
+    def _open_state(self, protocol: ClientProtocol) -> bool:
+        from websockets.protocol import State
+
+        return not self._eof and protocol.parser_exc is None and protocol.state is State.OPEN
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        if self._protocol is None:
+            if self._body:
+                yield self._body
+            return
+        while (message := await self.next_message()) is not None:
+            yield message
 
     async def read_capped(self, limit: int) -> bytes:
         return self._body[:limit]
@@ -179,6 +242,24 @@ class WebSocketWire:
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(self._close_timeout):
                 await self._close_handshake(self._protocol)
+            await self._stream.aclose()
+
+    async def abort(self) -> None:
+        """Close without waiting for the server's close frame: a close frame is sent when the
+        connection is open, then the stream is closed (for connections dropped on the way of a
+        request: expired, evicted, or in an unknown state)."""
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            protocol = self._protocol
+            try:
+                if protocol is not None and self._open_state(protocol):
+                    protocol.send_close(1000)
+                    with anyio.move_on_after(self._close_timeout):
+                        await self._flush()
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                pass
             await self._stream.aclose()
 
     async def _close_handshake(self, protocol: ClientProtocol | None) -> None:
@@ -212,9 +293,48 @@ def _check_protocol(protocol: ClientProtocol, url: str) -> None:
         )
 
 
+class SocketDialect(Protocol):
+    """What the transport must know of a protocol to keep a connection across calls: how a
+    prepared body becomes its message (whole, or continuing the connection's last response), which
+    message ends a response, and which error frame means "not run: send it whole, afresh"."""
+
+    def plan(self, body: bytes) -> Any: ...
+
+    def full(self, turn: Any) -> bytes: ...
+
+    def incremental(self, turn: Any, chain: Any) -> bytes | None: ...
+
+    def kind(self, message: bytes) -> str: ...
+
+    def is_terminal(self, kind: str) -> bool: ...
+
+    def fresh_start(self, message: bytes, incremental: bool) -> bool: ...
+
+    def chain(self, turn: Any, message: bytes) -> Any: ...
+
+
+# Headers that differ per request (tracing, idempotency): they do not pick the connection (and a
+# pooled connection does not send them again: they went with its upgrade request).
+_PER_REQUEST_HEADERS = frozenset(
+    {"traceparent", "tracestate", "baggage", "idempotency-key", "x-request-id", "x-client-request-id"}
+)
+
+
+def socket_key(url: str, headers: Mapping[str, str]) -> str:
+    """The pool key: the URL and the headers that matter for the connection (its credential),
+    hashed so the key itself holds no secret."""
+    kept = sorted(
+        (k.lower(), v)
+        for k, v in headers.items()
+        if k.lower() not in _SKIP_HEADERS and k.lower() not in _PER_REQUEST_HEADERS
+    )
+    return hashlib.sha256(repr((url, kept)).encode()).hexdigest()
+
+
 class WebSocketTransport:
     """Opens ``wss://`` for the prepared URL with the prepared headers, sends
-    ``to_message(prepared.body)`` as one text message, and returns the wire."""
+    ``to_message(prepared.body)`` as one text message, and returns the wire. With a ``dialect``,
+    connections are pooled by the client (``open_pooled``) and continued incrementally."""
 
     name = "websocket"
     streams_only = True  # every response is a stream of messages: stream=False is refused
@@ -223,12 +343,14 @@ class WebSocketTransport:
         self,
         to_message: Callable[[bytes], bytes] = lambda body: body,
         *,
+        dialect: SocketDialect | None = None,
         max_message_bytes: int = 64 * 1024 * 1024,
         close_timeout: float = 2.0,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         require_websockets()
         self.to_message = to_message
+        self.dialect = dialect
         self.max_message_bytes = max_message_bytes
         self.close_timeout = close_timeout
         self.ssl_context = ssl_context
@@ -239,6 +361,69 @@ class WebSocketTransport:
         prepared: PreparedRequest,
         timeout: httpx.Timeout,  # noqa: ASYNC109 - the Transport signature
     ) -> WebSocketWire:
+        """A connection of its own for this call, closed with the wire."""
+        return await self._own(prepared, timeout)
+
+    async def _own(self, prepared: PreparedRequest, timeout: httpx.Timeout) -> WebSocketWire:  # noqa: ASYNC109
+        wire = await self.connect(prepared, timeout)
+        if wire.upgraded:
+            try:
+                await wire.send_text(self.to_message(prepared.body))
+            except BaseException:
+                await wire.aclose()
+                raise
+        return wire
+
+    async def open_pooled(
+        self,
+        pool: SocketPool,
+        prepared: PreparedRequest,
+        timeout: httpx.Timeout,  # noqa: ASYNC109 - the Transport signature
+    ) -> SocketCall | WebSocketWire:
+        """Send on a pooled connection: the one whose last response this request continues
+        (only the new input is sent), else a free one, else a new one. A reused connection that
+        fails to take the message is replaced by a new one, transparently."""
+        dialect = self.dialect
+        if dialect is None:
+            return await self._own(prepared, timeout)  # no way to tell where a response ends
+        key = socket_key(_ws_url(prepared.url), prepared.headers)
+        turn = dialect.plan(prepared.body)
+        await pool.reap(key)
+        idle: list[WebSocketWire] = pool.idle(key)
+        chosen: WebSocketWire | None = None
+        message: bytes | None = None
+        for socket in reversed(idle):  # the most recently used first
+            if socket.chain is not None and (message := dialect.incremental(turn, socket.chain)) is not None:
+                chosen = socket
+                break
+        if chosen is None and idle:
+            fresh = [s for s in idle if s.chain is None]  # keep other conversations' state if we can
+            chosen = fresh[-1] if fresh else idle[0]
+        if chosen is not None:
+            pool.claim(key, chosen)
+            try:
+                await chosen.send_text(message or dialect.full(turn))
+            except TransportError:
+                await chosen.abort()
+            else:
+                return SocketCall(self, pool, key, prepared, timeout, turn, chosen, message is not None, True)
+        socket = await self.connect(prepared, timeout)
+        if not socket.upgraded:
+            return socket  # a refused upgrade: the executor reads its status and body
+        call = SocketCall(self, pool, key, prepared, timeout, turn, socket, False, False)
+        try:
+            await socket.send_text(dialect.full(turn))
+        except BaseException:
+            await socket.aclose()
+            raise
+        return call
+
+    async def connect(
+        self,
+        prepared: PreparedRequest,
+        timeout: httpx.Timeout,  # noqa: ASYNC109
+    ) -> WebSocketWire:
+        """The upgraded connection (``status`` 200), or the refusal (its status and body)."""
         try:
             return await self._open(prepared, timeouts=timeout)
         except _DeadlineExceeded as exc:
@@ -310,8 +495,6 @@ class WebSocketTransport:
                 return wire
             wire.status = 200
             _check_protocol(protocol, prepared.url)  # frames right after the 101 may have broken it
-            protocol.send_text(self.to_message(prepared.body))
-            await wire._flush()  # pyright: ignore[reportPrivateUsage]
         except BaseException:
             await wire.aclose()
             raise
@@ -319,3 +502,95 @@ class WebSocketTransport:
 
     def __repr__(self) -> str:
         return "WebSocketTransport()"
+
+
+class SocketCall:
+    """One response on a pooled connection, as the executor's ``Wire``: its messages up to the
+    one that ends the response. Before the first message, a reused connection that turns out gone
+    and an error frame saying the request was not run (``SocketDialect.fresh_start``) are answered
+    by sending the whole request on a new connection, once: the caller sees neither. ``aclose()``
+    gives a connection whose response ended back to the pool, with what the server now holds (the
+    chain); any other (cancelled mid-response, an error, a broken socket) is closed."""
+
+    status = 200
+
+    def __init__(
+        self,
+        transport: WebSocketTransport,
+        pool: SocketPool,
+        key: str,
+        prepared: PreparedRequest,
+        timeout: httpx.Timeout,
+        turn: Any,
+        socket: WebSocketWire,
+        incremental: bool,
+        reused: bool,
+    ) -> None:
+        assert transport.dialect is not None
+        self._transport = transport
+        self._dialect = transport.dialect
+        self._pool = pool
+        self._key = key
+        self._prepared = prepared
+        self._timeout = timeout
+        self._turn = turn
+        self.socket = socket
+        self.headers: Mapping[str, str] = socket.headers
+        self.socket_url = socket.socket_url
+        self.incremental = incremental  # only the new input was sent (with previous_response_id)
+        self.reused = reused
+        self.restarted = False
+        self._ended: str | None = None  # the kind of the message that ended the response
+        self._chain: Any = None
+        self._released = False
+
+    async def _restart(self) -> None:
+        await self.socket.abort()
+        self.restarted = True
+        self.incremental = False
+        self.reused = False
+        socket = await self._transport.connect(self._prepared, self._timeout)
+        self.socket = socket
+        if not socket.upgraded:
+            raise TransportError(
+                f"reconnecting the WebSocket to {redact_url(self._prepared.url)} was refused "
+                f"(status {socket.status})",
+                code="websocket_reconnect",
+            )
+        await socket.send_text(self._dialect.full(self._turn))
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        dialect = self._dialect
+        first = True
+        while True:
+            message = await self.socket.next_message()
+            if first and not self.restarted:
+                gone = message is None and self.reused
+                if gone or (message is not None and dialect.fresh_start(message, self.incremental)):
+                    await self._restart()
+                    continue
+            if message is None:
+                return  # the connection ended mid-response: the protocol reports what is missing
+            first = False
+            kind = dialect.kind(message)
+            if dialect.is_terminal(kind):
+                self._ended = kind
+                self._chain = dialect.chain(self._turn, message)
+                yield message
+                return
+            yield message
+
+    async def read_capped(self, limit: int) -> bytes:
+        return b""
+
+    async def aclose(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        socket = self.socket
+        if self._ended is not None and self._ended != "error" and socket.usable:
+            socket.chain = self._chain
+            await self._pool.give(self._key, socket)
+        else:
+            socket.chain = None
+            await socket.abort()

@@ -1,5 +1,6 @@
 """The canonical data model. Imports nothing from the rest of the package."""
 
+from .attempt import Attempt
 from .content import (
     ApprovalRequestPart,
     ApprovalResponsePart,
@@ -83,6 +84,7 @@ from .usage import (
 
 __all__ = [
     "ApprovalRequest",
+    "Attempt",
     "ApprovalRequestPart",
     "ApprovalResponsePart",
     "AssistantPart",

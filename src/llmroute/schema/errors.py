@@ -44,6 +44,8 @@ class HttpContext(msgspec.Struct, frozen=True, omit_defaults=True):
 
 class LLMError(Exception):
     retryable: bool = False
+    route_attempts: tuple[Any, ...] = ()
+    """Raised through a ``Router``: the ``Attempt``s on other targets that failed before this one."""
 
     def __init__(
         self,

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from .attempt import Attempt
 from .errors import InvalidProviderOutputError
 from .notices import RequestWarning
 from .usage import Usage
@@ -59,6 +60,10 @@ class StepStart(_Event, frozen=True, tag="step-start"):
     type: ClassVar[Literal["step-start"]] = "step-start"
     index: int = 0
     provider_metadata: Meta = None
+    target: str | None = None
+    """Through a ``Router``: the name of the target answering this step."""
+    attempts: tuple[Attempt, ...] = ()
+    """Through a ``Router``: the targets that failed for this step before ``target`` answered."""
     warnings: tuple[RequestWarning, ...] = ()
     """Options this step's route did not send (``PreparedRequest.warnings``)."""
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 
+from .attempt import Attempt
 from .content import (
     ApprovalRequestPart,
     AssistantPart,
@@ -50,6 +51,8 @@ class StepResult(msgspec.Struct, frozen=True):
     finish_reason: FinishReason
     usage: Usage | None
     tool_results: tuple[ToolResult, ...] = ()
+    target: str | None = None
+    """Through a ``Router``: the target that answered this step."""
 
 
 class LLMResponse(msgspec.Struct, frozen=True):
@@ -73,6 +76,9 @@ class LLMResponse(msgspec.Struct, frozen=True):
     tool_errors: tuple[ToolError, ...] = ()
     """Failed local tool calls of every step; ``.exception`` holds what a handler raised."""
     approval_requests: tuple[ApprovalRequest, ...] = ()  # to answer with ``llmroute.approval``
+    attempts: tuple[Attempt, ...] = ()
+    """Through a ``Router``: every target that failed (or refused) before another answered, in
+    order, over all steps; empty when the first choice answered (or without a router)."""
     warnings: tuple[RequestWarning, ...] = ()
     """Options a route did not send (each once, over every step): see ``RequestWarning``."""
 
@@ -128,6 +134,8 @@ class ResponseBuilder:
         self.finished = False
         self._step_usage: Usage | None = None
         self._step_reason: FinishReason = "unknown"
+        self._target: str | None = None
+        self.attempts: list[Attempt] = []
 
     def _block(self, kind: str, id: str) -> _Block:
         block = self._blocks.get(id)
@@ -192,8 +200,12 @@ class ResponseBuilder:
             self.errors.append(event)
         elif isinstance(event, ToolError):
             self.tool_errors.append(event)
-        elif isinstance(event, StepStart) and event.warnings:
-            self.warnings.update(dict.fromkeys(event.warnings))
+        elif isinstance(event, StepStart):
+            if event.target is not None:
+                self._target = event.target
+                self.attempts.extend(event.attempts)
+            if event.warnings:
+                self.warnings.update(dict.fromkeys(event.warnings))
 
     def _snapshot_step(self, index: int) -> StepResult:
         parts: list[AssistantPart] = []
@@ -226,6 +238,7 @@ class ResponseBuilder:
             self._step_reason,
             self._step_usage,
             tuple(self._step_results),
+            self._target,
         )
 
     def _current_text_blocks(self) -> dict[str, str]:
@@ -272,5 +285,6 @@ class ResponseBuilder:
             complete=self.finished,
             tool_errors=tuple(self.tool_errors),
             approval_requests=tuple(self.approval_requests),
+            attempts=tuple(self.attempts),
             warnings=tuple(self.warnings),
         )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, T
 
 import msgspec
 
-from ..route.model import model_of
+from ..route.model import models_of
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.request import LLMRequest, OutputSchema
 from ..schema.response import LLMResponse
@@ -122,10 +122,10 @@ def output_request(
             ),
             param="schema",
         ) from None
-    protocol = model_of(request).route.protocol
-    native = protocol.native_output_schema if mode == "auto" else mode == "native"
+    protocols = [m.route.protocol for m in models_of(request)]  # a router: every target's
+    native = all(p.native_output_schema for p in protocols) if mode == "auto" else mode == "native"
     if native:
-        strict = strict and strict_capable(protocol.name)
+        strict = strict and all(strict_capable(p.name) for p in protocols)
         body = strict_schema(plain) if strict else plain
         output = OutputSchema(out_name, body, description, strict)
         return msgspec.structs.replace(request, output_schema=output), None
@@ -214,7 +214,11 @@ async def generate_object(
         request, schema, name=name, description=description, strict=strict, mode=mode
     )
     response = await client.generate(prepared, timeouts=timeouts, retry=retry)
-    strict = strict and tool_name is None and strict_capable(model_of(request).route.protocol.name)
+    strict = (
+        strict
+        and tool_name is None
+        and all(strict_capable(m.route.protocol.name) for m in models_of(request))
+    )
     try:
         value = object_from_response(response, schema, tool_name, strict=strict)
     except InvalidProviderOutputError as exc:
