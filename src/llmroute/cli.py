@@ -88,14 +88,27 @@ def _cli_message(message: str) -> str:
     return message
 
 
+def _read_prompt(prompt: str) -> str:
+    """The prompt as given, or standard input when it is ``-`` (``git diff | llmroute chat -``)."""
+    if prompt != "-":
+        return prompt
+    if sys.stdin is None or sys.stdin.isatty():
+        raise UsageError("the prompt is '-' (read standard input), but nothing is piped in")
+    try:
+        return sys.stdin.read()
+    except UnicodeDecodeError:
+        raise UsageError("standard input is not UTF-8 text") from None
+
+
 async def _chat(args: argparse.Namespace, out: TextIO) -> int:
-    if not args.prompt.strip():
+    prompt = _read_prompt(args.prompt)
+    if not prompt.strip():
         raise UsageError('the prompt is empty: give the message to send, e.g. llmroute chat "Hello"')
     model = resolve_model(args.model, args.base_url)
     built = request(
         model=model,
         system=args.system,
-        prompt=args.prompt,
+        prompt=prompt,
         generation=GenerationOptions(max_tokens=args.max_tokens),
     )
     renderer = Renderer(out, color=use_color(out), live=out.isatty())
@@ -154,7 +167,7 @@ def _add_builtin(sub: Any) -> None:
         help="stream a live answer (needs the provider's API key)",
         description="Stream one live answer. Credentials come from the provider's environment variables.",
     )
-    chat.add_argument("prompt", help="the user message")
+    chat.add_argument("prompt", help="the user message; - reads it from standard input")
     chat.add_argument(
         "--model",
         default="openai:gpt-4o-mini",

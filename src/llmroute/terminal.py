@@ -3,10 +3,13 @@
 ``sanitize(text)`` removes what a terminal would act on instead of print: ECMA-48 escape sequences
 (CSI ``ESC [`` … final byte; the OSC, DCS, SOS, PM and APC strings ``ESC ] P X ^ _`` … ended by BEL
 or ST, or running unterminated to the end; nF escapes ``ESC (`` …; every other two-character escape),
-their 8-bit C1 forms (U+0080 to U+009F), C0 controls except TAB, LF and CR, DEL, and the Unicode bidi
-embedding/override/isolate controls (U+202A to U+202E, U+2066 to U+2069) that reorder what is displayed.
-Printable text, non-ASCII included, is untouched; so are the bidi *marks* (U+200E, U+200F, U+061C),
-which real right-to-left text needs.
+their 8-bit C1 forms (U+0080 to U+009F), C0 controls except TAB and LF, a CR not followed by LF (a bare
+CR returns the cursor, so what follows overwrites the line: only CRLF is kept), DEL, the Unicode bidi
+embedding/override/isolate controls (U+202A to U+202E, U+2066 to U+2069) that reorder what is displayed,
+and the zero-width characters (U+200B to U+200D, U+2060 to U+2064, U+FEFF, U+180E) that hide text or
+make two strings that look alike differ (an emoji family then shows as its members). Printable text,
+non-ASCII included, is untouched; so are the bidi *marks* (U+200E, U+200F, U+061C), which real
+right-to-left text needs.
 
 ``StreamSanitizer`` does the same on a stream of chunks. It is a state machine over characters, so the
 output does not depend on where the chunks were split, and it keeps a state, not the text: an
@@ -18,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["StreamSanitizer", "sanitize"]
+__all__ = ["StreamSanitizer", "sanitize", "sanitize_mapped"]
 
 _ESC: Final = "\x1b"
 _BEL: Final = "\x07"
@@ -27,15 +30,18 @@ _CSI8: Final = "\x9b"
 _STRING_OPENERS: Final = frozenset("]PX^_")  # OSC, DCS, SOS, PM, APC after ESC
 _STRING_OPENERS8: Final = frozenset("\x9d\x90\x98\x9e\x9f")  # the same as 8-bit C1
 
-# Everything that is not plain text: C0 except TAB/LF/CR, DEL, C1, bidi embeddings/overrides/isolates.
-_SPECIAL: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Everything that is not plain text: C0 except TAB/LF (CR is kept only before LF), DEL, C1, bidi
+# embeddings/overrides/isolates, zero-width characters.
+_ZERO_WIDTH: Final = "\u200b-\u200d\u2060-\u2064\ufeff\u180e"
+_SPECIAL: Final = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069{_ZERO_WIDTH}]")
 # A whole sequence or a lone control that ends where it starts, matched in one step (the fast path);
 # anything else (a sequence cut by the chunk end or malformed) goes through the state machine.
 _WHOLE: Final = re.compile(
     "(?:\x1b\\[|\x9b)[\x20-\x3f]*[\x40-\x7e]"  # CSI
     "|(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x9c|\x1b\\\\)"  # strings
     "|\x1b[\x20-\x2f]*[\x30-\x4f\x51-\x57\x59\x5a\x5c\x60-\x7e]"  # nF, Fp, Fe, Fs
-    "|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x8f\x91-\x97\x99\x9a\x9c\u202a-\u202e\u2066-\u2069]+"
+    "|\r(?=[^\n])"  # a bare CR (one at the chunk end waits for the next chunk)
+    f"|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x8f\x91-\x97\x99\x9a\x9c\u202a-\u202e\u2066-\u2069{_ZERO_WIDTH}]+"
 )
 _CSI_BODY: Final = re.compile("[\x20-\x3f]*")  # parameter and intermediate bytes
 _NF_BODY: Final = re.compile("[\x20-\x2f]*")  # intermediate bytes
@@ -48,6 +54,7 @@ _CSI: Final = 2  # inside a control sequence
 _NF: Final = 3  # inside an nF escape (ESC + intermediates)
 _STRING: Final = 4  # inside an OSC/DCS/SOS/PM/APC string
 _STRING_ESC: Final = 5  # ESC inside a string: ST if a backslash follows
+_CR: Final = 6  # a CR ended the last chunk: kept only if LF comes next
 
 
 def _is_final(ch: str) -> bool:
@@ -82,7 +89,13 @@ class StreamSanitizer:
                     continue
                 ch = chunk[j]
                 i = j + 1
-                if ch == _ESC:
+                if ch == "\r":
+                    if i == n:
+                        state = _CR
+                    elif chunk[i] == "\n":
+                        out.append("\r\n")
+                        i += 1
+                elif ch == _ESC:
                     state = _ESCAPE
                 elif ch == _CSI8:
                     state = _CSI
@@ -116,6 +129,11 @@ class StreamSanitizer:
                     break  # all of it is string content
                 i = m.end()
                 state = _STRING_ESC if m.group() == _ESC else _GROUND
+            elif state == _CR:
+                if chunk[i] == "\n":
+                    out.append("\r\n")
+                    i += 1
+                state = _GROUND  # else the CR was bare: dropped
             else:  # _STRING_ESC
                 if chunk[i] == "\\":
                     state, i = _GROUND, i + 1
@@ -132,8 +150,26 @@ class StreamSanitizer:
 
 
 def sanitize(text: str) -> str:
-    """``text`` without terminal control sequences, C0/C1 controls (TAB, LF, CR kept) and bidi
-    overrides. Returns ``text`` itself when there is nothing to remove."""
+    """``text`` without terminal control sequences, C0/C1 controls (TAB, LF and CRLF kept), bidi
+    overrides and zero-width characters. Returns ``text`` itself when there is nothing to remove."""
     if _SPECIAL.search(text) is None:
         return text
     return StreamSanitizer().feed(text)
+
+
+def sanitize_mapped(text: str) -> tuple[str, list[int]]:
+    """``sanitize(text)`` and where each position ``0..len(text)`` lands in it (to place something
+    in the sanitised text at a position meant for the original)."""
+    if sanitize(text) is text:
+        return text, list(range(len(text) + 1))
+    machine = StreamSanitizer()
+    out: list[str] = []
+    where: list[int] = []
+    size = 0
+    for ch in text:
+        where.append(size)
+        kept = machine.feed(ch)
+        out.append(kept)
+        size += len(kept)
+    where.append(size)
+    return "".join(out), where

@@ -311,8 +311,7 @@ async def test_invalid_arguments_send_nothing(server: FaultServer) -> None:
     assert json.loads(extra.to_json()) == {
         "llmContent": "Error: websearch_grounded only accepts a single 'query' field.\n\n"
         "Details: Unknown argument(s): foo, bar, only 'query' supported.",
-        "returnDisplay": "websearch_grounded only accepts a single 'query' field.\n\n"
-        "Details: Unknown argument(s): foo, bar, only 'query' supported.",
+        "returnDisplay": "websearch_grounded only accepts a single 'query' field.",  # the details: above
         "error": {
             "message": "websearch_grounded only accepts a single 'query' field.\n\n"
             "Details: Unknown argument(s): foo, bar, only 'query' supported.",
@@ -322,6 +321,8 @@ async def test_invalid_arguments_send_nothing(server: FaultServer) -> None:
     assert blank.error is not None and blank.error.type == "INVALID_QUERY"
     assert missing.error is not None and missing.error.type == "INVALID_QUERY"
     assert not_object.error is not None and not_object.error.type == "INVALID_TOOL_ARGUMENTS"
+    assert not_object.return_display == "websearch_grounded only accepts a single 'query' field."
+    assert "Details: arguments must be an object." in not_object.llm_content
     assert server.received == []
 
 

@@ -668,8 +668,12 @@ def step(state: GeminiState, frame: bytes | SSEEvent, out: list[LLMEvent]) -> No
 
 
 def whole(state: GeminiState, body: bytes, out: list[LLMEvent]) -> None:
-    """A ``:generateContent`` body: one response with every part, read as a one-chunk stream."""
+    """A ``:generateContent`` body: one response with every part, read as a one-chunk stream. The
+    body is whole, so one without ``finishReason`` is still an answer (finish ``unknown``), not a
+    cut stream."""
     on_chunk(state, decode_frame(_decoder, body, f"{NAME} response"), out)
+    if state.finish_reason is None and state.block_reason is None:
+        state.finish_reason = "FINISH_REASON_UNSPECIFIED"
 
 
 def on_chunk(state: GeminiState, chunk: Chunk, out: list[LLMEvent]) -> None:

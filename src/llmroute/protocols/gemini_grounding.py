@@ -180,8 +180,9 @@ def _span_in(parts: list[PartText], start: int, end: int) -> _Span:
     """Byte offsets into the concatenated text of ``parts`` -> a span of one block (clipped to it)."""
     finals = [part.final() for part in parts]
     n, s, e = byte_span_in([data for _, data in finals], start, end)
-    if e <= s:
+    if e < s or (e == s and end <= start):
         return _Span(parts[n].block_id, None, None, "")
+    # A span that only snapping emptied (both offsets inside one character) still marks its place.
     return _Span(parts[n].block_id, s, e, finals[n][0][s:e])
 
 

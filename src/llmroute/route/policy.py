@@ -134,7 +134,8 @@ class RetryPolicy(msgspec.Struct, frozen=True, omit_defaults=True):
                 wait = min(wait * (1.0 + self.jitter * rand()), self.max_retry_after)
             return wait
         try:
-            growth = self.multiplier ** max(0, retry - 1)
+            # float: an int multiplier (``multiplier=2``) would build a huge int that overflows later
+            growth = float(self.multiplier) ** max(0, retry - 1)
         except OverflowError:  # max_retries in the thousands: the cap applies long before
             growth = math.inf
         base = min(self.max_backoff, self.initial_backoff * growth)

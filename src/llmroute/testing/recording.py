@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..route.redact import REDACTED, SECRET_QUERY_PARAMS, collect_secrets, is_secret_name
+from ..route.redact import REDACTED, collect_secrets, is_secret_name
 from .cassette import Cassette, CassetteSecretError, find_secrets
 
 __all__ = ["RECORD_ENV", "recording_enabled", "use_cassette"]
@@ -57,9 +57,10 @@ def _scrub_request(request: Any) -> Any:
     401 body quoting a 32-hex Azure key or a Gemini ``?key=``)."""
     headers = {str(k): str(v) for k, v in request.headers.items()}
     _Guard.seen.update(collect_secrets(headers, str(request.uri)))
-    request = _vcr("vcr.filters").replace_query_parameters(
-        request, [(q, REDACTED) for q in sorted(SECRET_QUERY_PARAMS)]
-    )
+    # by the names the request really carries: vcr matches names case-sensitively, and a presigned
+    # URL spells ``X-Amz-Signature`` / ``X-Amz-Credential``
+    secret_params = sorted({str(k) for k, _ in request.query if is_secret_name(str(k))})
+    request = _vcr("vcr.filters").replace_query_parameters(request, [(q, REDACTED) for q in secret_params])
     for name in list(request.headers):
         if is_secret_name(str(name)):
             request.headers[name] = REDACTED

@@ -23,15 +23,12 @@ from urllib.parse import urlsplit
 import msgspec
 
 from ..schema.errors import InvalidProviderOutputError
-from ..terminal import StreamSanitizer, sanitize
+from ..terminal import sanitize, sanitize_mapped
 from .answer import CitedSpan, GroundedAnswer, marker_groups, splice
 from .contract import NO_RESULTS, SOURCES_HEADING, check_citations, url_key, url_problem
-from .markdown import SOURCE_TEXT, Region, neutralize, scan
+from .markdown import SOURCE_TEXT, Region, escape_label, neutralize, safe_destination, scan
 
 __all__ = ["UngroundedAnswerError", "render_cited"]
-
-_UNSAFE_IN_URL: Final = frozenset("`<>\\\"'")
-_LABEL_SPECIAL: Final = frozenset("\\[]`<>")  # what could end or break a link label
 
 
 class UngroundedAnswerError(InvalidProviderOutputError):
@@ -43,42 +40,11 @@ class UngroundedAnswerError(InvalidProviderOutputError):
 
 
 def _citable(url: str | None) -> bool:
-    if not url or url_problem(url) is not None or sanitize(url) != url:
-        return False
-    if any(ch.isspace() or ch in _UNSAFE_IN_URL for ch in url):
-        return False
-    depth = 0
-    for ch in url:
-        depth += (ch == "(") - (ch == ")")
-        if depth < 0:
-            return False
-    return depth == 0
-
-
-def _escape_title(title: str) -> str:
-    flat = " ".join(sanitize(title).split())
-    return "".join("\\" + ch if ch in _LABEL_SPECIAL else ch for ch in flat)
+    return url is not None and url_problem(url) is None and sanitize(url) == url and safe_destination(url)
 
 
 def _title(title: str | None, url: str) -> str:
-    return _escape_title(title or "") or _escape_title(urlsplit(url).hostname or url)
-
-
-def _sanitized(text: str) -> tuple[str, list[int]]:
-    """``sanitize(text)`` and where each position ``0..len(text)`` lands in it."""
-    if sanitize(text) is text:
-        return text, list(range(len(text) + 1))
-    machine = StreamSanitizer()
-    out: list[str] = []
-    where: list[int] = []
-    size = 0
-    for ch in text:
-        where.append(size)
-        kept = machine.feed(ch)
-        out.append(kept)
-        size += len(kept)
-    where.append(size)
-    return "".join(out), where
+    return escape_label(sanitize(title or "")) or escape_label(sanitize(urlsplit(url).hostname or url))
 
 
 # A span that is nothing but the model's own link, maybe in parentheses: OpenAI's ``([site](url))``.
@@ -148,7 +114,7 @@ def render_cited(answer: GroundedAnswer) -> str:
     groups = marker_groups(msgspec.structs.replace(answer, citations=tuple(citations)))
 
     bare, to_bare = _drop_model_links(answer.text, citations, url_of)
-    clean, to_clean = _sanitized(bare)
+    clean, to_clean = sanitize_mapped(bare)
     text, to_text = neutralize(clean, SOURCES_HEADING)
     parsed = scan(text)
     if parsed.unclosed:

@@ -1,11 +1,12 @@
-"""``llmroute search "query" [--provider ...]... [--format json|markdown]``, and the grounded-search
+"""``llmroute search "query" [--provider ...]... [--format json|markdown] [--cited]``, and the grounded-search
 part of ``llmroute demo`` (bundled recordings, no keys, no network).
 
 Credentials come from the environment and opencode's files (``--config``, default ``opencode.json``
 / ``opencode.jsonc`` here, else ``~/.config/opencode/``; ``--auth``, default
 ``~/.local/share/opencode/auth.json``), with the precedence of ``websearch.config``. Progress goes to
 stderr; the result to stdout. Exit status: 0 answered, 1 the search failed, 2 nothing to search
-with (the message names what to set) or the arguments / files are wrong.
+with (the message names what to set) or the arguments / files are wrong, 3 with ``--cited``: the
+answer had no source that can be cited (``UNGROUNDED_ANSWER``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ import anyio
 import msgspec
 
 from ..schema.errors import LLMError
+from ..terminal import sanitize
+from .answer import GroundedAnswer
+from .cited import UngroundedAnswerError, render_cited
 from .config import PROVIDERS
 from .result import SearchError, error_result, render, report_error, report_markdown
 from .search import GroundedSearch, check_arguments
@@ -28,6 +32,11 @@ __all__ = ["DEMO_SCENES", "SearchScene", "add_parser", "demo", "handler"]
 _CONFIG_NAMES = ("opencode.json", "opencode.jsonc")
 
 
+# Exit codes: 0 an answer, 1 the search failed, 2 bad arguments or no credentials, 3 (--cited) the
+# provider answered without a source that can be cited.
+EXIT_UNGROUNDED = 3
+
+
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "search",
@@ -35,6 +44,8 @@ def add_parser(subparsers: Any) -> None:
         description="Ask a provider's web-search-grounded model and print its answer with [n] citation "
         "markers and numbered sources. Credentials: the providers' environment variables, or opencode's "
         "config and auth.json.",
+        epilog="exit codes: 0 an answer, 1 the search failed, 2 bad arguments or no credentials, "
+        f"{EXIT_UNGROUNDED} with --cited: the answer had no source that can be cited",
     )
     p.add_argument("query", help="what to search for")
     p.add_argument(
@@ -54,6 +65,12 @@ def add_parser(subparsers: Any) -> None:
         "--auth", metavar="FILE", help="opencode auth.json (default: ~/.local/share/opencode/auth.json)"
     )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--cited",
+        action="store_true",
+        help="cite by construction: [Source](url) links and a ## Sources list taken only from the "
+        f"grounding; an answer with nothing citable is an error (exit {EXIT_UNGROUNDED})",
+    )
     p.set_defaults(run=handler)
 
 
@@ -93,6 +110,8 @@ async def _search(args: argparse.Namespace, out: TextIO) -> int:
     async with search:
         outcome = checked if isinstance(checked, SearchError) else await search.answer(checked)
     query = checked if isinstance(checked, str) else args.query
+    if args.cited and not isinstance(outcome, SearchError):
+        return _cited(outcome, query, args.format, out)
     if args.format == "json":
         result = error_result(outcome) if isinstance(outcome, SearchError) else render(outcome, query)
         out.write(result.to_json() + "\n")
@@ -105,6 +124,28 @@ async def _search(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"llmroute search: {outcome.message}", file=sys.stderr)
             return 2
         return 1
+    return 0
+
+
+def _cited(answer: GroundedAnswer, query: str, fmt: str, out: TextIO) -> int:
+    """The answer cited by construction (``render_cited``); with nothing citable, the
+    ``UNGROUNDED_ANSWER`` error and exit ``EXIT_UNGROUNDED``."""
+    result = render(answer, query)
+    try:
+        cited = render_cited(answer) if sanitize(answer.text).strip() else None
+    except UngroundedAnswerError as exc:
+        error = SearchError(str(exc), "UNGROUNDED_ANSWER", provider=answer.provider)
+        out.write(error_result(error).to_json() + "\n" if fmt == "json" else report_error(error))
+        out.flush()
+        if not out.isatty():
+            print(f"llmroute search: {error.message}", file=sys.stderr)
+        return EXIT_UNGROUNDED
+    if fmt == "json":
+        shown = result if cited is None else msgspec.structs.replace(result, llm_content=cited)
+        out.write(shown.to_json() + "\n")
+    else:
+        out.write(cited if cited is not None else report_markdown(answer))
+    out.flush()
     return 0
 
 

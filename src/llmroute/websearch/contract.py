@@ -4,7 +4,7 @@
 ``CitationReport`` listing each violation with its rule id, a readable detail and, where there is one,
 the position in ``text``. Rules (ids are stable; see ``RULES``):
 
-- ``sources-heading``: a line that is exactly ``## Sources`` (outside code).
+- ``sources-heading``: a line that is exactly ``## Sources``, trailing spaces aside (outside code).
 - ``inline-citation``: at least one ``[Source](http(s)://…)`` before it, outside code spans, fenced
   code and HTML; an image ``![Source](…)`` does not count, nor does a non-http(s) destination.
 - ``forbidden-host``: no cited URL on example.com/.org/.net, foo.com, bar.com, your-source.com or a
@@ -248,9 +248,10 @@ def _report(found: list[Violation], inline: tuple[str, ...], listed: tuple[str, 
 
 
 def _find_heading(text: str, regions: tuple[Region, ...]) -> tuple[int, int] | None:
-    """The first ``## Sources`` line outside code/HTML: ``(start, end)`` of the line."""
+    """The first ``## Sources`` line (trailing spaces and tabs allowed) outside code/HTML:
+    ``(start, end)`` of the line."""
     for start, end, line in lines(text):
-        if line.rstrip("\r\n") == SOURCES_HEADING and not _inside(regions, start, end):
+        if line.rstrip() == SOURCES_HEADING and not _inside(regions, start, end):
             return start, end
     return None
 

@@ -145,13 +145,15 @@ class AnswerBuilder:
 
 def _global_span(c: Citation, bases: dict[str, int], texts: dict[str, str]) -> tuple[int | None, int | None]:
     """The citation's span on the whole answer text; ``(None, None)`` when it has no usable span
-    (missing, empty, or its block carried no answer text)."""
+    (missing, backwards, at the very start, or its block carried no answer text). An empty span
+    elsewhere (a Gemini support whose byte offsets snapped to one character boundary) is a
+    position: its marker goes there."""
     base = bases.get(c.block_id)
     if base is None or c.start is None or c.end is None:
         return None, None
     length = len(texts[c.block_id])
     start, end = max(0, min(c.start, length)), max(0, min(c.end, length))
-    if end <= start:
+    if end < start or end == 0:
         return None, None
     return base + start, base + end
 

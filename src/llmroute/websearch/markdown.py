@@ -15,12 +15,15 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Final, NamedTuple
+from urllib.parse import urlsplit
 
 __all__ = [
     "Link",
     "Region",
-    "neutralize",
+    "escape_label",
     "lines",
+    "neutralize",
+    "safe_destination",
     "scan",
 ]
 
@@ -348,10 +351,41 @@ def _parse_link(text: str, i: int, b: int) -> Link | None:
 _LIVE_CHARS: Final = re.compile(r"[\[\]<]")
 
 
-def neutralize(text: str, heading: str) -> tuple[str, list[int]]:
+_UNSAFE_IN_URL: Final = frozenset("`<>\\\"'")
+_LABEL_SPECIAL: Final = frozenset("\\[]`<>")  # what could end or break a link label
+
+
+def safe_destination(url: str) -> bool:
+    """Whether ``[text](url)`` stays one link to ``url``: an http(s) URL with a host (no
+    ``javascript:``, ``data:`` or ``file:``), without whitespace, quotes, backslashes, backticks
+    or angle brackets, and with balanced parentheses (so a ``)](`` inside cannot end the link and
+    open another)."""
+    try:
+        parts = urlsplit(url)
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            return False
+    except ValueError:
+        return False
+    depth = 0
+    for ch in url:
+        if ch.isspace() or ch in _UNSAFE_IN_URL:
+            return False
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def escape_label(text: str) -> str:
+    """``text`` on one line with what could end or break a link label (or open HTML) escaped."""
+    return "".join("\\" + ch if ch in _LABEL_SPECIAL else ch for ch in " ".join(text.split()))
+
+
+def neutralize(text: str, *headings: str) -> tuple[str, list[int]]:
     """``text`` with every unescaped ``[``, ``]`` and ``<`` outside code backslash-escaped (no link,
     image, autolink or HTML a model typed stays live; the rendered text looks the same), and a colon
-    after any line that is exactly ``heading`` (the block is unchanged, the line no longer matches).
+    after any line that is one of ``headings``, trailing spaces aside (the block is unchanged, the
+    line no longer matches).
     Also returns where each original position ``0..len(text)`` is in the result (before a character
     added there: an insertion at the mapped position lands where it would have in ``text``)."""
     regions = scan(text, html=False).regions
@@ -367,10 +401,11 @@ def neutralize(text: str, heading: str) -> tuple[str, list[int]]:
         where_in = region_at(start)
         if where_in is not None and where_in.block:
             continue
-        if line.rstrip() == heading:  # trailing whitespace may be stripped later: disarm it too
-            # a colon after it: still the same heading block, no longer exactly ``heading`` (a space
+        bare = line.rstrip()
+        if bare in headings:  # trailing whitespace may be stripped later: disarm it too
+            # a colon after it: still the same heading block, no longer exactly the heading (a space
             # would not survive a strip)
-            heading_ends.append(start + len(heading))
+            heading_ends.append(start + len(bare))
         elif line.lstrip(" ").startswith("<") and len(line) - len(line.lstrip(" ")) <= 3:
             # A line opening with "<" may start an HTML block, which ends a paragraph and so any
             # code span that seemed to run through it: escape it even there.

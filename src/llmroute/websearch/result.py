@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from ..terminal import StreamSanitizer, sanitize
-from .answer import GroundedAnswer, Source, marker_groups
+from ..terminal import StreamSanitizer, sanitize, sanitize_mapped
+from .answer import GroundedAnswer, Source, marker_groups, splice
+from .markdown import escape_label, neutralize, safe_destination
 
 __all__ = [
     "ErrorType",
@@ -65,6 +66,9 @@ class SearchError(msgspec.Struct, frozen=True, omit_defaults=True):
     type: ErrorType
     status: int | None = None
     provider: str | None = None
+    display: str | None = None
+    """What the user is shown (``returnDisplay``) when the contract words it apart from ``message``
+    (bad arguments: the one sentence, without the details the model reads)."""
 
 
 class WebSearchResult(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -181,26 +185,54 @@ def render(answer: GroundedAnswer, query: str) -> WebSearchResult:
 
 def error_result(error: SearchError) -> WebSearchResult:
     """The tool result for a failed search: the model reads ``Error: <message>``."""
-    return WebSearchResult(f"Error: {error.message}", error.message, error=error, provider=error.provider)
+    display = error.display or error.message
+    return WebSearchResult(f"Error: {error.message}", display, error=error, provider=error.provider)
+
+
+# Headings of the report a model's own text must not pose as (neutralised with a colon).
+_REPORT_HEADINGS = ("## Search Results", "## Sources", "### Sources", "### Search Queries Used")
+
+
+def _markdown_text(answer: GroundedAnswer) -> str:
+    """The answer's text as inert Markdown with ``[n]`` markers: sanitised, its own links, images,
+    HTML and report headings neutralised (``markdown.neutralize``), then the markers placed (a marker
+    before ``(`` or ``:`` gets a backslash there, so it cannot become a link or a definition)."""
+    clean, to_clean = sanitize_mapped(answer.text)
+    text, to_text = neutralize(clean, *_REPORT_HEADINGS)
+    inserts: list[tuple[int, str]] = []
+    for pos, ids in marker_groups(answer):
+        at = to_text[to_clean[pos]]
+        marker = "".join(f"[{i + 1}]" for i in ids)
+        inserts.append((at, marker + ("\\" if text[at : at + 1] in ("(", ":") else "")))
+    return splice(text, inserts)
+
+
+def _source_line(source: Source, by_chunk: bool) -> str:
+    """``- [Title](url) (host)``; a URL that cannot be a safe link (not http(s), or one that would
+    break out of its link) is shown as code, not linked."""
+    title = escape_label(_title(source, by_chunk))
+    url = source.url
+    if not url:
+        return f"- {title}"
+    if sanitize(url) == url and safe_destination(url):
+        host = host_of(url)
+        return f"- [{title}]({url})" + (f" ({escape_label(host)})" if host else "")
+    shown = _one_line(url).replace("`", "")
+    return f"- {title} (`{shown}`, not linked)"
 
 
 def report_markdown(answer: GroundedAnswer) -> str:
     """The Markdown report of an answer: ``## Search Results``, the text with markers,
-    ``### Sources`` (``- [Title](url) (host)``) and ``### Search Queries Used``."""
-    parts = ["## Search Results", "", render_markers(answer).strip() or "No information found."]
+    ``### Sources`` (``- [Title](url) (host)``) and ``### Search Queries Used``. Nothing the
+    provider wrote renders as a link, image or HTML except the http(s) source links."""
+    parts = ["## Search Results", "", _markdown_text(answer).strip() or "No information found."]
     if answer.sources:
         parts += ["", "### Sources"]
         by_chunk = answer.provider == _GEMINI
-        for s in answer.sources:
-            title = _title(s, by_chunk).replace("[", "(").replace("]", ")")
-            if s.url:
-                host = host_of(s.url)
-                parts.append(f"- [{title}]({_one_line(s.url)})" + (f" ({host})" if host else ""))
-            else:
-                parts.append(f"- {title}")
+        parts += [_source_line(s, by_chunk) for s in answer.sources]
     if answer.queries:
         parts += ["", "### Search Queries Used"]
-        parts += [f'- "{_one_line(q)}"' for q in answer.queries]
+        parts += [f'- "{escape_label(_one_line(q))}"' for q in answer.queries]
     return "\n".join(parts) + "\n"
 
 

@@ -65,21 +65,22 @@ SEARCH_RETRY = RetryPolicy(
 _BODY_SNIPPET = 300
 
 
+_ONLY_QUERY = f"{TOOL_NAME} only accepts a single 'query' field."
+
+
+def _bad_arguments(details: str) -> SearchError:
+    # the contract's wording: returnDisplay is the sentence alone; llmContent and error.message add why
+    return SearchError(f"{_ONLY_QUERY}\n\nDetails: {details}", "INVALID_TOOL_ARGUMENTS", display=_ONLY_QUERY)
+
+
 def check_arguments(args: Any) -> str | SearchError:
     """The trimmed query, or why the arguments are refused (nothing is sent then)."""
     if not isinstance(args, Mapping):
-        return SearchError(
-            f"{TOOL_NAME} only accepts a single 'query' field.\n\nDetails: arguments must be an object.",
-            "INVALID_TOOL_ARGUMENTS",
-        )
+        return _bad_arguments("arguments must be an object.")
     fields = cast("Mapping[Any, Any]", args)
     unknown = [str(k) for k in fields if k != "query"]
     if unknown:
-        return SearchError(
-            f"{TOOL_NAME} only accepts a single 'query' field.\n\n"
-            f"Details: Unknown argument(s): {', '.join(unknown)}, only 'query' supported.",
-            "INVALID_TOOL_ARGUMENTS",
-        )
+        return _bad_arguments(f"Unknown argument(s): {', '.join(unknown)}, only 'query' supported.")
     query = fields.get("query")
     if not isinstance(query, str) or not query.strip():
         return SearchError("The 'query' parameter cannot be empty.", "INVALID_QUERY")

@@ -51,6 +51,14 @@ CASES: list[tuple[str, str, str]] = [
         "aevilbcdefghi",
     ),
     ("bidi marks kept", "a\u200eb\u200fc\u061cd", "a\u200eb\u200fc\u061cd"),
+    # a bare CR returns the cursor: "safe" would be overwritten by what follows on a terminal
+    ("bare cr dropped", "rm -rf /\rsafe\r\nok\r", "rm -rf /safe\r\nok"),
+    ("cr before cr lf", "a\r\r\nb", "a\r\nb"),
+    (
+        "zero-width characters dropped",
+        "pay\u200bpal.com \u200cx\u200dy\u2060z\ufeffw\u180ev\u2061\u2064",
+        "paypal.com xyzwv",
+    ),
 ]
 
 
@@ -82,14 +90,15 @@ ORACLE = re.compile(
   | (?: \x1b\[ | \x9b ) [\x20-\x3f]* [\x40-\x7e]?
   | \x1b [\x20-\x2f]+ [\x30-\x7e]?
   | \x1b [\x30-\x7e]?
-  | [\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]
+  | \r(?!\n)
+  | [\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060-\u2064\ufeff\u180e]
     """,
     re.S | re.X,
 )
 
 ALPHABET = st.sampled_from(
     [ESC, "[", "]", "P", "X", "^", "_", "\\", "\x07", "\x9b", "\x9c", "\x9d", "\x90", "\x9f", "(", "B",
-     "0", ";", "3", "1", "m", "?", " ", "a", "é", "東", "🗼", "\n", "\t", "\r", "\x00", "\x7f", "\u202e", "\u200f"]
+     "0", ";", "3", "1", "m", "?", " ", "a", "é", "東", "🗼", "\n", "\t", "\r", "\x00", "\x7f", "\u202e", "\u200f", "\u200b", "\u200d", "\ufeff"]
 )  # fmt: skip
 TEXTS = st.lists(ALPHABET, max_size=60).map("".join)
 

@@ -1,0 +1,198 @@
+"""websearch/markdown.py pinned through the checker's verdict: for each code-fence, HTML-block, code-span
+and link edge case, whether a ``[Source](…)`` there counts as a citation (CommonMark decides), plus
+what a construct left open needs to close and how ``neutralize`` escapes."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmroute.websearch.contract import check_citations
+from llmroute.websearch.markdown import neutralize, scan
+
+A = "https://docs.python.org/3/"
+LINK = f"[Source]({A})"
+
+
+def counts(before: str) -> bool:
+    """Does the ``[Source]`` link in ``before`` count as the answer's inline citation?"""
+    report = check_citations(f"{before}\n\n## Sources\n\n- {A}\n")
+    return "inline-citation" not in report.rules()
+
+
+HIDDEN = {
+    # fenced code
+    "backtick fence": f"```\n{LINK}\n```",
+    "tilde fence": f"~~~\n{LINK}\n~~~",
+    "fence indented 3": f"   ```\n{LINK}\n```",
+    "fence with info": f"```python\n{LINK}\n```",
+    "longer closing fence": f"```\n{LINK}\n`````",
+    "closing fence indented 3 with trailing spaces": f"```\n{LINK}\n   ```  ",
+    "a shorter fence does not close": f"````\n```\n{LINK}\n````",
+    "a tilde does not close a backtick fence": f"```\n~~~\n{LINK}\n```",
+    "unclosed fence runs to the end": f"```\n{LINK}",
+    # HTML blocks
+    "script block": f"<script>\n{LINK}\n</script>",
+    "SCRIPT upper case": f"<SCRIPT>\n{LINK}\n</SCRIPT>",
+    "pre block": f"<pre>\n{LINK}\n</pre>",
+    "style block": f"<style>\n{LINK}\n</style>",
+    "textarea block": f"<textarea>\n{LINK}\n</textarea>",
+    "script ended on a later line, blank lines inside": f"<script>\n\n{LINK}\n\n</script>",
+    "comment block": f"<!--\n{LINK}\n-->",
+    "a comment block takes the rest of its closing line": f"<!-- a --> {LINK}",
+    "an unclosed comment block runs to the end": f"<!-- {LINK}",
+    "processing instruction": f"<?php\n{LINK}\n?>",
+    "declaration": f"<!DOCTYPE html\n{LINK}\n>",
+    "cdata": f"<![CDATA[\n{LINK}\n]]>",
+    "div block": f"<div>\n{LINK}\n</div>",
+    "DIV upper case": f"<DIV class='x'>\n{LINK}",
+    "closing block tag": f"</table>\n{LINK}",
+    "self-closing block tag": f"<hr/>\n{LINK}",
+    "block tag indented 3": f"   <section>\n{LINK}",
+    "type 7 custom tag on its own line": f'<custom-tag a="1">\n{LINK}',
+    "type 7 closing tag": f"</custom-tag>\n{LINK}",
+    # inline
+    "code span": f"`{LINK}`",
+    "double backtick span": f"``a ` {LINK}``",
+    "inline tag": f"<span title='{LINK}'>x</span>",
+    "inline comment": f"a <!-- {LINK} --> b",
+    "inline processing instruction": f"a <? {LINK} ?> b",
+    "inline cdata": f"a <![CDATA[ {LINK} ]]> b",
+    "inline declaration": f"a <!X {LINK}> b",
+    "image": f"!{LINK}",
+    "escaped bracket": f"\\{LINK}",
+}
+
+
+@pytest.mark.parametrize("text", list(HIDDEN.values()), ids=list(HIDDEN))
+def test_hidden_citations_do_not_count(text: str) -> None:
+    assert not counts(text)
+
+
+VISIBLE = {
+    "plain": LINK,
+    "after a closed fence": f"```\ncode\n```\n{LINK}",
+    "after a closed longer fence": f"````\n```\n````\n{LINK}",
+    "fence with a backtick in its info string is not a fence": f"``` a`b\n{LINK}\n```",
+    "four-space-indented fence is not a fence": f"    ```\n{LINK}",
+    "two backticks are not a fence": f"``\n{LINK}",
+    "after a script block ended on its line": f"<script>x</script>\n{LINK}",
+    "after an html block ended by a blank line": f"<div>\nx\n\n{LINK}",
+    "after a comment closed on its line": f"<!-- note -->\n{LINK}",
+    "after an inline comment": f"x <!-- a --> {LINK}",
+    "after a processing instruction block": f"<?x\n?>\n{LINK}",
+    "after a declaration block": f"<!X\n>\n{LINK}",
+    "after a cdata block": f"<![CDATA[\n]]>\n{LINK}",
+    "a type 7 tag cannot interrupt a paragraph": f"text\n<custom-tag>\n{LINK}",
+    "an unknown tag name with text after it is inline": f"<custom-tag> x\n{LINK}",
+    "a block tag name prefix is not a block tag": f"<divx>\n\n{LINK}",
+    "scripts prefix is not script": f"<scripts> y\n{LINK}",
+    "after a code span": f"`code` {LINK}",
+    "an unmatched backtick is text": f"` {LINK}",
+    "a code span of another width does not close": f"`` ` {LINK}",
+    "after an inline tag": f"<b>bold</b> {LINK}",
+    "after an autolink": f"<https://x.test/a> {LINK}",
+    "after an email autolink": f"<me@x.test> {LINK}",
+    "an escaped backtick opens no span": f"\\` {LINK} `",
+    "an escaped bang is no image": f"\\!{LINK}",
+    "double escaped bracket": f"\\\\{LINK}",
+    "a lone less-than is text": f"a < b {LINK}",
+    "an unclosed comment is text": f"a <!-- {LINK}",
+    "an unclosed inline cdata is text": f"a <![CDATA[ {LINK}",
+    "an unclosed inline declaration is text": f"a <!X {LINK}",
+    "a heading ends the html paragraph": f"<custom-tag> x\n# Title {LINK}",
+    "in a list after a paragraph": f"text\n- {LINK}",
+    "in a block quote": f"> {LINK}",
+    "with a title": f'[Source]({A} "Python docs")',
+    "with a title on the next line": f"[Source]({A}\n'docs')",
+    "with a parenthesised title": f"[Source]({A} (docs))",
+    "with balanced parentheses in the destination": "[Source](https://en.wikipedia.org/wiki/Python_(language))",
+    "with an escaped parenthesis": "[Source](https://x.test/a\\)b)",
+}
+
+
+@pytest.mark.parametrize("text", list(VISIBLE.values()), ids=list(VISIBLE))
+def test_visible_citations_count(text: str) -> None:
+    assert counts(text), check_citations(f"{text}\n\n## Sources\n\n- {A}\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[Source](https://x.test/a`b)",
+        "[Source](https://x.test/a<b)",
+        "[Source](https://x.test/a b)",
+        "[Source](https://x.test/(a)",
+        "[Source](https://x.test/a",
+        "[Source](https://x.test/a 'title)",
+        "[Source](" + "(" * 33 + "x" + ")" * 33 + ")",
+        "[So`urce](https://x.test/)",
+        "[Source]",
+        "[Source] (https://x.test/)",
+    ],
+)
+def test_destinations_that_are_not_links(text: str) -> None:
+    assert scan(text).links == ()
+
+
+def test_link_fields() -> None:
+    (link,) = scan('x [S\\]ource](https://x.test/a_(b)_c "t") y').links
+    assert (link.start, link.label, link.url) == (2, "S]ource", "https://x.test/a_(b)_c")
+    assert link.end == len('x [S\\]ource](https://x.test/a_(b)_c "t")')
+    (deep,) = scan("[S](" + "(" * 32 + "x" + ")" * 32 + ")").links
+    assert deep.url == "(" * 32 + "x" + ")" * 32
+
+
+def test_regions_and_blocks() -> None:
+    text = "a `b` c\n```\nx\n```\n<div>\ny\n\nz <i>w</i>\n"
+    regions = scan(text).regions
+    assert [(text[r.start : r.end], r.block) for r in regions] == [
+        ("`b`", False),
+        ("```\nx\n```\n", True),
+        ("<div>\ny\n", True),
+        ("<i>", False),
+        ("</i>", False),
+    ]
+    assert scan(text, html=False).regions == regions[:2]
+
+
+@pytest.mark.parametrize(
+    ("text", "closer"),
+    [
+        ("```\ncode", "\n```"),
+        ("````\ncode\n", "````"),
+        ("~~~\ncode\r", "~~~"),
+        ("<script>\nx", "\n</script>"),
+        ("<PRE>\nx\n", "</pre>"),
+        ("<!--\nx", "\n-->"),
+        ("<?x\ny", "\n?>"),
+        ("<!X\ny", "\n>"),
+        ("<![CDATA[\ny", "\n]]>"),
+        ("<div>\nx", ""),
+        ("```\nx\n```", ""),
+        ("<script>x</script>", ""),
+        ("plain", ""),
+    ],
+)
+def test_what_closes_an_open_construct(text: str, closer: str) -> None:
+    assert scan(text).unclosed == closer
+
+
+def test_neutralize_escapes_live_characters_and_disarms_the_heading() -> None:
+    text = "[a](b) <i> `[c]` \\[d]\n## Sources\n```\n## Sources\n[e]\n```\n  <x>\n"
+    out, where = neutralize(text, "## Sources")
+    assert out == "\\[a\\](b) \\<i> `[c]` \\[d\\]\n## Sources:\n```\n## Sources\n[e]\n```\n  \\<x>\n"
+    assert len(where) == len(text) + 1
+    inserted = [i for i in range(len(text)) if out[where[i]] != text[i]]
+    assert [(text[i], out[where[i]]) for i in inserted] == [
+        ("[", "\\"),
+        ("]", "\\"),
+        ("<", "\\"),
+        ("]", "\\"),
+        ("\n", ":"),
+        ("<", "\\"),
+    ]
+    assert all(out[where[i] + 1] == text[i] for i in inserted)
+    assert where[-1] == len(out)
+    assert neutralize("## Sources  \n", "## Sources")[0] == "## Sources:  \n"
+    assert neutralize("    <x>\n", "## Sources")[0] == "    \\<x>\n"
+    assert neutralize("     x <y>", "## Sources")[0] == "     x \\<y>"
