@@ -45,7 +45,6 @@ from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
-from ..route.support import Support
 from ..schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
@@ -83,7 +82,7 @@ from .anthropic_server_tools import (
     on_server_tool_result,
     on_web_search_tool_result,
 )
-from .anthropic_support import UNSENT
+from .anthropic_support import SUPPORT
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -431,7 +430,7 @@ def _server_result(part: ToolResultPart, meta: dict[str, Any]) -> dict[str, Any]
     return block
 
 
-def _assistant_block(part: Part) -> _Block | None:
+def assistant_block(part: Part) -> _Block | None:
     meta = ns(part.provider_metadata, NAMESPACE)
     if isinstance(part, TextPart):
         if not part.text:
@@ -476,7 +475,7 @@ def _lower_messages(request: LLMRequest) -> tuple[list[_Text] | None, list[_Mess
                     if isinstance(p, TextPart)
                 )
         elif role == "assistant":
-            blocks = [b for b in (_assistant_block(p) for p in message.content) if b is not None]
+            blocks = [b for b in (assistant_block(p) for p in message.content) if b is not None]
             if blocks:
                 messages.append(_MessageOut("assistant", blocks))
         else:  # user, and tool results (which Anthropic carries in a user message)
@@ -664,15 +663,6 @@ def _lower_hosted(tool: HostedTool, servers: list[dict[str, Any]]) -> dict[str, 
 
 
 # each kind's lowering (in ``anthropic_server_tools``) takes the tool and the MCP servers list
-def _replayable(part: Part) -> bool:
-    """Whether the history lowering keeps ``part`` (see the module doc on what it leaves out)."""
-    if not isinstance(part, ReasoningPart) and not getattr(part, "provider_executed", False):
-        return True
-    return _assistant_block(part) is not None
-
-
-SUPPORT = Support(UNSENT, keeps_part=_replayable)  # what Messages leaves out (route.support)
-
 HOSTED_TOOLS: dict[str, Callable[..., Any]] = {
     "web_search": lower_web_search,
     "web_fetch": lower_web_fetch,
