@@ -31,7 +31,7 @@ class EventStream:
     __slots__ = ("_cursor", "_loops")
 
     def __init__(self, batches: AsyncGenerator[list[LLMEvent], None], *, model: object = None) -> None:
-        self._cursor = _Cursor(batches, model=model)  # ``model``: what ``response.cost`` prices
+        self._cursor = _Cursor(batches, model=model)
         self._loops: list[AsyncGenerator[Any, None]] = []
 
     @property

@@ -74,6 +74,7 @@ from . import chat, responses
 from .config import LONG_CONTEXT, Gateway, Key
 from .limits import LimitExceeded, Limits
 from .observe import Observer, Record
+from .pool import upstream_client
 from .request import arguments_json
 from .spend import Pricer
 
@@ -255,8 +256,10 @@ class _Gateway:
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Starlette) -> AsyncGenerator[None, None]:
+        http = None
         if self.client is None:
-            self.client = Client()
+            http = upstream_client()
+            self.client = Client(http)
         await anyio.to_thread.run_sync(self.pricer.warm, list(self.config.models.values()))
         state: SharedState | None = self.config.state  # the routes' (one shared-state layer)
         if any(key.limited for key in self._keys):
@@ -270,6 +273,8 @@ class _Gateway:
             if self._own_client:
                 await self.client.aclose()
                 self.client = None
+                if http is not None:
+                    await http.aclose()
 
     # -- checks -----------------------------------------------------------------------------------
 

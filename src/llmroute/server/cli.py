@@ -114,7 +114,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
     public = ", ".join(gateway.public)
     out.write(f"llmroute gateway on http://{args.host}:{args.port}/v1 (models: {public})\n")
     out.flush()
-    from .serving import CONFIG_ENV, HEADER_TIMEOUT_ENV, http_protocol
+    from .serving import CONFIG_ENV, HEADER_TIMEOUT_ENV, http_protocol, tune_gc
 
     common: dict[str, Any] = {
         "host": args.host,
@@ -125,7 +125,9 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         "timeout_graceful_shutdown": max(0, math.ceil(args.graceful_timeout)),
     }
     if args.workers == 1:
-        uvicorn.run(create_app(gateway), http=http_protocol(gateway.header_timeout), **common)
+        app = create_app(gateway)
+        tune_gc()
+        uvicorn.run(app, http=http_protocol(gateway.header_timeout), **common)
         return 0
     # workers: each process loads the config; metrics from all of them are summed on scrape
     os.environ[CONFIG_ENV] = str(Path(args.config).resolve())
