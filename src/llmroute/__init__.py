@@ -123,6 +123,7 @@ _LAZY = {
     "image": "media",
     "client_tools": "",
     "hosted": "",
+    "telemetry": "",
     "testing": "",
 }
 
