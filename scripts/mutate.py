@@ -581,14 +581,28 @@ def _child(
             mutant.revert()
         if patch(module, clean, ns) == 0:
             return 91
-    with contextlib.suppress(ImportError):  # property tests: fewer examples per mutant
-        from hypothesis import settings
-
-        settings.register_profile("mutate", max_examples=25, deadline=None, database=None)
-        settings.load_profile("mutate")
+    _fewer_examples()
     import pytest
 
     return int(pytest.main(_pytest_args(tests)))
+
+
+def _fewer_examples(cap: int = 25) -> None:
+    """Property tests run at most ``cap`` examples per mutant (explicit ``@settings`` included)."""
+    try:
+        from hypothesis import settings
+    except ImportError:
+        return
+    settings.register_profile("mutate", max_examples=cap, deadline=None, database=None)
+    settings.load_profile("mutate")
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("tests."):
+            continue
+        for obj in list(vars(module).values()):
+            own = getattr(obj, "_hypothesis_internal_use_settings", None)
+            if isinstance(own, settings) and own.max_examples > cap:
+                with contextlib.suppress(Exception):
+                    obj._hypothesis_internal_use_settings = settings(own, max_examples=cap, database=None)
 
 
 def _fork(
