@@ -43,7 +43,15 @@ def test_a_declared_length_that_exactly_fills_the_block_is_read(kind: int) -> No
 
 @pytest.mark.parametrize(
     ("kind", "value"),
-    [(2, b""), (3, b"\x01"), (4, b"\x01\x02"), (5, b"\x01" * 7), (8, b"\x01" * 7), (9, b"\x01" * 15), (7, b"\x00")],
+    [
+        (2, b""),
+        (3, b"\x01"),
+        (4, b"\x01\x02"),
+        (5, b"\x01" * 7),
+        (8, b"\x01" * 7),
+        (9, b"\x01" * 15),
+        (7, b"\x00"),
+    ],
 )
 def test_a_fixed_width_value_cut_short_is_malformed(kind: int, value: bytes) -> None:
     with pytest.raises(InvalidProviderOutputError, match=r"malformed headers|runs past the header block"):
@@ -79,3 +87,72 @@ def test_integers_use_the_narrowest_type(value: int, kind: int) -> None:
     assert encoded[12 + 2] == kind  # prelude, name length, "n", then the type byte
     (message,) = EventStreamDecoder().feed(encoded)
     assert message.headers["n"] == value
+
+
+def test_error_excerpts_are_the_prelude_or_the_frame_start() -> None:
+    good = raw_frame(b"", payload=b"x" * 100)
+    bad_prelude = good[:8] + bytes([good[8] ^ 1]) + good[9:]
+    with pytest.raises(InvalidProviderOutputError, match="prelude checksum mismatch") as info:
+        EventStreamDecoder().feed(b"" + bad_prelude)
+    assert info.value.raw == bad_prelude[:12].hex()
+    second = raw_frame(b"") + bad_prelude  # the excerpt is taken where the bad frame starts
+    with pytest.raises(InvalidProviderOutputError, match="prelude checksum mismatch") as info:
+        EventStreamDecoder().feed(second)
+    assert info.value.raw == bad_prelude[:12].hex()
+    short = raw_frame(b"", payload=b"y")
+    short = short[:-1] + bytes([short[-1] ^ 1])
+    with pytest.raises(InvalidProviderOutputError, match="message checksum mismatch") as info:
+        EventStreamDecoder().feed(raw_frame(b"") + short)
+    assert info.value.raw == short.hex()  # shorter than 64 bytes: all of it
+
+
+def _prelude(total: int, hlen: int) -> bytes:
+    prelude = struct.pack(">II", total, hlen)
+    return prelude + struct.pack(">I", zlib.crc32(prelude))
+
+
+def test_size_limits_are_inclusive() -> None:
+    frame = raw_frame(b"", payload=b"z" * 4)  # 20 bytes
+    assert len(EventStreamDecoder(max_frame_bytes=20).feed(frame)) == 1
+    with pytest.raises(
+        InvalidProviderOutputError, match="frame declares 20 bytes, over the 19-byte limit"
+    ) as info:
+        EventStreamDecoder(max_frame_bytes=19).feed(frame)
+    assert info.value.raw == frame[:12].hex()
+    (empty,) = EventStreamDecoder().feed(raw_frame(b"", payload=b""))  # 16 bytes: the smallest frame
+    assert (dict(empty.headers), empty.payload, empty.message_type) == ({}, b"", "event")
+    for total, hlen in ((15, 0), (20, 5)):
+        bad = _prelude(total, hlen)
+        with pytest.raises(
+            InvalidProviderOutputError, match=rf"invalid frame lengths \(total {total}, headers {hlen}\)"
+        ) as info:
+            EventStreamDecoder().feed(bad + b"\0" * 8)
+        assert info.value.raw == bad.hex()
+    assert len(EventStreamDecoder().feed(raw_frame(b"\x01n\x00"))) == 1  # headers filling the frame
+
+
+def test_a_failed_decoder_stays_failed_and_close_clears() -> None:
+    d = EventStreamDecoder()
+    d.feed(raw_frame(b"")[:10])
+    assert d.pending == 10
+    with pytest.raises(InvalidProviderOutputError, match=r"stream ended inside a frame \(10 bytes"):
+        d.close()
+    assert d.pending == 0
+    assert d.close() == []
+    with pytest.raises(InvalidProviderOutputError, match="decoder already failed on earlier input"):
+        d.feed(raw_frame(b""))
+
+
+def test_frames_split_mid_prelude_and_mid_body() -> None:
+    frames = raw_frame(header(b"a", 0, b"")) + raw_frame(b"", payload=b"p" * 30)
+    for cut in (5, 12, 20, 25, len(frames) - 3):
+        d = EventStreamDecoder()
+        out = d.feed(frames[:cut]) + d.feed(frames[cut:]) + d.close()
+        assert [(dict(m.headers), m.payload) for m in out] == [({"a": True}, b"{}"), ({}, b"p" * 30)]
+
+
+def test_a_malformed_header_block_is_quoted_up_to_64_bytes() -> None:
+    block = header(b"s", 7, struct.pack(">H", 80) + b"v" * 80) + header(b"n", 4, b"\x01")  # int32 cut short
+    with pytest.raises(InvalidProviderOutputError, match=r"malformed headers \(error\)") as info:
+        EventStreamDecoder().feed(raw_frame(block))
+    assert info.value.raw == block[:64].hex()

@@ -93,7 +93,9 @@ def test_event_names_and_ids_on_the_fast_shapes() -> None:
 
 
 @pytest.mark.parametrize("decoder", [SSEDecoder, SSEDataDecoder])
-def test_an_event_over_the_limit_is_refused_and_reported(decoder: type[SSEDecoder] | type[SSEDataDecoder]) -> None:
+def test_an_event_over_the_limit_is_refused_and_reported(
+    decoder: type[SSEDecoder] | type[SSEDataDecoder],
+) -> None:
     d = decoder(max_event_bytes=16)
     d.feed(b"data: 0123")
     with pytest.raises(InvalidProviderOutputError, match="SSE event exceeds the 16-byte limit") as info:
@@ -120,3 +122,11 @@ def test_framings_name_and_limit() -> None:
         assert framing.name == "sse"
     assert SSEDataFraming(max_event_bytes=5).decoder()._max == 5  # pyright: ignore[reportPrivateUsage]
     assert isinstance(SSEFraming().decoder(), SSEDecoder)
+
+
+def test_the_default_limit_is_32_mib() -> None:
+    limit = 32 * 1024 * 1024
+    d = SSEDataDecoder()
+    assert d.feed(b"data: " + b"x" * (limit - 6)) == []  # exactly at the limit: held
+    with pytest.raises(InvalidProviderOutputError, match=f"exceeds the {limit}-byte limit"):
+        d.feed(b"x")

@@ -200,7 +200,21 @@ def test_neutralize_escapes_live_characters_and_disarms_the_heading() -> None:
 
 # -- where runs (paragraphs) end: a code span never crosses into the next block ---------------------
 
-NEW_BLOCK_PREFIXES = ["# ", "#\t", "###### ", "   # ", "- ", "-\t", "* ", "+ ", "1. ", "1) ", "1.\t", "123456789. ", "> "]
+NEW_BLOCK_PREFIXES = [
+    "# ",
+    "#\t",
+    "###### ",
+    "   # ",
+    "- ",
+    "-\t",
+    "* ",
+    "+ ",
+    "1. ",
+    "1) ",
+    "1.\t",
+    "123456789. ",
+    "> ",
+]
 
 
 @pytest.mark.parametrize("prefix", NEW_BLOCK_PREFIXES)
@@ -325,3 +339,19 @@ def test_block_edges() -> None:
     assert scan("<div>\n  ").regions == (Region(0, 6, True),)  # a blank last line ends the block
     assert not counts(f"   <script>\n\n{LINK}\n</script>")  # type 1 indented 3: still type 1
     assert [r for r in scan("x <!doctype y> z").regions] == [Region(2, 14, False)]
+
+
+def test_an_html_block_on_the_last_line() -> None:
+    from llmroute.websearch.markdown import Region
+
+    assert scan("<div>").regions == (Region(0, 5, True),)
+    assert scan("x\n\n<div>\n").regions == (Region(3, 9, True),)
+
+
+def test_an_even_run_of_backslashes_escapes_nothing() -> None:
+    assert not counts(f"\\\\\\\\!{LINK}")  # four backslashes, then an image
+    assert counts(f"\\\\\\!{LINK}")  # three: the bang is escaped, the link counts
+
+
+def test_an_open_type_1_block_ending_in_a_cr() -> None:
+    assert scan("<pre>\nx\r").unclosed == "</pre>"
