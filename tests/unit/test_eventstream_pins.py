@@ -156,3 +156,14 @@ def test_a_malformed_header_block_is_quoted_up_to_64_bytes() -> None:
     with pytest.raises(InvalidProviderOutputError, match=r"malformed headers \(error\)") as info:
         EventStreamDecoder().feed(raw_frame(block))
     assert info.value.raw == block[:64].hex()
+
+
+def test_every_header_type_followed_by_another_header() -> None:
+    import datetime as dt
+    import uuid
+
+    values: list[object] = [True, False, 5, 300, 70_000, 2**40, b"\x00\x01", "s", uuid.UUID(int=7),
+                            dt.datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=dt.UTC)]  # fmt: skip
+    for value in values:
+        (message,) = EventStreamDecoder().feed(encode_message({"v": value, "after": "x"}, b""))  # type: ignore[dict-item]
+        assert dict(message.headers) == {"v": value, "after": "x"}

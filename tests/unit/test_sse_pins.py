@@ -130,3 +130,25 @@ def test_the_default_limit_is_32_mib() -> None:
     assert d.feed(b"data: " + b"x" * (limit - 6)) == []  # exactly at the limit: held
     with pytest.raises(InvalidProviderOutputError, match=f"exceeds the {limit}-byte limit"):
         d.feed(b"x")
+
+
+def _delivered(decoder: SSEDecoder | SSEDataDecoder, chunk: bytes) -> list[str]:
+    out = decoder.feed(chunk)
+    return [(e if isinstance(e, bytes) else e.data).decode("utf-8", "replace") for e in out]
+
+
+@pytest.mark.parametrize("stream", list(CORPUS.values()), ids=list(CORPUS))
+def test_an_event_is_delivered_by_the_read_that_ends_it(stream: bytes) -> None:
+    """Nothing complete is held back: after any prefix, the events returned so far are those the
+    prefix ends (a prefix ending in CR may wait for the next read to tell CR from CRLF)."""
+    for cut in range(len(stream) + 1):
+        prefix = stream[:cut]
+        done = [data for _, data, _ in reference(prefix)]
+        before_cr = [data for _, data, _ in reference(prefix[:-1])] if prefix.endswith(b"\r") else done
+        for decoder in (SSEDecoder(), SSEDataDecoder()):
+            got = _delivered(decoder, prefix)
+            assert got in (done, before_cr), (cut, prefix)
+            # and the rest arrives with the next read
+            assert got + _delivered(decoder, stream[cut:]) + [
+                (e if isinstance(e, bytes) else e.data).decode("utf-8", "replace") for e in decoder.close()
+            ] == [data for _, data, _ in reference(stream)]
