@@ -12,8 +12,8 @@ decides each answer from the whole conversation: a ``lookup`` function call per 
 the same events for the same conversation.
 
 ``latency`` (one-way seconds) and ``bandwidth`` (bytes/s of the request upload) simulate a network:
-a new connection costs two round trips (TCP + TLS, then HTTP or the upgrade), each request one
-round trip plus its upload time.
+a new connection costs two round trips (TCP, then TLS 1.3; the upgrade itself is not charged),
+each request one round trip plus its upload time.
 """
 
 from __future__ import annotations
@@ -136,6 +136,7 @@ def not_found(previous: str) -> dict[str, Any]:
 @dataclass
 class _Connection:
     index: int
+    turns: int = 0
     last_id: str | None = None
     context: list[dict[str, Any]] = field(default_factory=list)
     busy: bool = False
@@ -149,7 +150,7 @@ class _Network:
 
     def connect(self) -> None:
         if self.latency:
-            time.sleep(2 * self.latency)
+            time.sleep(4 * self.latency)
 
     def request(self, size: int) -> None:
         delay = 2 * self.latency + (size / self.bandwidth if self.bandwidth else 0.0)
@@ -168,8 +169,12 @@ class SocketServer:
         bandwidth: float | None = None,
         message_delay: float = 0.0,
         drop_after: int | None = None,
+        turns_per_connection: int | None = None,
     ) -> None:
         self.steps = steps
+        # Past this many responses a connection answers websocket_connection_limit_reached (what
+        # OpenAI does after 60 minutes).
+        self.turns_per_connection = turns_per_connection
         self.network = _Network(latency, bandwidth)
         self.message_delay = message_delay
         self.drop_after = drop_after  # close the connection after this many events of a response
@@ -227,6 +232,12 @@ class SocketServer:
     def _answer(self, ws: Any, conn: _Connection, message: dict[str, Any]) -> None:
         assert message.pop("type") == "response.create", message
         assert "stream" not in message and "background" not in message
+        conn.turns += 1
+        if self.turns_per_connection is not None and conn.turns > self.turns_per_connection:
+            self.errors_sent.append("websocket_connection_limit_reached")
+            limit = {"code": "websocket_connection_limit_reached", "message": "Connection limit reached."}
+            ws.send(json.dumps({"type": "error", "status": 400, "error": limit}))
+            return
         previous = message.get("previous_response_id")
         if previous is not None:
             if previous != conn.last_id:
@@ -272,6 +283,7 @@ class HttpServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # else headers, then body: a delayed-ACK stall per reply
 
             def setup(self) -> None:
                 network.connect()

@@ -225,9 +225,10 @@ class Client:
                     tool_execution=tool_execution,
                     max_concurrency=max_concurrency,
                     tool_errors=tool_errors,
-                )
+                ),
+                model=request.model,
             )
-        return EventStream(run_step(ctx, request, 0, finish=True))
+        return EventStream(run_step(ctx, request, 0, finish=True), model=request.model)
 
     async def generate(self, request: LLMRequest, **options: Unpack[CallOptions]) -> LLMResponse:
         """Stream and fold into an ``LLMResponse`` (arguments as for ``stream``)."""

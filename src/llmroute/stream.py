@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from types import TracebackType
+from typing import Any
 
+import anyio
 import msgspec
 
 from .schema.errors import InvalidProviderOutputError, LLMError, StreamConsumedError
@@ -16,12 +20,93 @@ __all__ = ["EventStream", "partial_response"]
 
 class EventStream:
     """Iterate with ``async for``. Leaving an ``async with`` block, ``aclose()``, or dropping the
-    stream after ``break`` closes the connection; nothing keeps reading a body nobody consumes."""
+    stream after ``break`` closes the connection; nothing keeps reading a body nobody consumes.
 
-    __slots__ = ("_batch", "_batches", "_builder", "_ended", "_i")
+    The generators that loops over the stream run in (``async for``, ``batches()``) are closed
+    with it, so a loop left with ``break`` inside ``async with`` is not left to the garbage
+    collector (trio warns about each one). They run on the stream's ``_Cursor``, never on the
+    stream itself: the stream holds them and they do not hold it, so a stream dropped after
+    ``break`` is freed, and its connection closed, at once."""
+
+    __slots__ = ("_cursor", "_loops")
 
     def __init__(self, batches: AsyncGenerator[list[LLMEvent], None]) -> None:
+        self._cursor = _Cursor(batches)
+        self._loops: list[AsyncGenerator[Any, None]] = []
+
+    def _held(self, loop: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
+        self._loops = [g for g in self._loops if getattr(g, "ag_frame", None) is not None]  # not the done
+        self._loops.append(loop)
+        return loop
+
+    def __aiter__(self) -> AsyncGenerator[LLMEvent, None]:
+        return self._held(self._cursor.events())
+
+    async def __anext__(self) -> LLMEvent:
+        return await self._cursor.next_event()
+
+    async def next_batch(self) -> list[LLMEvent]:
+        """The events not yet consumed (the rest of the current read, else the next read's);
+        ``StopAsyncIteration`` at the end. Mixes with ``async for`` (``SyncClient`` iterates this way:
+        one thread hop per network read, not per event)."""
+        return await self._cursor.next_batch()
+
+    @property
+    def ended(self) -> bool:
+        """The stream was exhausted, failed or closed: iterating it again raises ``StreamConsumedError``."""
+        return self._cursor.ended
+
+    def batches(self) -> AsyncGenerator[list[LLMEvent], None]:
+        """Events in the batches they arrived in (one per network read): the fastest way to consume."""
+        return self._held(self._cursor.batches())
+
+    async def aclose(self) -> None:
+        """Close every loop over the stream, then the connection; also when the caller is being
+        cancelled."""
+        loops, self._loops = self._loops, []
+        with anyio.CancelScope(shield=True):
+            for loop in loops:
+                # RuntimeError: it runs in another task right now, and ends with the source
+                with contextlib.suppress(RuntimeError):
+                    await loop.aclose()
+            await self._cursor.aclose()
+
+    async def __aenter__(self) -> EventStream:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def track(self) -> ResponseBuilder:
+        """Fold every event this stream yields from now on; read ``.build()`` at any time."""
+        return self._cursor.track()
+
+    async def response(self) -> LLMResponse:
+        """Consume the rest of the stream and return the folded response. If the stream fails, the
+        error carries the partial response in ``.partial``."""
+        try:
+            return await self._cursor.response()
+        finally:
+            await self.aclose()
+
+
+class _Cursor:
+    """The source and the position in it, shared by every loop over one stream."""
+
+    __slots__ = ("_batch", "_batches", "_builder", "_ended", "_i", "_model", "_targets")
+
+    def __init__(self, batches: AsyncGenerator[list[LLMEvent], None], *, model: object = None) -> None:
         self._batches = batches
+        # (provider, id) of the request's model, for ``response.cost``
+        provider, model_id = getattr(model, "provider", None), getattr(model, "id", None)
+        self._model = (
+            (provider, model_id) if isinstance(provider, str) and isinstance(model_id, str) else (None, None)
+        )
+        # a Router: which model each target name stands for (``StepStart.target`` names it per step)
+        targets: Any = getattr(model, "targets", ())
+        self._targets = {t.key: (t.model.provider, t.model.id) for t in targets if hasattr(t, "key")}
         self._batch: list[LLMEvent] = []
         self._i = 0
         self._builder: ResponseBuilder | None = None
@@ -34,13 +119,13 @@ class EventStream:
                 "keep the events, or use client.generate() for a folded response"
             )
 
-    def __aiter__(self) -> AsyncGenerator[LLMEvent, None]:
+    def events(self) -> AsyncGenerator[LLMEvent, None]:
         self._check_fresh()
         return self._events()
 
     async def _events(self) -> AsyncGenerator[LLMEvent, None]:
         # ``async for`` runs here: within a read's batch each event is one generator resume, not a
-        # coroutine per event as ``__anext__`` costs. The position lives on the stream, so a loop
+        # coroutine per event as ``__anext__`` costs. The position lives on the cursor, so a loop
         # left with ``break`` continues where it stopped (another ``async for``, ``__anext__``,
         # ``batches()`` or ``response()``).
         pull = self._batches.__anext__
@@ -65,7 +150,7 @@ class EventStream:
                 raise
             self._batch, self._i = batch, 0
 
-    async def __anext__(self) -> LLMEvent:
+    async def next_event(self) -> LLMEvent:
         i = self._i
         batch = self._batch
         if i < len(batch):
@@ -100,9 +185,6 @@ class EventStream:
             exc.partial = partial_response(self._builder, exc)
 
     async def next_batch(self) -> list[LLMEvent]:
-        """The events not yet consumed (the rest of the current read, else the next read's);
-        ``StopAsyncIteration`` at the end. Mixes with ``async for`` (``SyncClient`` iterates this way:
-        one thread hop per network read, not per event)."""
         if self._i < len(self._batch):
             rest = self._batch[self._i :]
         else:
@@ -115,11 +197,9 @@ class EventStream:
 
     @property
     def ended(self) -> bool:
-        """The stream was exhausted, failed or closed: iterating it again raises ``StreamConsumedError``."""
         return self._ended
 
     async def batches(self) -> AsyncGenerator[list[LLMEvent], None]:
-        """Events in the batches they arrived in (one per network read): the fastest way to consume."""
         self._check_fresh()
         if self._i < len(self._batch):
             rest = self._batch[self._i :]
@@ -135,35 +215,36 @@ class EventStream:
         self._ended = True
         await self._batches.aclose()
 
-    async def __aenter__(self) -> EventStream:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
     def track(self) -> ResponseBuilder:
-        """Fold every event this stream yields from now on; read ``.build()`` at any time."""
         if self._builder is None:
-            self._builder = ResponseBuilder()
+            self._builder = self._new_builder()
         return self._builder
 
+    @property
+    def provider(self) -> str | None:
+        """The provider of the request's model (what ``response.cost`` prices against)."""
+        return self._model[0]
+
+    @property
+    def model_id(self) -> str | None:
+        """The request's model id."""
+        return self._model[1]
+
+    def _new_builder(self) -> ResponseBuilder:
+        return ResponseBuilder(provider=self._model[0], model_id=self._model[1], targets=self._targets)
+
     async def response(self) -> LLMResponse:
-        """Consume the rest of the stream and return the folded response. If the stream fails, the
-        error carries the partial response in ``.partial``."""
         self._check_fresh()
-        builder = self._builder or ResponseBuilder()
+        builder = self._builder or self._new_builder()
         self._builder = None
         try:
-            async for batch in self.batches():
-                for event in batch:
-                    builder.add(event)
+            async with aclosing(self.batches()) as batches:
+                async for batch in batches:
+                    for event in batch:
+                        builder.add(event)
         except LLMError as exc:
             exc.partial = partial_response(builder, exc)
             raise
-        finally:
-            await self.aclose()
         if not builder.finished:
             raise InvalidProviderOutputError("stream ended without a finish event", partial=builder.build())
         return builder.build()

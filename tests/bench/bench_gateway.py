@@ -1,11 +1,16 @@
-"""The gateway's added latency per request on loopback: client -> gateway -> upstream against
-client -> upstream, same upstream, same request, keep-alive on both hops.
+"""The gateway under load, beside LiteLLM Proxy: CPU per request and requests/s at concurrency
+1/16/64/256 and again at 1 after the burst, and the latency it adds at concurrency 1.
 
-    .venv/bin/python tests/bench/bench_gateway.py [requests]
+    .venv/bin/python tests/bench/bench_gateway.py [--litellm PYTHON] [--seconds S] [--rounds R]
+    .venv/bin/python tests/bench/bench_gateway.py --latency [requests]   # the older c=1 sections
 
-The upstream is a minimal OpenAI-compatible HTTP/1.1 server (a fixed completion, streamed or
-not) in a thread of this process; the gateway runs as its own process (``llmroute serve``), as in
-production. Reports medians and p90 per path, and the added median (target: < 2 ms).
+The upstream is a minimal OpenAI-compatible HTTP/1.1 server (a fixed completion, streamed or not)
+in its own process; each gateway runs as its own process with one worker (``llmroute serve``
+with its access log and metrics on; ``litellm --config`` with no database, when ``--litellm``
+names a Python that has ``litellm[proxy]``); the load comes from ``_load.py`` in a third process.
+CPU per request is the gateway process's user+system time over the requests it served, which holds
+up on a shared machine where wall-clock rates do not. The gateways take turns at each level
+(interleaved, ``--rounds`` times) so machine noise hits them alike; the load average is printed.
 """
 
 from __future__ import annotations
@@ -250,6 +255,199 @@ def cpu_per_request(n: int) -> None:
     anyio.run(go)
 
 
+# -- under load ----------------------------------------------------------------------------------
+
+LEVELS = (1, 16, 64, 256)
+BENCH_KEY = "sk-gw-bench-key"  # LiteLLM wants its master key to start with sk-
+BODY = json.dumps(
+    {"model": "main", "messages": [{"role": "user", "content": "What is the capital of France?"}]}
+)
+
+
+def _cpu(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its live descendants (workers)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _wait_http(url: str, proc: subprocess.Popen[bytes], headers: dict[str, str] | None = None) -> None:
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            if httpx.get(url, headers=headers, timeout=2).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            raise SystemExit(f"{url} did not come up")
+        time.sleep(0.2)
+
+
+class Gateway:
+    def __init__(self, name: str, proc: subprocess.Popen[bytes], port: int, path: str, cleanup: str) -> None:
+        self.name, self.proc, self.port, self.path, self.cleanup = name, proc, port, path, cleanup
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        os.unlink(self.cleanup)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_llmroute(upstream: Upstream, workers: int = 1, src: str | None = None) -> Gateway:
+    config = {
+        "keys": [BENCH_KEY],
+        "models": {
+            "main": {
+                "provider": "compatible",
+                "base_url": f"http://127.0.0.1:{upstream.port}/v1",
+                "api_key": "upstream",
+                "model": "m",
+            }
+        },
+    }
+    handle, path = tempfile.mkstemp(suffix=".json")
+    os.write(handle, json.dumps(config).encode())
+    os.close(handle)
+    port = _free_port()
+    command = [sys.executable, "-m", "llmroute.cli", "serve", "--config", path, "--port", str(port)]
+    if workers > 1:
+        command += ["--workers", str(workers)]
+    env = {**os.environ, "PYTHONPATH": src} if src else None  # another checkout's llmroute
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _wait_http(f"http://127.0.0.1:{port}/health", proc)
+    name = "llmroute" if workers == 1 else f"llmroute x{workers}"
+    return Gateway(f"{name} (base)" if src else name, proc, port, "/v1/chat/completions", path)
+
+
+def start_litellm(upstream: Upstream, python: str) -> Gateway:
+    config = (
+        "model_list:\n"
+        "  - model_name: main\n"
+        "    litellm_params:\n"
+        "      model: openai/m\n"
+        f"      api_base: http://127.0.0.1:{upstream.port}/v1\n"
+        "      api_key: upstream\n"
+        "general_settings:\n"
+        f"  master_key: {BENCH_KEY}\n"
+    )
+    handle, path = tempfile.mkstemp(suffix=".yaml")
+    os.write(handle, config.encode())
+    os.close(handle)
+    port = _free_port()
+    script = str(Path(python).parent / "litellm")
+    env = {**os.environ, "LITELLM_LOG": "ERROR", "DISABLE_SCHEMA_UPDATE": "true"}
+    env.pop("DATABASE_URL", None)
+    proc = subprocess.Popen(
+        [script, "--config", path, "--port", str(port), "--num_workers", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    _wait_http(f"http://127.0.0.1:{port}/health/liveliness", proc)
+    return Gateway("LiteLLM Proxy", proc, port, "/v1/chat/completions", path)
+
+
+def load(port: int, path: str, concurrency: int, seconds: float, body: str = BODY) -> dict[str, float]:
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("_load.py")),
+            "127.0.0.1",
+            str(port),
+            path,
+            BENCH_KEY,
+            body,
+            str(concurrency),
+            str(seconds),
+        ],
+        capture_output=True,
+        check=True,
+        cwd=ROOT,
+    )
+    return json.loads(out.stdout)
+
+
+def under_load(litellm: str | None, seconds: float, rounds: int, baseline: str | None = None) -> None:
+    upstream = Upstream()
+    gateways = [start_llmroute(upstream)]
+    try:
+        if baseline:
+            gateways.append(start_llmroute(upstream, src=baseline))
+        if litellm:
+            gateways.append(start_litellm(upstream, litellm))
+        for gw in gateways:  # warm-up: imports, first connections
+            load(gw.port, gw.path, 4, 2)
+        phases = [*(str(c) for c in LEVELS), "1 after burst"]
+        results: dict[tuple[str, str], list[tuple[float, float, float, int]]] = {}
+        for _ in range(rounds):
+            for phase in phases:
+                concurrency = int(phase.split()[0])
+                for gw in gateways:
+                    before = _cpu(gw.proc.pid)
+                    got = load(gw.port, gw.path, concurrency, seconds)
+                    cpu = _cpu(gw.proc.pid) - before
+                    n = max(1, int(got["requests"]))
+                    results.setdefault((gw.name, phase), []).append(
+                        (n / got["elapsed"], cpu / n * 1000, got["p50_ms"], int(got["errors"]))
+                    )
+        direct = [load(upstream.port, "/v1/chat/completions", 1, seconds)["p50_ms"] for _ in range(rounds)]
+        print(
+            f"{'gateway':<18} {'concurrency':<14} {'req/s med/best':>15} {'CPU ms/req med/best':>20}"
+            f" {'p50 ms':>8} {'errors':>7}"
+        )
+        for gw in gateways:
+            for phase in phases:
+                rows = results[(gw.name, phase)]
+                rate = statistics.median(r[0] for r in rows)
+                cpu = statistics.median(r[1] for r in rows)
+                # best: the least disturbed round (a shared machine only ever adds time)
+                rate_best, cpu_best = max(r[0] for r in rows), min(r[1] for r in rows)
+                p50 = statistics.median(r[2] for r in rows)
+                errors = sum(r[3] for r in rows)
+                print(
+                    f"{gw.name:<18} {phase:<14} {rate:7.0f}/{rate_best:<7.0f} {cpu:10.2f}/{cpu_best:<9.2f}"
+                    f" {p50:8.2f} {errors:7d}"
+                )
+            added = statistics.median(r[2] for r in results[(gw.name, "1")]) - statistics.median(direct)
+            print(
+                f"{gw.name:<18} added p50 at c=1: {added:.2f} ms (direct {statistics.median(direct):.2f} ms);"
+                f" RSS {_rss_mib(gw.proc.pid):.0f} MiB"
+            )
+    finally:
+        for gw in gateways:
+            gw.stop()
+        upstream.stop()
+
+
 def main(n: int = 300) -> None:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
@@ -295,7 +493,23 @@ def run(upstream: Upstream, n: int) -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
     if sys.argv[1:] == ["--upstream"]:
         Upstream.serve()
+        raise SystemExit(0)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--latency", type=int, nargs="?", const=300, help="the c=1 latency sections instead")
+    parser.add_argument("--litellm", metavar="PYTHON", help="a Python with litellm[proxy] installed")
+    parser.add_argument("--seconds", type=float, default=4.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--baseline", metavar="SRC", help="also run the llmroute in this src/ (an older checkout)"
+    )
+    args = parser.parse_args()
+    if args.latency:
+        main(args.latency)
     else:
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 300)
+        print(f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+        under_load(args.litellm, args.seconds, args.rounds, args.baseline)
+        print(f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} after")

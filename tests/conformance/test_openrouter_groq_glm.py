@@ -459,7 +459,7 @@ async def test_non_streamed_recording_replays_with_stream_false(path: str) -> No
 
 def merged_completion(body: bytes) -> bytes:
     """The chat.completion a stream of chunks adds up to: content and reasoning concatenated,
-    tool calls merged by index, the last finish_reason and usage, every annotation and
+    tool calls merged by index, the last finish_reason, usage and service_tier, every annotation and
     reasoning detail."""
     message: dict[str, Any] = {"role": "assistant"}
     calls: dict[int, dict[str, Any]] = {}
@@ -469,7 +469,7 @@ def merged_completion(body: bytes) -> bytes:
         if not line.startswith("data:") or line[5:].strip() == "[DONE]":
             continue
         chunk = json.loads(line[5:])
-        out.update({k: chunk[k] for k in ("id", "model") if k in chunk})
+        out.update({k: chunk[k] for k in ("id", "model", "service_tier") if k in chunk})
         if chunk.get("usage"):
             out["usage"] = chunk["usage"]
         for choice in chunk.get("choices") or []:

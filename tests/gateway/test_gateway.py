@@ -202,8 +202,10 @@ def test_client_tools_pass_through_and_come_back_as_tool_calls(upstream: FaultSe
             if stream:
                 chunks = list(result)  # type: ignore[arg-type]
                 calls = [tc for c in chunks if c.choices for tc in c.choices[0].delta.tool_calls or ()]
-                assert [(tc.id, tc.function.name, tc.function.arguments) for tc in calls] == [
-                    ("call_1", "get_weather", '{"city":"Paris"}')
+                # opened with id and name, then the arguments as the upstream streamed them
+                assert [(tc.index, tc.id, tc.function.name, tc.function.arguments) for tc in calls] == [
+                    (0, "call_1", "get_weather", ""),
+                    (0, None, None, '{"city":"Paris"}'),
                 ]
             else:
                 (call,) = result.choices[0].message.tool_calls  # type: ignore[union-attr]

@@ -376,3 +376,28 @@ def test_bad_key_entries_fail_at_start(upstream: FaultServer, keys: list[Any], n
     with pytest.raises(ConfigError) as info:
         load({**ops_config(upstream), "keys": keys})
     assert needle in str(info.value)
+
+
+def test_a_client_hanging_up_mid_stream_logs_one_line(
+    upstream: FaultServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="llmroute.server")
+    upstream.add(Reply(parts=[chat_chunk("Hel"), Stall()]))
+    with serve_ops(upstream) as served:
+        with httpx.stream(
+            "POST",
+            served.base_url + "/chat/completions",
+            headers={"authorization": f"Bearer {KEY}"},
+            json=ask(stream=True),
+            timeout=10,
+        ) as response:
+            next(response.iter_bytes())
+        wait_for(lambda: upstream.client_disconnects == 1, "the upstream stream was not closed")
+        wait_for(lambda: access_lines(caplog), "no access-log line")
+        scrape = httpx.get(root(served) + "/metrics", timeout=5).text
+    gone = [r for r in caplog.records if r.name == "llmroute.server" and "disconnected" in r.getMessage()]
+    assert len(gone) == 1 and "mid-stream" in gone[0].getMessage()
+    assert not any(r.exc_info for r in caplog.records)
+    (line,) = access_lines(caplog)
+    assert (line["status"], line["error"], line["stream"]) == (499, "client_disconnected", True)
+    assert _value(_samples(scrape), "llmroute_gateway_streams_in_flight", route="/v1/chat/completions") == 0

@@ -114,8 +114,8 @@ def test_function_tools_both_ways(upstream: FaultServer) -> None:
         ({"previous_response_id": "resp_1"}, "stateless"),
         ({"tools": [{"type": "web_search"}]}, "only function tools"),
         (
-            {"input": [{"type": "reasoning", "summary": []}]},
-            "input[0].type: unsupported input item 'reasoning'",
+            {"input": [{"type": "web_search_call", "id": "ws_1"}]},
+            "input[0].type: unsupported input item 'web_search_call'",
         ),
     ],
 )

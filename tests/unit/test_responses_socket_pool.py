@@ -93,13 +93,45 @@ async def test_second_generate_extending_the_history_is_incremental() -> None:
     assert inputs(ws) == [
         (0, ["user"], None),
         (0, ["user"], "resp_0_1"),
-        (0, ["user"], None),
+        (1, ["user"], None),  # a new connection: connection 0 keeps the first conversation's state
     ]
     assert [m["input"][0]["content"][0]["text"] for _, m in ws.received] == [
         "Hi",
         "And again?",
         "Something else",
     ]
+
+
+@pytest.mark.anyio
+async def test_interleaved_conversations_each_continue_on_their_own_connection() -> None:
+    with SocketServer(steps=1) as ws:
+        m = model(ws.url)
+        async with client() as c:
+            histories = {name: ask(m, f"Hi from {name}") for name in ("a", "b")}
+            for turn in range(3):
+                for name, request in histories.items():
+                    answer = await c.generate(request)
+                    more = llmroute.user(f"{name} {turn}")
+                    histories[name] = msgspec.structs.replace(
+                        request, messages=(*request.messages, *answer.messages, more)
+                    )
+    sent = inputs(ws)
+    assert [(conn, previous is not None) for conn, _, previous in sent] == [
+        (0, False),
+        (1, False),
+        *[(0, True), (1, True)] * 2,
+    ]
+    assert all(types == ["user"] for _, types, _ in sent)
+
+
+@pytest.mark.anyio
+async def test_a_full_pool_reuses_the_least_recently_used_connection() -> None:
+    with SocketServer(steps=1) as ws:
+        m = model(ws.url)
+        async with llmroute.Client(socket_pool=llmroute.SocketPool(max_idle=1)) as c:
+            await c.generate(ask(m, "one"))
+            await c.generate(ask(m, "two"))  # no room for a second connection: whole input on 0
+        assert inputs(ws) == [(0, ["user"], None), (0, ["user"], None)]
 
 
 @pytest.mark.anyio
@@ -126,6 +158,19 @@ async def test_evicted_state_falls_back_to_the_whole_input_on_a_new_connection()
     ]
     texts = [e.text for e in events if isinstance(e, llmroute.TextDelta)]
     assert "".join(texts) == "Done after 2 lookups."  # answered once: nothing duplicated
+
+
+@pytest.mark.anyio
+async def test_connection_limit_moves_the_conversation_to_a_new_connection() -> None:
+    with SocketServer(steps=4, turns_per_connection=2) as ws:
+        async with client() as c:
+            response = await c.generate(ask(model(ws.url)), tools=[lookup])
+    assert response.text == "Done after 3 lookups." and ws.errors_sent == [
+        "websocket_connection_limit_reached"
+    ]
+    sent = [(conn, len(types), previous is not None) for conn, types, previous in inputs(ws)]
+    # The third turn is refused on connection 0; it goes whole on connection 1, which continues.
+    assert sent == [(0, 1, False), (0, 1, True), (0, 1, True), (1, 5, False), (1, 1, True)]
 
 
 @pytest.mark.anyio
@@ -188,6 +233,30 @@ async def test_idle_timeout_closes_instead_of_reusing() -> None:
 
 
 @pytest.mark.anyio
+async def test_max_age_stops_reuse() -> None:
+    with SocketServer(steps=1) as ws:
+        m = model(ws.url)
+        async with llmroute.Client(socket_pool=llmroute.SocketPool(max_age=0.05)) as c:
+            await c.generate(ask(m))
+            await anyio.sleep(0.1)
+            await c.generate(ask(m))
+        assert [conn for conn, _, _ in inputs(ws)] == [0, 1]
+        assert ws.wait_idle() == 0
+
+
+@pytest.mark.parametrize(
+    ("options", "param"),
+    [({"max_idle": -1}, "max_idle"), ({"idle_timeout": 0}, "idle_timeout"), ({"max_age": "1"}, "max_age")],
+)
+def test_pool_options_are_checked(options: dict[str, Any], param: str) -> None:
+    with pytest.raises(llmroute.InvalidRequestError) as info:
+        llmroute.SocketPool(**options)
+    assert info.value.param == param
+    with pytest.raises(llmroute.InvalidRequestError, match="socket_pool"):
+        llmroute.Client(socket_pool=object())  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
 async def test_dropped_mid_response_is_typed_with_the_partial_and_the_socket_is_not_reused() -> None:
     with SocketServer(steps=1, drop_after=4) as ws:
         m = model(ws.url)
@@ -227,7 +296,3 @@ async def test_callers_own_previous_response_id_is_not_replaced() -> None:
     assert info.value.code == "previous_response_not_found" and not info.value.retryable
     assert "WEBSOCKET ws://127.0.0.1" in str(info.value) and "status 200" not in str(info.value)
     assert "POST" not in str(info.value)
-
-
-def error_frame(**fields: Any) -> bytes:
-    return msgspec.json.encode({"type": "error", **fields})

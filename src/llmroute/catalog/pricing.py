@@ -8,12 +8,10 @@ from ..schema.cost import Cost
 from ..schema.usage import Usage
 from .info import Prices
 
-__all__ = ["TICK_USD", "price_usage", "provider_cost"]
+__all__ = ["price_usage", "provider_cost"]
 
 _MILLION = Decimal(1_000_000)
 _THOUSAND = Decimal(1000)
-TICK_USD = Decimal("1e-10")
-"""xAI's ``cost_in_usd_ticks``: one tick is 10^-10 USD (https://docs.x.ai/docs/models, usage docs)."""
 
 
 def _tiered(prices: Prices, input_tokens: int) -> dict[str, Decimal | None]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 
@@ -898,6 +898,15 @@ HOSTED_ITEMS: dict[str, Callable[[AnthropicState, _BlockIn, list[LLMEvent]], Non
 }
 
 
+def _ttl_1h(split: object) -> int | None:
+    """The 1-hour part of the cache writes from ``usage.cache_creation`` (the split by TTL: 1-hour
+    writes cost 2x input, 5-minute ones 1.25x)."""
+    if not isinstance(split, dict):
+        return None
+    value = cast(dict[str, Any], split).get("ephemeral_1h_input_tokens")
+    return value if type(value) is int and value else None
+
+
 def _usage(raw: dict[str, Any]) -> Usage:
     """Anthropic's ``input_tokens`` excludes cached input: the inclusive total adds cache reads and
     cache writes back."""
@@ -911,6 +920,7 @@ def _usage(raw: dict[str, Any]) -> Usage:
         reasoning=details.get("thinking_tokens") if isinstance(details, dict) else None,  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         web_search_requests=server.get("web_search_requests") if isinstance(server, dict) else None,  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         raw=raw,
+        cache_write_1h=_ttl_1h(raw.get("cache_creation")),
     )
 
 

@@ -59,6 +59,7 @@ from .openai_chat_reasoning import (
     on_reasoning_details,
     reasoning_details_out,
 )
+from .openai_usage import chat_usage
 
 __all__ = [
     "HOSTED_TOOLS",
@@ -285,6 +286,7 @@ class _Chunk(msgspec.Struct):
     error: dict[str, Any] | None = None
     x_groq: dict[str, Any] | None = None
     web_search: Any = None  # GLM: search hits next to choices (any shape; validated by its handler)
+    service_tier: str | None = None  # OpenAI: the tier that served the call (prices differ)
 
 
 class _WholeChoice(msgspec.Struct):
@@ -334,6 +336,7 @@ class ChatState(StreamState):
         "reasoning_details",
         "refused",
         "searched",
+        "service_tier",
         "started",
         "text_len",
         "text_starts",
@@ -363,6 +366,7 @@ class ChatState(StreamState):
         self.images = 0  # images produced so far (their media ids)
         self.audio = bytearray()  # decoded audio pieces, reported whole as media at the finish
         self.audio_info: dict[str, Any] = {}  # its id and expiry
+        self.service_tier: str | None = None  # the tier that served the call (Groq names it early)
 
 
 # 4. build_body ------------------------------------------------------------------------------------
@@ -615,6 +619,7 @@ def whole(state: ChatState, body: bytes, out: list[LLMEvent]) -> None:
         completion.error,
         completion.x_groq,
         completion.web_search,
+        completion.service_tier,
     )
     _on_chunk(state, chunk, body, out)
     state.done = True
@@ -643,10 +648,12 @@ def _on_chunk(state: ChatState, chunk: _Chunk, data: bytes, out: list[LLMEvent])
         raise InvalidProviderOutputError(
             f"{state.name}: chunk without choices", raw=data[:RAW_LIMIT].decode("utf-8", "replace")
         )
+    if chunk.service_tier is not None:
+        state.service_tier = chunk.service_tier
     if chunk.usage is not None:
-        state.usage = _usage(chunk.usage, state.quirks)
+        state.usage = _usage(chunk.usage, state.quirks, state.service_tier)
     elif chunk.x_groq is not None and isinstance(chunk.x_groq.get("usage"), dict):
-        state.usage = _usage(chunk.x_groq["usage"], state.quirks)
+        state.usage = _usage(chunk.x_groq["usage"], state.quirks, state.service_tier)
 
 
 def _on_delta(state: ChatState, delta: _Delta, out: list[LLMEvent]) -> None:
@@ -907,41 +914,8 @@ def _finish(state: ChatState, out: list[LLMEvent]) -> None:
     state.reason = reason
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) else None
-
-
-def _output_tokens(
-    prompt: int | None, completion: int | None, reasoning: int | None, total: Any, quirks: ChatQuirks
-) -> int | None:
-    """Inclusive output: reasoning added when the server counts it apart from ``completion_tokens``."""
-    if completion is None or not reasoning:
-        return completion
-    apart = quirks.completion_has_reasoning is False
-    if quirks.completion_has_reasoning is None and isinstance(total, int) and prompt is not None:
-        apart = prompt + completion + reasoning == total != prompt + completion
-    return completion + reasoning if apart else completion
-
-
-def _usage(raw: dict[str, Any], quirks: ChatQuirks) -> Usage:
-    details = _obj(raw.get("prompt_tokens_details"))
-    cached = _int(details.get("cached_tokens"))
-    if cached is None:
-        cached = _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
-    # OpenRouter: ``server_tool_use`` (plugin) or ``server_tool_use_details`` (server tool); ``cost`` stays in raw.
-    server = _obj(raw.get("server_tool_use") or raw.get("server_tool_use_details"))
-    prompt = _int(raw.get("prompt_tokens"))
-    reasoning = _int(_obj(raw.get("completion_tokens_details")).get("reasoning_tokens"))
-    completion = _int(raw.get("completion_tokens"))
-    return Usage.from_cached(
-        input_tokens=prompt,
-        output_tokens=_output_tokens(prompt, completion, reasoning, raw.get("total_tokens"), quirks),
-        cache_read=cached,
-        cache_write=_int(details.get("cache_write_tokens")),
-        reasoning=reasoning,
-        web_search_requests=_int(server.get("web_search_requests")),
-        raw=raw,
-    )
+def _usage(raw: dict[str, Any], quirks: ChatQuirks, service_tier: str | None) -> Usage:
+    return chat_usage(raw, quirks.completion_has_reasoning, service_tier)
 
 
 def on_halt(state: ChatState, out: list[LLMEvent]) -> None:

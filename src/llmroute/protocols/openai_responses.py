@@ -71,6 +71,7 @@ from ._shared import (
     with_options,
 )
 from ._websearch import search_from_citations
+from .openai_usage import responses_usage
 
 __all__ = [
     "HOSTED_ITEMS",
@@ -863,18 +864,8 @@ def _on_annotation(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> No
     calls.cite(state, block, annotation, out, _text_of(state, block))
 
 
-def _usage(raw: dict[str, Any], searches: int) -> Usage:
-    details: dict[str, Any] = raw.get("input_tokens_details") or {}
-    out_details: dict[str, Any] = raw.get("output_tokens_details") or {}
-    return Usage.from_cached(
-        input_tokens=raw.get("input_tokens"),
-        output_tokens=raw.get("output_tokens"),
-        cache_read=details.get("cached_tokens"),
-        cache_write=details.get("cache_write_tokens"),
-        reasoning=out_details.get("reasoning_tokens"),
-        web_search_requests=searches or None,
-        raw=raw,
-    )
+def _usage(raw: dict[str, Any], searches: int, service_tier: str | None) -> Usage:
+    return responses_usage(raw, searches, service_tier)
 
 
 def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
@@ -885,7 +876,7 @@ def _on_terminal(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None
     if response.service_tier:
         state.metadata["service_tier"] = response.service_tier
     if response.usage is not None:
-        state.usage = _usage(response.usage, state.searches)
+        state.usage = _usage(response.usage, state.searches, response.service_tier)
     status = response.status or ev.type.removeprefix("response.")
     if status == "failed":
         raise from_stream_event(response.error or {"message": "response failed"}, NAME)

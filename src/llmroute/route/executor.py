@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import httpx
@@ -154,11 +154,29 @@ class _Attempt:
         if wire is not None:
             with anyio.CancelScope(shield=True):  # close even when the caller was cancelled
                 try:
-                    if isinstance(chunks, AsyncGenerator):
-                        await chunks.aclose()  # else left to the GC: a ResourceWarning on trio
                     await wire.aclose()
+                    if isinstance(chunks, AsyncGenerator):
+                        await _finish_chunks(cast("AsyncGenerator[bytes, None]", chunks))
                 except Exception:  # a broken socket may fail to close cleanly; it is gone either way
                     log.debug("llmroute: error while closing a response", exc_info=False)
+
+
+async def _finish_chunks(chunks: AsyncGenerator[bytes, None]) -> None:
+    """End the body's generator chain (httpx nests three async generators) once the response is
+    closed: a read under a cancelled scope ends every level of it at once (the cancellation, or
+    the closed connection's error, runs up through each), where ``aclose()`` would end only the
+    outer one and leave the inner ones to the GC (a ``ResourceWarning`` each on trio)."""
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        try:
+            for _ in range(_FINISH_READS):  # what was buffered may still be read without a wait
+                await chunks.__anext__()
+        except (StopAsyncIteration, Exception):
+            pass
+    await chunks.aclose()
+
+
+_FINISH_READS = 4096
 
 
 def _deadline_error(which: str, seconds: float | None, prepared: PreparedRequest | None) -> TimeoutError:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import httpx
@@ -95,6 +95,38 @@ def may_resend(exc: Exception, idempotent: bool = False) -> bool:
     return idempotent and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError)
 
 
+class _Body(httpx.AsyncByteStream, httpx.SyncByteStream):
+    """The request body, one chunk, read through plain iterators: httpx's own byte stream is an
+    async generator, which a send cancelled mid-write left to the GC (a ResourceWarning on trio)."""
+
+    __slots__ = ("_body",)
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter((self._body,))
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return _Once(self._body)
+
+
+class _Once:
+    __slots__ = ("_body",)
+
+    def __init__(self, body: bytes) -> None:
+        self._body: bytes | None = body
+
+    def __aiter__(self) -> _Once:
+        return self
+
+    async def __anext__(self) -> bytes:
+        body, self._body = self._body, None
+        if body is None:
+            raise StopAsyncIteration
+        return body
+
+
 class HttpWire:
     __slots__ = ("_response", "headers", "status")
 
@@ -162,13 +194,15 @@ class HttpTransport:
         headers = dict(http.headers.items())  # the client's defaults, overridden by the request's
         for key, value in prepared.headers.items():
             headers[key.lower()] = value
-        return httpx.Request(
+        request = httpx.Request(
             prepared.method,
             url,
             headers=headers,
-            content=prepared.body,
+            content=prepared.body,  # httpx derives Host and Content-Length from it
             extensions={"timeout": timeout.as_dict()},
         )
+        request.stream = _Body(prepared.body)
+        return request
 
     def __repr__(self) -> str:
         return "HttpTransport()"

@@ -397,8 +397,13 @@ class WebSocketTransport:
                 chosen = socket
                 break
         if chosen is None and idle:
-            fresh = [s for s in idle if s.chain is None]  # keep other conversations' state if we can
-            chosen = fresh[-1] if fresh else idle[0]
+            # Keep other conversations' state when we can: a connection holding none, else a new
+            # one while the pool has room, else the least recently used (its state is dropped).
+            fresh = [s for s in idle if s.chain is None]
+            if fresh:
+                chosen = fresh[-1]
+            elif len(idle) >= pool.max_idle:
+                chosen = idle[0]
         if chosen is not None:
             pool.claim(key, chosen)
             try:

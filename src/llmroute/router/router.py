@@ -178,8 +178,10 @@ class Router(ModelGroup):
     ``StepStart.target`` names who answered.
 
     Health is kept in ``state`` (default: this process; ``redis_url=`` shares it through Redis,
-    ``llmroute[redis]``), under ``router:<name>:<target>:*``: routers with the same ``name`` and
-    target names share cooldowns and rate-limit memory."""
+    ``llmroute[redis]``), under ``router:<namespace or name>:<target>:*``: routers with the same
+    namespace and target names share cooldowns and rate-limit memory (the gateway's routes share
+    one namespace, so a model failing in one route is skipped in every route). ``seed`` fixes the
+    weighted draws (tests)."""
 
     def __init__(
         self,
@@ -191,6 +193,7 @@ class Router(ModelGroup):
         state: SharedState | None = None,
         redis_url: str | None = None,
         seed: int | None = None,
+        namespace: str | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise InvalidRequestError(f"name: must be a non-empty string, got {name!r}", param="name")
@@ -213,7 +216,11 @@ class Router(ModelGroup):
         self.cooldown = cooldown or Cooldown()
         self.state: SharedState = state if state is not None else open_state(redis_url)
         self._rng = random.Random(seed)
-        prefix = f"router:{name}:"
+        if namespace is not None and (not isinstance(namespace, str) or not namespace):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InvalidRequestError(
+                f"namespace: must be a non-empty string, got {namespace!r}", param="namespace"
+            )
+        prefix = f"router:{namespace or name}:"
         self._slots = tuple(_Slot(self, t, prefix) for t in listed)
         self._groups = _groups(self._slots)
         self._models = tuple(s.model for group in self._groups for s in group)
@@ -235,6 +242,13 @@ class Router(ModelGroup):
 
     def models(self) -> tuple[Model, ...]:
         return self._models
+
+    def target_model(self, name: str) -> Model | None:
+        """The model of the target called ``name`` (as ``StepStart.target`` names it)."""
+        for slot in self._slots:
+            if slot.name == name:
+                return slot.target.model
+        return None
 
     def __repr__(self) -> str:
         names = ", ".join(f"{s.name}@{s.target.priority}" for s in self._slots)
@@ -410,10 +424,14 @@ class Router(ModelGroup):
             return
         if last is not None:
             raise last  # its route_attempts: the targets that failed before it
-        raise NoRouteError(
+        error = NoRouteError(
             f"router {self.id!r}: no target can take this request now ({'; '.join(skipped)})",
             retryable=True,
+            code="no_target_available",
         )
+        ends = [h.until for h in snapshot if h.cooling and h.until]
+        error.retry_after = max(0.0, min(ends) - time.time()) if ends else None  # pyright: ignore[reportAttributeAccessIssue]
+        raise error
 
 
 class _Need:

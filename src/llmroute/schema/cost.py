@@ -2,14 +2,42 @@
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["Cost", "CostSource"]
+__all__ = ["TICK_USD", "Cost", "CostSource", "reported_cost"]
 
 CostSource = Literal["provider", "catalog", "mixed"]
+
+
+TICK_USD = Decimal("1e-10")
+"""xAI's ``cost_in_usd_ticks`` unit: one tick is 10^-10 USD (docs.x.ai, "Usage and cost")."""
+
+
+def reported_cost(raw: dict[str, Any]) -> Decimal | None:
+    """The call's cost as the provider put it in its usage object: xAI ``cost_in_usd_ticks``,
+    OpenRouter ``cost`` (USD; with BYOK plus ``cost_details.upstream_inference_cost``, what the
+    upstream provider charged your own key). ``None`` when there is none or it is malformed."""
+    ticks = raw.get("cost_in_usd_ticks")
+    if type(ticks) is int and ticks >= 0:
+        return ticks * TICK_USD
+    cost = _usd(raw.get("cost"))
+    if cost is not None and raw.get("is_byok") is True:
+        details = raw.get("cost_details")
+        upstream = _usd(details.get("upstream_inference_cost")) if isinstance(details, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        return None if upstream is None else cost + upstream
+    return cost
+
+
+def _usd(value: object) -> Decimal | None:
+    # a JSON number: str() gives the shortest repr, so 0.0133176 stays Decimal("0.0133176")
+    if type(value) is int or (type(value) is float and math.isfinite(value)):
+        amount = Decimal(str(value))
+        return amount if amount >= 0 else None
+    return None
 
 
 def _add(a: Decimal | None, b: Decimal | None) -> Decimal | None:

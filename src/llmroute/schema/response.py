@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 import msgspec
@@ -17,6 +19,7 @@ from .content import (
     ToolCallPart,
     ToolResultPart,
 )
+from .cost import Cost
 from .events import (
     ApprovalRequest,
     Citation,
@@ -39,7 +42,7 @@ from .events import (
 )
 from .usage import Usage
 
-__all__ = ["LLMResponse", "ResponseBuilder", "StepResult"]
+__all__ = ["LLMResponse", "ResponseBuilder", "StepResult", "steps_cost"]
 
 
 class StepResult(msgspec.Struct, frozen=True):
@@ -52,6 +55,16 @@ class StepResult(msgspec.Struct, frozen=True):
     tool_results: tuple[ToolResult, ...] = ()
     target: str | None = None
     """Through a ``Router``: the target that answered this step."""
+    provider: str | None = None
+    """The provider that served the step (``Model.provider``)."""
+    model_id: str | None = None
+    """The model id the step was sent to (``Model.id``)."""
+
+    @property
+    def cost(self) -> Cost | None:
+        """What this model call cost (the provider's figure or the catalog's; ``None`` when unknown).
+        Computed on access from ``usage``: nothing is priced while the stream runs."""
+        return _step_cost(self.provider, self.model_id, self.usage)
 
 
 class LLMResponse(msgspec.Struct, frozen=True):
@@ -78,6 +91,26 @@ class LLMResponse(msgspec.Struct, frozen=True):
     attempts: tuple[Attempt, ...] = ()
     """Through a ``Router``: every target that failed (or refused) before another answered, in
     order, over all steps; empty when the first choice answered (or without a router)."""
+    provider: str | None = None
+    """The provider of the request's model (``Model.provider``)."""
+    model_id: str | None = None
+    """The request's model id (``Model.id``)."""
+
+    @property
+    def cost(self) -> Cost | None:
+        """What the response cost in USD: every step (each priced on its own usage, so a long-context
+        tier applies per call) plus the server-side ``web_search`` backend calls. ``None`` when any
+        part is unknown (``llmroute.catalog.cost_reason`` says why) - never a partial sum."""
+        total: Cost | None = None
+        for step in self.steps:
+            if step.usage is None:
+                continue
+            cost = step.cost  # each step on its own model: a Router may answer steps with different targets
+            if cost is None:
+                return None
+            total = cost if total is None else total + cost
+        search = _search_cost(self.tool_results)
+        return None if total is None or search is None else total.with_search(search)
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -96,6 +129,52 @@ class LLMResponse(msgspec.Struct, frozen=True):
         return tuple(out)
 
 
+def steps_cost(
+    provider: str | None,
+    model_id: str | None,
+    usages: Sequence[Usage],
+    tool_results: Sequence[ToolResult] = (),
+) -> Cost | None:
+    """The cost of a run of model calls (one ``Usage`` each) plus the server-side web_search backend
+    calls in ``tool_results``; ``None`` when no call reported usage or any part is unknown."""
+    total: Cost | None = None
+    for usage in usages:
+        cost = _step_cost(provider, model_id, usage)
+        if cost is None:
+            return None
+        total = cost if total is None else total + cost
+    if total is None:
+        return None
+    search = _search_cost(tool_results)
+    return None if search is None else total.with_search(search)
+
+
+def _step_cost(provider: str | None, model_id: str | None, usage: Usage | None) -> Cost | None:
+    if usage is None:
+        return None
+    if usage.reported_cost is not None:
+        return Cost(total=usage.reported_cost, source="provider")
+    if provider is None or model_id is None:
+        return None
+    from ..catalog import cost  # the catalog loads on first use (floor 1; data packages are optional)
+
+    return cost(provider, model_id, usage)
+
+
+def _search_cost(results: Sequence[ToolResult]) -> Decimal | None:
+    """The server-side web_search backend's cost, from each result's ``web_search`` metadata
+    (``websearch.server_tool``); ``None`` when a backend call's cost is unknown."""
+    total = Decimal(0)
+    for result in results:
+        backend = (result.provider_metadata or {}).get("web_search")
+        if isinstance(backend, dict) and "cost" in backend:
+            value: object = backend["cost"]  # pyright: ignore[reportUnknownVariableType]
+            if not isinstance(value, str):
+                return None
+            total += Decimal(value)
+    return total
+
+
 class _Block:
     __slots__ = ("chunks", "encrypted", "kind", "metadata", "signature")
 
@@ -110,8 +189,19 @@ class _Block:
 class ResponseBuilder:
     """Folds events into an ``LLMResponse``; usable part-way to report what arrived before a failure."""
 
-    def __init__(self, keep_events: bool = True) -> None:
+    def __init__(
+        self,
+        keep_events: bool = True,
+        *,
+        provider: str | None = None,
+        model_id: str | None = None,
+        targets: Mapping[str, tuple[str, str]] | None = None,
+    ) -> None:
         self._keep_events = keep_events
+        self.provider = provider
+        self.model_id = model_id
+        # a Router's target names -> (provider, model id), for the cost of the steps each answered
+        self._targets = targets or {}
         self.events: list[LLMEvent] = []
         self._order: list[_Block | ToolCall | ToolResult | Media | ApprovalRequest] = []
         self._blocks: dict[str, _Block] = {}
@@ -232,6 +322,7 @@ class ResponseBuilder:
             self._step_usage,
             tuple(self._step_results),
             self._target,
+            *self._targets.get(self._target or "", (self.provider, self.model_id)),
         )
 
     def _current_text_blocks(self) -> dict[str, str]:
@@ -279,4 +370,6 @@ class ResponseBuilder:
             tool_errors=tuple(self.tool_errors),
             approval_requests=tuple(self.approval_requests),
             attempts=tuple(self.attempts),
+            provider=self.provider,
+            model_id=self.model_id,
         )

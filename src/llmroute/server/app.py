@@ -39,7 +39,9 @@ from starlette.routing import Route
 from ..client import Client
 from ..route.model import Model
 from ..route.redact import redact_text
+from ..router import Router, estimate_tokens
 from ..schema.content import ToolCallPart
+from ..schema.cost import Cost
 from ..schema.errors import (
     AuthenticationError,
     ContentPolicyError,
@@ -55,20 +57,25 @@ from ..schema.events import (
     Finish,
     LLMEvent,
     ReasoningDelta,
+    StepFinish,
+    StepStart,
     TextDelta,
     ToolCall,
+    ToolInputDelta,
     ToolInputStart,
     ToolResult,
 )
 from ..schema.request import LLMRequest
-from ..schema.response import LLMResponse
+from ..schema.response import LLMResponse, steps_cost
 from ..schema.usage import Usage
 from ..state import SharedState, open_state
 from ..stream import EventStream
 from . import chat, responses
-from .config import Gateway, Key
+from .config import LONG_CONTEXT, Gateway, Key
 from .limits import LimitExceeded, Limits
 from .observe import Observer, Record
+from .pool import upstream_client
+from .request import arguments_json
 from .spend import Pricer
 
 if TYPE_CHECKING:
@@ -81,6 +88,24 @@ log = logging.getLogger("llmroute.server")
 _encode = msgspec.json.Encoder().encode
 # Upstream URLs say where the gateway's providers live: never echoed to a client.
 _URL = re.compile(r"\b(?:https?|wss?)://[^\s\"'<>]+")
+
+
+class _Spend:
+    """A streamed run's step usages and server-tool results, priced once at its end (never per event)."""
+
+    __slots__ = ("results", "usages")
+
+    def __init__(self) -> None:
+        self.usages: list[Usage] = []
+        self.results: list[ToolResult] = []
+
+    def add(self, step: StepFinish) -> None:
+        if step.usage is not None:
+            self.usages.append(step.usage)
+
+    def cost(self, events: EventStream, finish: Finish | None) -> Cost | None:
+        usages = self.usages or ([finish.usage] if finish is not None and finish.usage is not None else [])
+        return steps_cost(events.provider, events.model_id, usages, self.results)
 
 
 class _Refused(Exception):
@@ -142,6 +167,12 @@ def _map_error(exc: LLMError, message: str) -> tuple[int, dict[str, Any], dict[s
         return 400, error_body(message, "invalid_request_error", "context_length_exceeded"), headers
     if isinstance(exc, ContentPolicyError):
         return 400, error_body(message, "invalid_request_error", "content_filter"), headers
+    if isinstance(exc, NoRouteError) and exc.code == "no_target_available":
+        # a route whose every target is cooling down or rate-limited: try again later
+        retry_after = getattr(exc, "retry_after", None)
+        if isinstance(retry_after, int | float):
+            headers["retry-after"] = str(max(1, math.ceil(retry_after)))
+        return 503, error_body(message, "server_error", "no_target_available"), headers
     if isinstance(exc, NoRouteError):
         return 500, error_body(message, "server_error", "no_route"), headers
     if isinstance(exc, InvalidRequestError):
@@ -225,12 +256,14 @@ class _Gateway:
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Starlette) -> AsyncGenerator[None, None]:
+        http = None
         if self.client is None:
-            self.client = Client()
+            http = upstream_client()
+            self.client = Client(http)
         await anyio.to_thread.run_sync(self.pricer.warm, list(self.config.models.values()))
-        state: SharedState | None = None
+        state: SharedState | None = self.config.state  # the routes' (one shared-state layer)
         if any(key.limited for key in self._keys):
-            state = open_state(self.config.redis_url)
+            state = state or open_state(self.config.redis_url)
             self.limits = Limits(state)
         try:
             yield
@@ -240,6 +273,8 @@ class _Gateway:
             if self._own_client:
                 await self.client.aclose()
                 self.client = None
+                if http is not None:
+                    await http.aclose()
 
     # -- checks -----------------------------------------------------------------------------------
 
@@ -289,7 +324,7 @@ class _Gateway:
             )
         return b"".join(chunks)
 
-    def model(self, name: str, key: Key) -> Model:
+    def model(self, name: str, key: Key) -> Model | Router:
         if name not in self._public:
             raise _Refused(
                 404, f"the model {name!r} does not exist", "invalid_request_error", "model_not_found"
@@ -301,7 +336,29 @@ class _Gateway:
                 "permission_error",
                 "model_not_allowed",
             )
-        return self.config.models[name]
+        route = self.config.routes.get(name)
+        return route if route is not None else self.config.models[name]
+
+    def routed(self, model: Model | Router, request: LLMRequest) -> LLMRequest:
+        """A route's request whose input is estimated over ``longContextThreshold`` goes to the
+        ``longcontext`` route instead."""
+        if not isinstance(model, Router) or model.id == LONG_CONTEXT:
+            return request
+        long = self.config.routes.get(LONG_CONTEXT)
+        threshold = self.config.long_context_threshold
+        if long is None or threshold is None or estimate_tokens(request) <= threshold:
+            return request
+        return msgspec.structs.replace(request, model=long)
+
+    def answered(self, record: Record, target: str | None) -> None:
+        """Through a route: the access log and pricing name the target that answered."""
+        router = record.served
+        if not isinstance(router, Router) or target is None:
+            return
+        model = router.target_model(target)
+        if model is not None:
+            record.served = model
+            record.target = f"{router.id}:{model.provider}/{model.id}"
 
     def failure(self, exc: Exception, record: Record, upstream: bool = False) -> Response:
         if isinstance(exc, _Refused):
@@ -371,7 +428,8 @@ class _Gateway:
         return Response(self.metrics.render(), 200, {"content-type": CONTENT_TYPE})
 
     def _model_object(self, name: str) -> dict[str, Any]:
-        return {"id": name, "object": "model", "created": 0, "owned_by": self.config.models[name].provider}
+        model = self.config.routes.get(name) or self.config.models[name]
+        return {"id": name, "object": "model", "created": 0, "owned_by": model.provider}
 
     async def models(self, request: Request) -> Response:
         record = Record("/v1/models")
@@ -461,18 +519,21 @@ class _Gateway:
                 f"{model.provider}/{model.id}",
                 payload.stream,
             )
-            record.served = model
             if key.limited:
                 await self._admit(key, record)
-            llm_request = lower(payload, model)
+            llm_request = self.routed(model, lower(payload, model))
+            record.served = model = llm_request.model
             assert self.client is not None, "the app's lifespan creates the client"
             events = self.client.stream(llm_request, tools=self.tools, retry=self.config.retry)
             upstream = True
             if not payload.stream:
                 response = await self._unless_gone(request, events.response())
+                self.answered(record, response.steps[-1].target if response.steps else None)
                 await self._usage(record, response.usage)
                 return self._finish(record, _json(whole(response, payload)))
             first = await self._unless_gone(request, self._open(events))
+            if isinstance(first, StepStart):
+                self.answered(record, first.target)
         except (ClientDisconnect, _Gone):
             where = "while waiting for the upstream" if upstream else "while sending the body"
             self.observer.client_gone(record, where)
@@ -494,6 +555,7 @@ class _Gateway:
                 payload.model,
                 payload.stream_options is not None and payload.stream_options.include_usage,
                 record,
+                chat.custom_tool_names(payload),
             ),
         )
 
@@ -518,6 +580,8 @@ class _Gateway:
         text_id: str | None = None
         text: list[str] = []
         finish: Finish | None = None
+        streaming: dict[str, tuple[dict[str, Any], int, list[str]]] = {}
+        spend = _Spend()
 
         def event(type: str, **fields: Any) -> bytes:
             nonlocal sequence
@@ -588,9 +652,60 @@ class _Gateway:
                         delta=ev.text,
                     )
                 )
+            elif isinstance(ev, ToolInputStart):
+                if not ev.provider_executed and ev.name not in self.hidden:
+                    close_text(out)
+                    item = {
+                        "type": "function_call",
+                        "id": responses.new_id("fc"),
+                        "call_id": ev.id,
+                        "name": ev.name,
+                        "arguments": "",
+                        "status": "in_progress",
+                    }
+                    streaming[ev.id] = (item, len(output), [])
+                    out.append(event("response.output_item.added", output_index=len(output), item=item))
+                    output.append(item)  # its slot; replaced by the finished item
+            elif isinstance(ev, ToolInputDelta):
+                call = streaming.get(ev.id)
+                if call is not None:
+                    call[2].append(ev.text)
+                    out.append(
+                        event(
+                            "response.function_call_arguments.delta",
+                            item_id=call[0]["id"],
+                            output_index=call[1],
+                            delta=ev.text,
+                        )
+                    )
             elif isinstance(ev, ToolCall) and not ev.provider_executed:
                 close_text(out)
-                if ev.name in self.hidden:
+                call = streaming.pop(ev.id, None)
+                if call is not None:
+                    opened, index, chunks = call
+                    joined = "".join(chunks) if chunks else arguments_json(ev.input)
+                    if not chunks:
+                        out.append(
+                            event(
+                                "response.function_call_arguments.delta",
+                                item_id=opened["id"],
+                                output_index=index,
+                                delta=joined,
+                            )
+                        )
+                    out.append(
+                        event(
+                            "response.function_call_arguments.done",
+                            item_id=opened["id"],
+                            output_index=index,
+                            name=ev.name,
+                            arguments=joined,
+                        )
+                    )
+                    item = {**opened, "arguments": joined, "status": "completed"}
+                    output[index] = item
+                    out.append(event("response.output_item.done", output_index=index, item=item))
+                elif ev.name in self.hidden:
                     out.append(_comment(ev))
                 else:
                     item = responses.call_item(ToolCallPart(ev.id, ev.name, ev.input))
@@ -599,6 +714,9 @@ class _Gateway:
                     output.append(item)
             elif isinstance(ev, ToolResult) and ev.name in self.hidden:
                 out.append(_comment(ev))
+                spend.results.append(ev)
+            elif isinstance(ev, StepFinish):
+                spend.add(ev)
             elif isinstance(ev, Finish):
                 finish = ev
 
@@ -611,18 +729,25 @@ class _Gateway:
             out: list[bytes] = []
             close_text(out)
             state, incomplete = responses.status(finish.reason if finish is not None else "stop")
-            usage = responses.usage(finish.usage if finish is not None else None)
+            usage = responses.usage(finish.usage if finish is not None else None, spend.cost(events, finish))
             done = responses.envelope(id, model, created, state, output, usage, incomplete)
             kind = "response.completed" if state == "completed" else "response.incomplete"
             return b"".join(out) + event(kind, response=done)
 
-        created_event = event(
-            "response.created", response=responses.envelope(id, model, created, "in_progress", [])
+        started = responses.envelope(id, model, created, "in_progress", [])
+        opening = event("response.created", response=started) + event(
+            "response.in_progress", response=started
         )
-        return self._relay(first, events, created_event, render, failed, end, record)
+        return self._relay(first, events, opening, render, failed, end, record)
 
     def _sse(
-        self, first: LLMEvent, events: EventStream, model: str, include_usage: bool, record: Record
+        self,
+        first: LLMEvent,
+        events: EventStream,
+        model: str,
+        include_usage: bool,
+        record: Record,
+        custom: frozenset[str] = frozenset(),
     ) -> AsyncGenerator[bytes, None]:
         id, created = chat.new_id(), int(time.time())
 
@@ -638,7 +763,13 @@ class _Gateway:
             return b"data: " + _encode(body) + b"\n\n"
 
         finish: Finish | None = None
+        spend = _Spend()
         tool_index = 0
+        # calls whose arguments stream as they come: id -> (index, whether any fragment was sent)
+        streaming: dict[str, list[Any]] = {}
+
+        def arguments(index: int, text: str) -> bytes:
+            return chunk({"tool_calls": [{"index": index, "function": {"arguments": text}}]})
 
         def render(event: LLMEvent, out: list[bytes]) -> None:
             nonlocal finish, tool_index
@@ -646,14 +777,36 @@ class _Gateway:
                 out.append(chunk({"content": event.text}))
             elif isinstance(event, ReasoningDelta):
                 out.append(chunk({"reasoning_content": event.text}))
+            elif isinstance(event, ToolInputStart):
+                if not event.provider_executed and event.name not in self.hidden and event.name not in custom:
+                    streaming[event.id] = [tool_index, False]
+                    opened = {
+                        "id": event.id,
+                        "type": "function",
+                        "function": {"name": event.name, "arguments": ""},
+                    }
+                    out.append(chunk({"tool_calls": [{"index": tool_index, **opened}]}))
+                    tool_index += 1
+            elif isinstance(event, ToolInputDelta):
+                call = streaming.get(event.id)
+                if call is not None:
+                    call[1] = True
+                    out.append(arguments(call[0], event.text))  # the upstream's bytes, as they came
             elif isinstance(event, ToolCall) and not event.provider_executed:
-                if event.name in self.hidden:
+                call = streaming.pop(event.id, None)
+                if call is not None:
+                    if not call[1]:  # arguments given whole at the end, not streamed
+                        out.append(arguments(call[0], arguments_json(event.input)))
+                elif event.name in self.hidden:
                     out.append(_comment(event))
                 else:
                     out.append(chunk({"tool_calls": [chat.tool_call(event, tool_index)]}))
                     tool_index += 1
             elif isinstance(event, ToolResult) and event.name in self.hidden:
                 out.append(_comment(event))
+                spend.results.append(event)
+            elif isinstance(event, StepFinish):
+                spend.add(event)
             elif isinstance(event, Finish):
                 finish = event
 
@@ -670,7 +823,9 @@ class _Gateway:
                     "created": created,
                     "model": model,
                     "choices": [],
-                    "usage": chat.usage(finish.usage if finish is not None else None),
+                    "usage": chat.usage(
+                        finish.usage if finish is not None else None, spend.cost(events, finish)
+                    ),
                 }
                 tail.append(b"data: " + _encode(body) + b"\n\n")
             tail.append(b"data: [DONE]\n\n")

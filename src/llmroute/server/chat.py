@@ -19,6 +19,7 @@ from .. import client_tools
 from ..protocols._shared import ns
 from ..protocols.openai_chat_custom import CUSTOM_ITEM, call_metadata
 from ..schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart
+from ..schema.cost import Cost
 from ..schema.errors import InvalidRequestError
 from ..schema.events import FinishReason, ToolCall
 from ..schema.options import GenerationOptions
@@ -32,6 +33,7 @@ from .request import Conversation, arguments_json, function_tool, image_part, ou
 __all__ = [
     "ChatRequest",
     "completion",
+    "custom_tool_names",
     "decode_request",
     "finish_reason",
     "new_id",
@@ -56,6 +58,7 @@ class _InputAudio(msgspec.Struct, frozen=True):
 class _ContentPart(msgspec.Struct, frozen=True):
     type: str
     text: str | None = None
+    refusal: str | None = None  # an assistant's refusal part, sent back in the history
     image_url: _ImageUrl | None = None
     input_audio: _InputAudio | None = None
 
@@ -78,12 +81,14 @@ class _ToolCallIn(msgspec.Struct, frozen=True):
 
 
 class _MessageIn(msgspec.Struct, frozen=True):
-    role: Literal["system", "developer", "user", "assistant", "tool"]
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
     content: str | list[_ContentPart] | None = None
     name: str | None = None
     tool_calls: list[_ToolCallIn] | None = None
     tool_call_id: str | None = None
     reasoning_content: str | None = None
+    refusal: str | None = None
+    function_call: _Function | None = None  # the legacy single call, answered by role "function"
 
 
 class _FunctionDef(msgspec.Struct, frozen=True):
@@ -159,10 +164,16 @@ def decode_request(body: bytes) -> ChatRequest:
     return decode_body(_decoder, body)
 
 
+def custom_tool_names(chat: ChatRequest) -> frozenset[str]:
+    """The request's custom (free-text) tools: their calls are sent whole, not as argument deltas."""
+    return frozenset(t.custom.name for t in chat.tools or () if t.type == "custom" and t.custom is not None)
+
+
 def to_llm_request(chat: ChatRequest, model: Any) -> LLMRequest:
     if chat.n not in (None, 1):
         raise InvalidRequestError("n: only one choice per request is supported", code="unsupported_parameter")
     conversation = Conversation()
+    legacy: list[tuple[str, str]] = []  # legacy function calls not yet answered: (id, name)
     for i, message in enumerate(chat.messages):
         role = message.role
         if role in ("system", "developer"):
@@ -170,7 +181,25 @@ def to_llm_request(chat: ChatRequest, model: Any) -> LLMRequest:
         elif role == "user":
             conversation.add("user", _user_parts(message, i))
         elif role == "assistant":
-            conversation.add("assistant", _assistant_parts(message, i, conversation))
+            parts = _assistant_parts(message, i, conversation)
+            if message.function_call is not None:
+                call_id = f"call_legacy_{i}"
+                call = message.function_call
+                where = f"messages[{i}].function_call.arguments"
+                parts = (*parts, conversation.call(call_id, call.name, call.arguments, where))
+                legacy.append((call_id, call.name))
+            conversation.add("assistant", parts)
+        elif role == "function":
+            if not message.name:
+                raise InvalidRequestError(f"messages[{i}].name: required on a function message")
+            match = next((c for c in reversed(legacy) if c[1] == message.name), None)
+            if match is None:
+                raise InvalidRequestError(
+                    f"messages[{i}]: a function message for {message.name!r} with no assistant "
+                    "function_call before it"
+                )
+            legacy.remove(match)
+            conversation.result(match[0], "\n".join(_texts(message, i)), message.name)
         else:
             if not message.tool_call_id:
                 raise InvalidRequestError(f"messages[{i}].tool_call_id: required on a tool message")
@@ -231,7 +260,20 @@ def _assistant_parts(message: _MessageIn, i: int, conversation: Conversation) ->
     parts: list[Part] = []
     if message.reasoning_content:
         parts.append(ReasoningPart(message.reasoning_content))
-    parts.extend(TextPart(t) for t in _texts(message, i) if t)
+    content = message.content
+    if isinstance(content, list):  # text and refusal parts, in order
+        for j, piece in enumerate(content):
+            text = piece.refusal if piece.type == "refusal" else piece.text if piece.type == "text" else None
+            if text is None:
+                raise InvalidRequestError(
+                    f"messages[{i}].content[{j}]: only text and refusal parts are allowed here"
+                )
+            if text:
+                parts.append(TextPart(text))
+    elif content:
+        parts.append(TextPart(content))
+    if message.refusal and not content:
+        parts.append(TextPart(message.refusal))
     for j, call in enumerate(message.tool_calls or ()):
         where = f"messages[{i}].tool_calls[{j}].function.arguments"
         if call.custom is not None:
@@ -302,7 +344,8 @@ def new_id() -> str:
     return f"chatcmpl-{uuid.uuid4().hex}"
 
 
-def usage(value: Usage | None) -> dict[str, Any] | None:
+def usage(value: Usage | None, cost: Cost | None = None) -> dict[str, Any] | None:
+    """OpenAI's usage object, plus ``cost`` in USD (as OpenRouter reports it) when it is known."""
     if value is None:
         return None
     prompt = value.input_tokens or 0
@@ -316,6 +359,8 @@ def usage(value: Usage | None) -> dict[str, Any] | None:
         out["prompt_tokens_details"] = {"cached_tokens": value.cache_read_tokens}
     if value.reasoning_tokens is not None:
         out["completion_tokens_details"] = {"reasoning_tokens": value.reasoning_tokens}
+    if cost is not None:
+        out["cost"] = float(cost.total)
     return out
 
 
@@ -362,5 +407,5 @@ def completion(response: LLMResponse, model: str, hidden: Collection[str]) -> di
                 "logprobs": None,
             }
         ],
-        "usage": usage(response.usage),
+        "usage": usage(response.usage, response.cost),
     }

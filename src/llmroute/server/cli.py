@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import copy
+import math
+import os
+import shutil
 import socket
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any, TextIO
 
 __all__ = ["add_parser"]
@@ -30,7 +35,30 @@ def add_parser(subparsers: Any) -> None:
         choices=["critical", "error", "warning", "info", "debug"],
         help="uvicorn log level (default %(default)s)",
     )
+    serve.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        help="worker processes sharing the socket (default %(default)s; share limits with redisUrl)",
+    )
+    serve.add_argument(
+        "--graceful-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM/SIGINT, how long open requests and streams may take to finish (default %(default)s)",
+    )
     serve.set_defaults(run=_serve)
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 1 <= value <= 512:
+        raise argparse.ArgumentTypeError(f"must be 1 to 512: {text!r}")
+    return value
 
 
 def _port(text: str) -> int:
@@ -86,14 +114,39 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
     public = ", ".join(gateway.public)
     out.write(f"llmroute gateway on http://{args.host}:{args.port}/v1 (models: {public})\n")
     out.flush()
-    uvicorn.run(
-        create_app(gateway),
-        host=args.host,
-        port=args.port,
-        log_level=args.log_level,
-        log_config=log_config(args.log_level),
-        access_log=False,  # the gateway writes its own JSON access log (llmroute.server.access)
-    )
+    from .serving import CONFIG_ENV, HEADER_TIMEOUT_ENV, http_protocol, tune_gc
+
+    common: dict[str, Any] = {
+        "host": args.host,
+        "port": args.port,
+        "log_level": args.log_level,
+        "log_config": log_config(args.log_level),
+        "access_log": False,  # the gateway writes its own JSON access log (llmroute.server.access)
+        "timeout_graceful_shutdown": max(0, math.ceil(args.graceful_timeout)),
+    }
+    if args.workers == 1:
+        app = create_app(gateway)
+        tune_gc()
+        uvicorn.run(app, http=http_protocol(gateway.header_timeout), **common)
+        return 0
+    # workers: each process loads the config; metrics from all of them are summed on scrape
+    os.environ[CONFIG_ENV] = str(Path(args.config).resolve())
+    os.environ[HEADER_TIMEOUT_ENV] = repr(gateway.header_timeout)
+    metrics_dir = None
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        metrics_dir = tempfile.mkdtemp(prefix="llmroute-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    try:
+        uvicorn.run(
+            "llmroute.server.serving:app_from_env",
+            factory=True,
+            workers=args.workers,
+            http="llmroute.server.serving:HeaderTimeoutProtocol",
+            **common,
+        )
+    finally:
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0
 
 

@@ -14,6 +14,26 @@
 by one: unset, the gateway does not start). ``settings`` are extra ``configure(...)``
 arguments (``region``, ...), ``options`` extra model options. ``public: false`` hides an entry
 from clients (a search backend). ``maxBodyBytes`` caps a request body.
+
+Operating it (``docs/gateway-operations.md``): ``keys`` entries may be objects with an ``id``, the
+key or its ``sha256:`` hash, allowed ``models``, ``rpm``, ``tpm``, ``budgetUsd`` and ``budgetPeriod``;
+``redisUrl`` shares their counts across workers and instances; ``cors``, ``retry``, ``metrics``,
+``accessLog``, ``headerTimeout`` and ``bodyTimeout`` are top-level settings.
+
+``virtualrouter.routing`` names routes over the ``models`` entries; a client's ``model`` selects a
+route like a model (docs/routing.md)::
+
+    "virtualrouter": {"routing": {"default": [{"model": "claude", "priority": 0},
+                                              {"model": "gpt", "priority": 1}],
+                                  "longcontext": ["gemini"],
+                                  "web_search": ["glm", "gemini"]},
+                      "longContextThreshold": 60000}
+
+A target is a ``models`` name, or an object (``model``, ``priority``, ``weight``, ``contextWindow``,
+``maxRetries``); a bare name's priority is its position. A request to any other route whose input
+is estimated above ``longContextThreshold`` tokens goes to ``longcontext``; ``webSearch`` engines
+may name a route as their ``providerKey``. Health (cooldowns, rate-limit memory) is shared by every
+route and, with ``redisUrl``, by every gateway process.
 """
 
 from __future__ import annotations
@@ -33,7 +53,9 @@ from ..route.auth import HeaderAuth
 from ..route.model import Model
 from ..route.policy import RetryPolicy
 from ..route.redact import Secret
+from ..router import Cooldown, Router, Strategy, Target
 from ..schema.errors import ConfigError, LLMError
+from ..state import SharedState, open_state
 from ..websearch.server_tool import ServerWebSearch, WebSearchConfig
 
 __all__ = [
@@ -46,6 +68,8 @@ __all__ = [
     "KeyEntry",
     "ModelEntry",
     "RetryEntry",
+    "RouteTarget",
+    "VirtualRouter",
     "load",
 ]
 
@@ -101,6 +125,45 @@ class RetryEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename
     max_retry_after: float = 60.0
 
 
+class RouteTarget(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
+    """One target of a route: a ``models`` entry and how the route uses it."""
+
+    model: str
+    """The name of an entry in ``models``."""
+    priority: int = 0
+    """Lower is tried first."""
+    weight: float = 1.0
+    """Share of its priority's traffic."""
+    context_window: int | None = None
+    """Tokens the model accepts (default: the catalog's)."""
+    max_retries: int | None = None
+    """This target's own retries before the route moves on (default: the gateway's ``retry``)."""
+
+
+class CooldownEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
+    """``llmroute.router.Cooldown`` in the config file."""
+
+    failures: int = 3
+    seconds: float = 30.0
+    max_seconds: float = 300.0
+    auth_seconds: float = 300.0
+    probe_timeout: float = 60.0
+
+
+class VirtualRouter(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
+    routing: dict[str, list[str | RouteTarget]]
+    """Route name -> its targets."""
+    long_context_threshold: int = 60_000
+    """Estimated input tokens above which a request goes to the ``longcontext`` route."""
+    strategy: Strategy = "weighted"
+    """How targets of one priority share traffic: weighted, least-in-flight or latency."""
+    cooldown: CooldownEntry | None = None
+    """When a failing target is skipped (default: 3 failures, 30 s, half-open probe)."""
+
+
+LONG_CONTEXT = "longcontext"
+
+
 class GatewayConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
     keys: list[str | KeyEntry]
     models: dict[str, Any]  # each a ModelEntry, converted one by one so errors name the entry
@@ -113,6 +176,7 @@ class GatewayConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, ren
     access_log: bool = True
     header_timeout: float = 10.0
     body_timeout: float = 30.0
+    virtualrouter: VirtualRouter | None = None
 
 
 class Key(msgspec.Struct, frozen=True):
@@ -147,8 +211,14 @@ class Gateway:
         max_body_bytes: int,
         secrets: tuple[str, ...],
         config: GatewayConfig | None = None,
+        routes: dict[str, Router] | None = None,
+        state: SharedState | None = None,
     ) -> None:
         self.keys = keys
+        self.routes = routes or {}
+        """Routes by name (``virtualrouter.routing``); clients select them like models."""
+        self.state = state
+        """The shared state the routes keep their health in (``None`` without routes)."""
         self.models = models
         self.public = public
         self.web_search = web_search
@@ -170,6 +240,8 @@ class Gateway:
         self.access_log = config.access_log
         self.header_timeout = config.header_timeout
         self.body_timeout = config.body_timeout
+        vr = config.virtualrouter
+        self.long_context_threshold = vr.long_context_threshold if vr is not None else None
         # where upstreams live (host:port and host): scrubbed from anything a client sees
         self.upstream_hosts = _hosts(models)
 
@@ -218,9 +290,15 @@ def load(source: str | Path | Mapping[str, Any], *, environ: Mapping[str, str] |
     public = tuple(name for name, entry in entries.items() if entry.public)
     if not public:
         raise ConfigError("$.models: no public model (every entry has public: false)")
+    state: SharedState | None = None
+    routes: dict[str, Router] = {}
+    if config.virtualrouter is not None:
+        state = open_state(config.redis_url)
+        routes = _routes(config.virtualrouter, models, state)
+        public += tuple(routes)
     search = None
     if config.web_search is not None:
-        search = ServerWebSearch.from_settings(config.web_search, models, path="$.webSearch")
+        search = ServerWebSearch.from_settings(config.web_search, {**models, **routes}, path="$.webSearch")
         if search.inject_policy == "selective":
             try:
                 search.classify("")  # fail at start, not on every request
@@ -229,7 +307,57 @@ def load(source: str | Path | Mapping[str, Any], *, environ: Mapping[str, str] |
                     "$.webSearch.injectPolicy: 'selective' needs llmroute.websearch.intent (not installed)"
                 ) from None
     keys = _keys(config.keys, public)
-    return Gateway(keys, models, public, search, config.max_body_bytes, tuple(secrets), config)
+    return Gateway(keys, models, public, search, config.max_body_bytes, tuple(secrets), config, routes, state)
+
+
+def _routes(vr: VirtualRouter, models: Mapping[str, Model], state: SharedState) -> dict[str, Router]:
+    """One ``Router`` per route, all keeping health in ``state`` under one namespace."""
+    path = "$.virtualrouter"
+    if not vr.routing:
+        raise ConfigError(f"{path}.routing: at least one route is required")
+    if vr.long_context_threshold < 1:
+        raise ConfigError(f"{path}.longContextThreshold: must be at least 1")
+    cooldown = None
+    if vr.cooldown is not None:
+        try:
+            cooldown = Cooldown(**msgspec.structs.asdict(vr.cooldown))
+        except LLMError as exc:
+            raise ConfigError(f"{path}.cooldown: {exc.message.removeprefix('Cooldown.')}") from None
+    routes: dict[str, Router] = {}
+    for name, entries in vr.routing.items():
+        where = f"{path}.routing.{name}"
+        if not name or name in models:
+            raise ConfigError(f"{where}: a route needs a name no model entry has")
+        if not entries:
+            raise ConfigError(f"{where}: at least one target is required")
+        targets: list[Target] = []
+        for i, entry in enumerate(entries):
+            spec = RouteTarget(entry, priority=i) if isinstance(entry, str) else entry
+            model = models.get(spec.model)
+            if model is None:
+                known = ", ".join(sorted(models))
+                raise ConfigError(
+                    f"{where}[{i}].model: {spec.model!r} is not a configured model (known: {known})"
+                )
+            if any(t.name == spec.model for t in targets):
+                raise ConfigError(f"{where}[{i}].model: {spec.model!r} is already a target of this route")
+            try:
+                retry = RetryPolicy(max_retries=spec.max_retries) if spec.max_retries is not None else None
+                targets.append(
+                    Target(model, spec.priority, spec.weight, spec.model, spec.context_window, retry)
+                )
+            except LLMError as exc:
+                field = (exc.message.split(":", 1)[0].rpartition(".")[2]) or "model"
+                raise ConfigError(f"{where}[{i}].{_camel(field)}: {exc.message.split(': ', 1)[-1]}") from None
+        routes[name] = Router(
+            targets, name=name, strategy=vr.strategy, cooldown=cooldown, state=state, namespace="gateway"
+        )
+    return routes
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
 
 
 def _check_limits(config: GatewayConfig) -> None:

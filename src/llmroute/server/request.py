@@ -57,7 +57,7 @@ class Conversation:
         self._names[call_id] = name
         return ToolCallPart(call_id, name, decoded)
 
-    def result(self, call_id: str, output: str, name: str = "") -> None:
+    def result(self, call_id: str, output: str | tuple[Part, ...], name: str = "") -> None:
         """A function call's output; consecutive outputs are one tool message. The tool's name is the
         call's when the call came earlier, else ``name``."""
         self.add("tool", (ToolResultPart(call_id, self._names.get(call_id, name), output),), merge=True)

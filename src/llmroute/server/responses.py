@@ -15,7 +15,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..schema.content import Part, TextPart, ToolCallPart
+from ..schema.content import Part, ReasoningPart, TextPart, ToolCallPart
+from ..schema.cost import Cost
 from ..schema.errors import InvalidRequestError
 from ..schema.events import FinishReason
 from ..schema.options import GenerationOptions
@@ -35,8 +36,13 @@ class _InputPart(msgspec.Struct, frozen=True):
     image_url: str | None = None
 
 
+class _Summary(msgspec.Struct, frozen=True):
+    text: str = ""
+
+
 class _Item(msgspec.Struct, frozen=True):
-    """A message (``role`` + ``content``), a ``function_call`` or a ``function_call_output``."""
+    """A message (``role`` + ``content``), a ``function_call``, a ``function_call_output`` (text or
+    content parts) or a ``reasoning`` item (summary and encrypted content, from an earlier turn)."""
 
     type: str = "message"
     role: Literal["system", "developer", "user", "assistant"] | None = None
@@ -44,7 +50,10 @@ class _Item(msgspec.Struct, frozen=True):
     call_id: str | None = None
     name: str | None = None
     arguments: str | None = None
-    output: str | None = None
+    output: str | list[_InputPart] | None = None
+    id: str | None = None
+    summary: list[_Summary] | None = None
+    encrypted_content: str | None = None
 
 
 class _Tool(msgspec.Struct, frozen=True):
@@ -122,7 +131,15 @@ def to_llm_request(req: ResponsesRequest, model: Any) -> LLMRequest:
         elif item.type == "function_call_output":
             if not item.call_id:
                 raise InvalidRequestError(f"{where}.call_id: required on a function_call_output")
-            conversation.result(item.call_id, item.output or "")
+            output = item.output or ""
+            if isinstance(output, list):  # content parts: text and images the tool returned
+                output = _parts(_Item(role="user", content=output), f"{where}.output")
+            conversation.result(item.call_id, output)
+        elif item.type == "reasoning":
+            text = "\n\n".join(s.text for s in item.summary or () if s.text)
+            meta = {"openai": {"item_id": item.id}} if item.id else None
+            reasoning = ReasoningPart(text, encrypted=item.encrypted_content, provider_metadata=meta)
+            conversation.add("assistant", (reasoning,), merge=True)
         else:
             raise InvalidRequestError(f"{where}.type: unsupported input item {item.type!r}")
     tools: list[ToolDefinition] = []
@@ -182,18 +199,22 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
 
-def usage(value: Usage | None) -> dict[str, Any] | None:
+def usage(value: Usage | None, cost: Cost | None = None) -> dict[str, Any] | None:
+    """The Responses usage object, plus ``cost`` in USD when it is known."""
     if value is None:
         return None
     inputs = value.input_tokens or 0
     outputs = value.output_tokens or 0
-    return {
+    out: dict[str, Any] = {
         "input_tokens": inputs,
         "input_tokens_details": {"cached_tokens": value.cache_read_tokens or 0},
         "output_tokens": outputs,
         "output_tokens_details": {"reasoning_tokens": value.reasoning_tokens or 0},
         "total_tokens": inputs + outputs,
     }
+    if cost is not None:
+        out["cost"] = float(cost.total)
+    return out
 
 
 def status(reason: FinishReason) -> tuple[str, dict[str, str] | None]:
@@ -261,4 +282,12 @@ def response_object(response: LLMResponse, model: str, hidden: Collection[str]) 
         if isinstance(p, ToolCallPart) and not p.provider_executed and p.name not in hidden
     )
     state, incomplete = status(response.finish_reason)
-    return envelope(new_id("resp"), model, int(time.time()), state, output, usage(response.usage), incomplete)
+    return envelope(
+        new_id("resp"),
+        model,
+        int(time.time()),
+        state,
+        output,
+        usage(response.usage, response.cost),
+        incomplete,
+    )

@@ -3,7 +3,10 @@ form the core reads without PyYAML (the recordings ``llmroute demo`` ships as pa
 
 from __future__ import annotations
 
+import gzip
+import importlib
 import re
+import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -87,6 +90,50 @@ def _headers(raw: Any) -> dict[str, list[str]]:
     return out
 
 
+def _decompress(body: bytes, headers: dict[str, list[str]]) -> bytes:
+    """The body as the client reads it: vcrpy without ``decode_compressed_response`` keeps the
+    compressed bytes and ``Content-Encoding``. Decoded here (gzip and deflate; br and zstd when
+    ``brotli`` / ``zstandard`` is installed), and the header dropped, so replays serve JSON and
+    SSE, not gzip. A body that is not actually compressed is kept as it is."""
+    codings = [c.strip().lower() for v in headers.get("content-encoding", ()) for c in v.split(",")]
+    codings = [c for c in codings if c and c != "identity"]
+    if not codings or not body:
+        return body
+    for coding in reversed(codings):
+        body = _decode_one(coding, body)
+    headers.pop("content-encoding", None)
+    headers.pop("content-length", None)
+    return body
+
+
+def _decode_one(coding: str, body: bytes) -> bytes:
+    if coding in ("gzip", "x-gzip"):
+        if not body.startswith(b"\x1f\x8b"):
+            return body  # already decoded by whoever saved it
+        return gzip.decompress(body)
+    if coding == "deflate":
+        for wbits in (zlib.MAX_WBITS, -zlib.MAX_WBITS):  # zlib-wrapped, or raw as some servers send
+            try:
+                return zlib.decompress(body, wbits)
+            except zlib.error:
+                continue
+        return body
+    module = {"br": ("brotli", "brotlicffi"), "zstd": ("zstandard",)}.get(coding)
+    if module is None:
+        raise ValueError(
+            f"cassette body has Content-Encoding {coding!r}, which llmroute.testing cannot decode"
+        )
+    for name in module:
+        try:
+            lib = importlib.import_module(name)
+        except ImportError:
+            continue
+        if coding == "br":
+            return lib.decompress(body)
+        return lib.ZstdDecompressor().decompressobj().decompress(body)
+    raise ValueError(f"cassette body has Content-Encoding {coding!r}: pip install {module[0]} to replay it")
+
+
 def _status(status: Any) -> int:
     if isinstance(status, dict):
         return int(status.get("code", 200))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
@@ -109,6 +156,8 @@ class Cassette:
         for item in data.get("interactions", []):
             req, resp = item["request"], item["response"]
             status: Any = resp.get("status", {})
+            response_headers = _headers(resp.get("headers"))
+            response_body = _decompress(_as_bytes(resp.get("body")), response_headers)
             interactions.append(
                 Interaction(
                     RecordedRequest(
@@ -117,11 +166,7 @@ class Cassette:
                         _headers(req.get("headers")),
                         _as_bytes(req.get("body")),
                     ),
-                    RecordedResponse(
-                        _status(status),
-                        _headers(resp.get("headers")),
-                        _as_bytes(resp.get("body")),
-                    ),
+                    RecordedResponse(_status(status), response_headers, response_body),
                 )
             )
         return cls(interactions, data.get("llmroute_metadata") or {})

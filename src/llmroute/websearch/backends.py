@@ -24,6 +24,7 @@ import msgspec
 
 from .. import build, hosted
 from ..route.executor import ExecutionContext, run_step
+from ..schema.cost import Cost
 from ..schema.errors import InvalidProviderOutputError
 from ..schema.events import ToolResult
 from ..schema.request import LLMRequest
@@ -81,6 +82,8 @@ class SearchOutcome(msgspec.Struct, frozen=True):
     hits: tuple[SearchHit, ...] = ()
     usage: Usage | None = None
     model: str | None = None
+    cost: Cost | None = None
+    """What the backend call cost (``None``: unknown, or a custom backend that does not say)."""
 
 
 class SearchBackend(Protocol):
@@ -90,7 +93,10 @@ class SearchBackend(Protocol):
 
 
 async def _run(ctx: ExecutionContext, request: LLMRequest) -> LLMResponse:
-    builder = ResponseBuilder(keep_events=False)
+    model = request.model
+    builder = ResponseBuilder(
+        keep_events=False, provider=getattr(model, "provider", None), model_id=getattr(model, "id", None)
+    )
     async for batch in run_step(ctx, request):
         for event in batch:
             builder.add(event)
@@ -143,7 +149,9 @@ async def _search(
     """One search call through ``model`` with its hosted ``tool``; the hits its results name."""
     request = build.request(model, system=_SYSTEM, prompt=prompt, tools=[tool])
     response = await _run(ctx, request)
-    return SearchOutcome(response.text, _unique(hits(response), count), response.usage, model.id)
+    return SearchOutcome(
+        response.text, _unique(hits(response), count), response.usage, model.id, response.cost
+    )
 
 
 def _search_results(response: LLMResponse) -> Iterable[ToolResult]:

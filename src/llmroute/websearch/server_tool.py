@@ -324,6 +324,8 @@ def _result(call: ToolCall, engine: str, outcome: SearchOutcome) -> ToolResult:
     backend: dict[str, Any] = {"engine": engine, "model": outcome.model}
     if outcome.usage is not None:
         backend["usage"] = msgspec.to_builtins(outcome.usage)
+        # counted into ``response.cost`` (``Cost.search``); None: unknown, so the total is too
+        backend["cost"] = str(outcome.cost.total) if outcome.cost is not None else None
     return ToolResult(call.id, call.name, value, provider_metadata={"web_search": backend})
 
 

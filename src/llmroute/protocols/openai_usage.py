@@ -1,0 +1,82 @@
+"""``Usage`` from the OpenAI-shaped usage objects (Chat Completions and Responses, and the servers
+that copy them), with what they say about billing: a provider-reported cost (OpenRouter ``cost``,
+xAI ``cost_in_usd_ticks``) and the service tier that served the call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ..schema.cost import reported_cost
+from ..schema.usage import Usage
+
+__all__ = ["chat_usage", "responses_usage", "with_billing"]
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+def with_billing(usage: Usage, raw: dict[str, Any], service_tier: str | None) -> Usage:
+    """``usage`` with the cost the provider reported in ``raw`` and the tier the response named."""
+    cost = reported_cost(raw)
+    if cost is None and service_tier is None:
+        return usage
+    return msgspec.structs.replace(usage, reported_cost=cost, service_tier=service_tier)
+
+
+def _output_tokens(
+    prompt: int | None, completion: int | None, reasoning: int | None, total: Any, has_reasoning: bool | None
+) -> int | None:
+    """Inclusive output: reasoning added when the server counts it apart from ``completion_tokens``
+    (``has_reasoning``: ``ChatQuirks.completion_has_reasoning``; ``None`` decides from ``total``)."""
+    if completion is None or not reasoning:
+        return completion
+    apart = has_reasoning is False
+    if has_reasoning is None and isinstance(total, int) and prompt is not None:
+        apart = prompt + completion + reasoning == total != prompt + completion
+    return completion + reasoning if apart else completion
+
+
+def chat_usage(raw: dict[str, Any], has_reasoning: bool | None, service_tier: str | None = None) -> Usage:
+    """A Chat Completions ``usage`` object."""
+    details = _obj(raw.get("prompt_tokens_details"))
+    cached = _int(details.get("cached_tokens"))
+    if cached is None:
+        cached = _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
+    # OpenRouter: ``server_tool_use`` (plugin) or ``server_tool_use_details`` (server tool).
+    server = _obj(raw.get("server_tool_use") or raw.get("server_tool_use_details"))
+    prompt = _int(raw.get("prompt_tokens"))
+    reasoning = _int(_obj(raw.get("completion_tokens_details")).get("reasoning_tokens"))
+    completion = _int(raw.get("completion_tokens"))
+    usage = Usage.from_cached(
+        input_tokens=prompt,
+        output_tokens=_output_tokens(prompt, completion, reasoning, raw.get("total_tokens"), has_reasoning),
+        cache_read=cached,
+        cache_write=_int(details.get("cache_write_tokens")),
+        reasoning=reasoning,
+        web_search_requests=_int(server.get("web_search_requests")),
+        raw=raw,
+    )
+    return with_billing(usage, raw, service_tier)
+
+
+def responses_usage(raw: dict[str, Any], searches: int, service_tier: str | None = None) -> Usage:
+    """A Responses ``usage`` object (``searches``: the web_search calls the stream showed)."""
+    details: dict[str, Any] = raw.get("input_tokens_details") or {}
+    out_details: dict[str, Any] = raw.get("output_tokens_details") or {}
+    usage = Usage.from_cached(
+        input_tokens=raw.get("input_tokens"),
+        output_tokens=raw.get("output_tokens"),
+        cache_read=details.get("cached_tokens"),
+        cache_write=details.get("cache_write_tokens"),
+        reasoning=out_details.get("reasoning_tokens"),
+        web_search_requests=searches or None,
+        raw=raw,
+    )
+    return with_billing(usage, raw, service_tier)  # xAI's Responses API reports cost_in_usd_ticks
