@@ -30,9 +30,19 @@ class EventStream:
 
     __slots__ = ("_cursor", "_loops")
 
-    def __init__(self, batches: AsyncGenerator[list[LLMEvent], None]) -> None:
-        self._cursor = _Cursor(batches)
+    def __init__(self, batches: AsyncGenerator[list[LLMEvent], None], *, model: object = None) -> None:
+        self._cursor = _Cursor(batches, model=model)
         self._loops: list[AsyncGenerator[Any, None]] = []
+
+    @property
+    def provider(self) -> str | None:
+        """The provider of the request's model (what ``response.cost`` prices against)."""
+        return self._cursor.provider
+
+    @property
+    def model_id(self) -> str | None:
+        """The request's model id."""
+        return self._cursor.model_id
 
     def _held(self, loop: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
         self._loops = [g for g in self._loops if getattr(g, "ag_frame", None) is not None]  # not the done

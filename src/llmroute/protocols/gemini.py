@@ -41,7 +41,7 @@ from ..schema.events import (
 from ..schema.mime import sniff_base64
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
-from ..schema.usage import Usage
+from ..schema.usage import Usage, usage_count
 from ._partial_json import PathWriter, parse_path
 from ._shared import ToolInput, decode_frame, lower_hosted, ns, result_text, with_options
 from .gemini_grounding import (
@@ -851,18 +851,27 @@ def _on_code_result(state: GeminiState, result: dict[str, Any], out: list[LLMEve
 def _usage(state: GeminiState) -> Usage | None:
     if state.raw_usage is None:
         return None
-    raw = _usage_decoder.decode(state.raw_usage)
-    thoughts = raw.get("thoughtsTokenCount")
+    raw = decode_frame(_usage_decoder, state.raw_usage, f"{NAME} usageMetadata")
+    prompt, candidates, tool_prompt, thoughts, cached = (
+        usage_count(raw, key, NAME)
+        for key in (
+            "promptTokenCount",
+            "candidatesTokenCount",
+            "toolUsePromptTokenCount",
+            "thoughtsTokenCount",
+            "cachedContentTokenCount",
+        )
+    )
     # input = prompt + tool-use prompt, output = candidates + thoughts (None when neither is given)
-    sums = Usage(
-        input_tokens=raw.get("promptTokenCount"), output_tokens=raw.get("candidatesTokenCount")
-    ) + Usage(input_tokens=raw.get("toolUsePromptTokenCount"), output_tokens=thoughts)
+    sums = Usage(input_tokens=prompt, output_tokens=candidates) + Usage(
+        input_tokens=tool_prompt, output_tokens=thoughts
+    )
     output = sums.output_tokens
     searches = len(state.grounding.queries) if state.grounding.queries else None
     return Usage.from_cached(
         input_tokens=sums.input_tokens,
         output_tokens=output,
-        cache_read=raw.get("cachedContentTokenCount"),
+        cache_read=cached,
         reasoning=thoughts if thoughts is not None or output is None else 0,
         web_search_requests=searches,
         raw=raw,

@@ -27,7 +27,7 @@ from ..schema.content import (
     ToolCallPart,
     ToolResultPart,
 )
-from ..schema.errors import InvalidRequestError
+from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import ApprovalRequest, Citation, LLMEvent, Media, ToolResult
 from ..schema.mime import sniff_base64
 from ..schema.request import LLMRequest
@@ -512,6 +512,10 @@ def on_web_search_call(
     """The canonical ``web_search`` result; the item's ``status`` and ``action`` (its sources as
     sent) stay in the metadata, from where the lowering sends them back."""
     action: dict[str, Any] = data.get("action") or {}
+    if not isinstance(cast(object, action), dict):
+        raise InvalidProviderOutputError(
+            f"{_NAME}: {kind} {item_id}: action is {type(action).__name__}, not an object"
+        )
     meta: dict[str, Any] = {"item_type": kind}
     meta.update((k, data[k]) for k in ("status", "action") if k in data)
     state.searched = True
