@@ -82,3 +82,12 @@ def test_close_drops_an_open_sequence_and_resets() -> None:
 def test_clean_text_is_the_same_object() -> None:
     text = "plain text, ünïcode ✓"
     assert sanitize(text) is text
+
+
+def test_sanitize_mapped_says_where_each_position_lands() -> None:
+    from llmroute.terminal import sanitize_mapped
+
+    assert sanitize_mapped("plain") == ("plain", [0, 1, 2, 3, 4, 5])
+    assert sanitize_mapped("a\x1b[2@b") == ("ab", [0, 1, 1, 1, 1, 1, 2])
+    assert sanitize_mapped("a\r\nb") == ("a\r\nb", [0, 1, 1, 3, 4])
+    assert sanitize_mapped("\u202eab\x07") == ("ab", [0, 0, 1, 2, 2])
