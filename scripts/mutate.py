@@ -697,6 +697,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=None, help="a sample: every Nth mutant")
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--match", default=None, help="only mutants whose id contains this text")
+    parser.add_argument(
+        "--ids", default=None, help="only the mutants listed in this file, one id a line (e.g. last run's survivors)"
+    )
     parser.add_argument("--tests", nargs="*", default=None, help="override the module's test files")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
@@ -716,6 +719,9 @@ def main(argv: list[str] | None = None) -> int:
         mutants = [m for m in mutants if m.id not in equivalent]
         if args.match:
             mutants = [m for m in mutants if args.match in m.id]
+        if args.ids:
+            wanted = {line.strip() for line in Path(args.ids).read_text().splitlines() if line.strip()}
+            mutants = [m for m in mutants if m.id in wanted]
         step = args.every or (int(cfg.get("smoke", {}).get("every", 10)) if args.smoke else 1)
         mutants = mutants[::step]
         if args.list:
