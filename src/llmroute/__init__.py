@@ -122,6 +122,7 @@ _LAZY = {
     "image": "media",
     "client_tools": "",
     "hosted": "",
+    "telemetry": "",
     "testing": "",
 }
 

@@ -49,6 +49,7 @@ LAYERS: dict[str, int] = {
     "route": 2,
     "protocols": 3,
     "tools": 3,
+    "telemetry": 3,  # OpenTelemetry as one set of route.hooks; optional, never imported by llmroute
     "client": 4,
     "stream": 4,
     "sync": 4,

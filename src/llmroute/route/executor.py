@@ -40,7 +40,7 @@ from ..schema.request import LLMRequest
 from .classify import from_response, http_context, is_web_page
 from .compiler import is_streaming, prepare
 from .decoding import output_error
-from .hooks import CallInfo
+from .hooks import CallInfo, CallResult
 from .model import ModelGroup, model_of
 from .prepared import PreparedRequest
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
@@ -396,7 +396,7 @@ async def run_model_step(
             del failure
             if retry:
                 if call is not None and hooks is not None:
-                    await hooks.error(call, error)
+                    await hooks.error(call, error, _partial(state, kept))
                 await _backoff(ctx, tries, error, total_at, route.name)
                 continue
             raise error
@@ -421,7 +421,7 @@ async def run_model_step(
             if not retry:
                 exc.attempts = tries
             if call is not None and hooks is not None:
-                await hooks.error(call, exc)
+                await hooks.error(call, exc, _partial(state, kept))
             if retry:
                 await attempt.close()
                 await _backoff(ctx, tries, exc, total_at, route.name)
@@ -430,12 +430,17 @@ async def run_model_step(
         except BaseException as exc:  # ``break`` / ``aclose()`` (GeneratorExit), cancellation, a bug
             if call is not None and hooks is not None:
                 if isinstance(exc, Exception):
-                    await hooks.error(call, exc)
+                    await hooks.error(call, exc, _partial(state, kept))
                 else:
-                    await hooks.abort(call, exc)
+                    await hooks.abort(call, exc, _partial(state, kept))
             raise
         finally:
             await attempt.close()
+
+
+def _partial(state: Any, kept: list[LLMEvent]) -> CallResult | None:
+    """For hooks: what an attempt that ended early had received (no cost: it was not completed)."""
+    return None if state is None else CallResult(state.reason, state.usage, state.metadata, kept)
 
 
 def _scrub(exc: LLMError, secrets: tuple[str, ...]) -> None:

@@ -31,6 +31,7 @@ from ..schema.usage import Usage
 from .redact import get_logger, redact_text
 
 if TYPE_CHECKING:
+    from ..schema.cost import Cost
     from .model import Model
     from .prepared import PreparedRequest
 
@@ -77,6 +78,7 @@ class CallInfo:
         "first_chunk",
         "loop",
         "model",
+        "partial",
         "request",
         "scratch",
         "sent",
@@ -112,6 +114,9 @@ class CallInfo:
         """``time.monotonic()`` when the first events arrived, once they have."""
         self.scratch: dict[object, Any] = {}
         """Per-hook state for this attempt, keyed by the hook (e.g. its span)."""
+        self.partial: CallResult | None = None
+        """In ``on_error`` / ``on_abort``: what arrived before the end (usage if already reported,
+        response metadata, the events so far), or None when nothing did."""
         self.sent = False  # before_send ran: exactly one end callback follows
         self.ended = False
 
@@ -133,7 +138,7 @@ class ResponseHead:
 class CallResult:
     """How a completed attempt ended: its finish reason, usage and (folded on first access) the response."""
 
-    __slots__ = ("_events", "_response", "metadata", "reason", "usage")
+    __slots__ = ("_events", "_model", "_response", "metadata", "reason", "usage")
 
     def __init__(
         self,
@@ -141,6 +146,7 @@ class CallResult:
         usage: Usage | None,
         metadata: dict[str, Any] | None,
         events: Sequence[LLMEvent],
+        model: Model | None = None,
     ) -> None:
         self.reason: FinishReason = reason
         """Why the model stopped."""
@@ -149,6 +155,7 @@ class CallResult:
         self.metadata = metadata
         """Provider response metadata: ``id`` and ``model`` (the served model version) where sent."""
         self._events = events
+        self._model = model
         self._response: LLMResponse | None = None
 
     @property
@@ -174,9 +181,13 @@ class CallResult:
         return self._response
 
     @property
-    def cost(self) -> Any:
-        """The response's cost where the model's prices are known (``LLMResponse.cost``), else None."""
-        return getattr(self.response, "cost", None)
+    def cost(self) -> Cost | None:
+        """What the call cost (``llmroute.catalog.cost`` of its usage), None when the price is unknown."""
+        if self.usage is None or self._model is None:
+            return None
+        from ..catalog import cost  # loads the catalog's data on first use
+
+        return cost(self._model.provider, self._model.id, self.usage)
 
 
 class ToolInfo:
@@ -330,16 +341,18 @@ class HookRunner:
     ) -> None:
         if call.sent and not call.ended:
             call.ended = True
-            await self._ended("on_finish", call, CallResult(reason, usage, metadata, kept))
+            await self._ended("on_finish", call, CallResult(reason, usage, metadata, kept, call.model))
 
-    async def error(self, call: CallInfo, error: BaseException) -> None:
+    async def error(self, call: CallInfo, error: BaseException, partial: CallResult | None) -> None:
         if call.sent and not call.ended:
             call.ended = True
+            call.partial = partial
             await self._ended("on_error", call, error)
 
-    async def abort(self, call: CallInfo, reason: BaseException) -> None:
+    async def abort(self, call: CallInfo, reason: BaseException, partial: CallResult | None) -> None:
         if call.sent and not call.ended:
             call.ended = True
+            call.partial = partial
             await self._ended("on_abort", call, reason)
 
     # the tool loop -----------------------------------------------------------------------------

@@ -107,11 +107,13 @@ class SocketPool:
         full for ``key``, or the connection is no longer fit."""
         sockets = self._idle.setdefault(key, [])
         now = anyio.current_time()
-        if self._closed or len(sockets) >= self.max_idle or now - socket.opened_at >= self.max_age:
-            await socket.aclose()
-            return
-        if not socket.usable:
-            await socket.abort()
+        if (
+            self._closed
+            or len(sockets) >= self.max_idle
+            or now - socket.opened_at >= self.max_age
+            or not socket.usable
+        ):
+            await socket.abort()  # a close frame, without waiting on the caller's time for the reply
             return
         socket.last_used = now
         sockets.append(socket)
@@ -121,8 +123,9 @@ class SocketPool:
         self._closed = True
         sockets = [s for group in self._idle.values() for s in group]
         self._idle.clear()
-        for socket in sockets:
-            await socket.aclose()
+        async with anyio.create_task_group() as tg:  # each waits up to its close timeout: at once
+            for socket in sockets:
+                tg.start_soon(socket.aclose)
 
     def __repr__(self) -> str:
         return (

@@ -77,6 +77,7 @@ from .observe import Observer, Record
 from .pool import upstream_client
 from .request import arguments_json
 from .spend import Pricer
+from .tracing import ServerSpans
 
 if TYPE_CHECKING:
     from .metrics import Metrics
@@ -912,7 +913,7 @@ def create_app(gateway: Gateway, *, client: Client | None = None) -> Starlette:
         message = "not found" if status == 404 else "method not allowed" if status == 405 else "bad request"
         return _json(error_body(message, "invalid_request_error", None), status)
 
-    middleware: list[Middleware] = []
+    middleware: list[Middleware] = [Middleware(ServerSpans)]  # a no-op unless llmroute.telemetry is on
     if gateway.cors_origins:
         middleware.append(
             Middleware(
