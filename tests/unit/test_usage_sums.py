@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import llmroute
 from llmroute import Usage
 
 COUNTERS = [
@@ -116,10 +117,16 @@ def test_counters_that_are_not_ints_are_refused(bad: object, position: int) -> N
         "web_search_requests",
     ]
     kwargs: dict[str, Any] = {"uncached_input": 1, "output_tokens": 1, names[position]: bad}
-    with pytest.raises(TypeError, match=f"usage counter is {type(bad).__name__}, not int"):
+    # the field, by its Usage name, and what came instead: the provider's malformed output, typed
+    field = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"]
+    field.append("web_search_requests")
+    kind = "a bool" if isinstance(bad, bool) else type(bad).__name__
+    match = f"usage: {field[position]} is {kind}.*, not a token count"
+    with pytest.raises(llmroute.InvalidProviderOutputError, match=match) as info:
         Usage.from_uncached(**kwargs)
+    assert info.value.code == "bad_usage"
     cached = {"input_tokens" if k == "uncached_input" else k: v for k, v in kwargs.items()}
-    with pytest.raises(TypeError, match="not int"):
+    with pytest.raises(llmroute.InvalidProviderOutputError, match=match):
         Usage.from_cached(**cached)
 
 

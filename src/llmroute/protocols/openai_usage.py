@@ -9,13 +9,15 @@ from typing import Any
 import msgspec
 
 from ..schema.cost import reported_cost
-from ..schema.usage import Usage
+from ..schema.usage import Usage, usage_count, usage_section
 
 __all__ = ["chat_usage", "responses_usage", "with_billing"]
 
+_RESPONSES = "openai-responses"  # ``openai_responses.NAME`` (that module imports this one)
+
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) else None
+    return value if type(value) is int else None  # a bool is not a count
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -68,14 +70,14 @@ def chat_usage(raw: dict[str, Any], has_reasoning: bool | None, service_tier: st
 
 def responses_usage(raw: dict[str, Any], searches: int, service_tier: str | None = None) -> Usage:
     """A Responses ``usage`` object (``searches``: the web_search calls the stream showed)."""
-    details: dict[str, Any] = raw.get("input_tokens_details") or {}
-    out_details: dict[str, Any] = raw.get("output_tokens_details") or {}
+    details = usage_section(raw, "input_tokens_details", _RESPONSES)
+    out_details = usage_section(raw, "output_tokens_details", _RESPONSES)
     usage = Usage.from_cached(
-        input_tokens=raw.get("input_tokens"),
-        output_tokens=raw.get("output_tokens"),
-        cache_read=details.get("cached_tokens"),
-        cache_write=details.get("cache_write_tokens"),
-        reasoning=out_details.get("reasoning_tokens"),
+        input_tokens=usage_count(raw, "input_tokens", _RESPONSES),
+        output_tokens=usage_count(raw, "output_tokens", _RESPONSES),
+        cache_read=usage_count(details, "cached_tokens", _RESPONSES),
+        cache_write=usage_count(details, "cache_write_tokens", _RESPONSES),
+        reasoning=usage_count(out_details, "reasoning_tokens", _RESPONSES),
         web_search_requests=searches or None,
         raw=raw,
     )

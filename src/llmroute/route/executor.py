@@ -309,7 +309,8 @@ async def run_model_step(
                 decoder = framing.decoder()
                 feed = decoder.feed
                 received = 0
-                out: list[LLMEvent] = [StepStart(index)]
+                warnings = attempt.prepared.warnings if attempt.prepared is not None else ()
+                out: list[LLMEvent] = [StepStart(index, warnings=warnings)]
                 pending = 1  # step-start waits for the first real event (so a first-event error can retry)
                 secrets = attempt.prepared.secrets if attempt.prepared is not None else ()
                 scope = secrets_in_scope(secrets)  # entered once per read, built once per attempt

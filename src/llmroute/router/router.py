@@ -402,8 +402,8 @@ class Router(ModelGroup):
                             latency = time.perf_counter() - started
                             first = batch[0]
                             if isinstance(first, StepStart):
-                                batch[0] = StepStart(
-                                    first.index, first.provider_metadata, slot.name, tuple(attempts)
+                                batch[0] = msgspec.structs.replace(  # keeps the route's warnings
+                                    first, target=slot.name, attempts=tuple(attempts)
                                 )
                         if self._mixed:
                             stamp(batch, slot.origin)

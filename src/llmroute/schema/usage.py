@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-__all__ = ["Usage"]
+if TYPE_CHECKING:
+    from .errors import InvalidProviderOutputError
+
+__all__ = ["Usage", "usage_count", "usage_section"]
 
 
 class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -77,13 +81,13 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
     ) -> Usage:
         """Build from an input count that excludes cached tokens (Anthropic / Bedrock accounting)."""
         _counters(
-            uncached_input,
-            output_tokens,
-            cache_read,
-            cache_write,
-            reasoning,
-            web_search_requests,
-            cache_write_1h,
+            input_tokens=uncached_input,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
+            reasoning_tokens=reasoning,
+            web_search_requests=web_search_requests,
+            cache_write_1h_tokens=cache_write_1h,
         )
         parts = [t for t in (uncached_input, cache_read, cache_write) if t is not None]
         return cls(
@@ -113,13 +117,13 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
     ) -> Usage:
         """Build from an inclusive input total and its cached parts (OpenAI-style accounting)."""
         _counters(
-            input_tokens,
-            output_tokens,
-            cache_read,
-            cache_write,
-            reasoning,
-            web_search_requests,
-            cache_write_1h,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
+            reasoning_tokens=reasoning,
+            web_search_requests=web_search_requests,
+            cache_write_1h_tokens=cache_write_1h,
         )
         non_cached = None
         if input_tokens is not None:
@@ -137,9 +141,39 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
         )
 
 
-def _counters(*values: object) -> None:
-    """Provider counters are integers; a string or object in their place is malformed output (the
-    executor reports the ``TypeError`` as ``InvalidProviderOutputError``), never a silent value."""
-    for value in values:
-        if value is not None and (type(value) is not int):
-            raise TypeError(f"usage counter is {type(value).__name__}, not int")
+def _malformed(message: str) -> InvalidProviderOutputError:
+    from .errors import InvalidProviderOutputError  # errors imports this module
+
+    return InvalidProviderOutputError(message, code="bad_usage")
+
+
+def _kind(value: object) -> str:
+    return "a bool" if isinstance(value, bool) else f"{type(value).__name__} {value!r:.40}"
+
+
+def _counters(**values: object) -> None:
+    """Provider counters are integers: a string, a bool or an object in their place is malformed
+    output, named here (``InvalidProviderOutputError``), never a silent value."""
+    for name, value in values.items():
+        if value is not None and type(value) is not int:
+            raise _malformed(f"usage: {name} is {_kind(value)}, not a token count")
+
+
+def usage_count(raw: Mapping[str, Any], key: str, where: str) -> int | None:
+    """The provider's counter ``raw[key]`` (``None`` when absent or null); anything but an integer
+    is an ``InvalidProviderOutputError`` naming ``where`` and the field."""
+    value = raw.get(key)
+    if value is None or type(value) is int:
+        return value
+    raise _malformed(f"{where}: usage field {key!r} is {_kind(value)}, not a token count")
+
+
+def usage_section(raw: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    """The provider's nested usage object ``raw[key]`` (empty when absent or null); anything but an
+    object is an ``InvalidProviderOutputError`` naming ``where`` and the field."""
+    value = raw.get(key)
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value  # pyright: ignore[reportUnknownVariableType]
+    raise _malformed(f"{where}: usage field {key!r} is {_kind(value)}, not an object")

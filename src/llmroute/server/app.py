@@ -76,7 +76,6 @@ from .limits import LimitExceeded, Limits
 from .observe import Observer, Record
 from .pool import upstream_client
 from .request import arguments_json
-from .spend import Pricer
 from .tracing import ServerSpans
 
 if TYPE_CHECKING:
@@ -92,21 +91,27 @@ _URL = re.compile(r"\b(?:https?|wss?)://[^\s\"'<>]+")
 
 
 class _Spend:
-    """A streamed run's step usages and server-tool results, priced once at its end (never per event)."""
+    """A streamed run's step usages and server-tool results, priced once at its end (never per event):
+    the client's ``usage.cost``, the access log, the metrics and the key's budget share the figure."""
 
-    __slots__ = ("results", "usages")
+    __slots__ = ("_priced", "results", "usages")
 
     def __init__(self) -> None:
         self.usages: list[Usage] = []
         self.results: list[ToolResult] = []
+        self._priced: tuple[Cost | None] | None = None
 
     def add(self, step: StepFinish) -> None:
         if step.usage is not None:
             self.usages.append(step.usage)
 
     def cost(self, events: EventStream, finish: Finish | None) -> Cost | None:
-        usages = self.usages or ([finish.usage] if finish is not None and finish.usage is not None else [])
-        return steps_cost(events.provider, events.model_id, usages, self.results)
+        if self._priced is None:
+            usages = self.usages or (
+                [finish.usage] if finish is not None and finish.usage is not None else []
+            )
+            self._priced = (steps_cost(events.provider, events.model_id, usages, self.results),)
+        return self._priced[0]
 
 
 class _Refused(Exception):
@@ -229,6 +234,18 @@ async def _disconnected(request: Request) -> None:
             return
 
 
+def _warm_catalog(models: list[Model]) -> None:
+    """Load the price catalog at startup (a fraction of a second, once per process), not on the
+    first request that needs a price; without the extra, costs are the providers' own only."""
+    try:
+        from .. import catalog
+
+        for model in models:
+            catalog.lookup(model.provider, model.id)
+    except Exception as exc:  # the extra missing or its data unreadable
+        log.info("gateway: no catalog prices (%s); costs are the providers' own only", type(exc).__name__)
+
+
 def _ready_problem(gateway: Gateway) -> Callable[[], Awaitable[dict[str, str]]]:
     async def check() -> dict[str, str]:
         from .health import readiness
@@ -252,7 +269,6 @@ class _Gateway:
         self.metrics = metrics
         self.observer = Observer(metrics, gateway.access_log)
         self.ready = _ready_problem(gateway)
-        self.pricer = Pricer()
         self.limits: Limits | None = None
 
     @contextlib.asynccontextmanager
@@ -261,7 +277,7 @@ class _Gateway:
         if self.client is None:
             http = upstream_client()
             self.client = Client(http)
-        await anyio.to_thread.run_sync(self.pricer.warm, list(self.config.models.values()))
+        await anyio.to_thread.run_sync(_warm_catalog, list(self.config.models.values()))
         state: SharedState | None = self.config.state  # the routes' (one shared-state layer)
         if any(key.limited for key in self._keys):
             state = state or open_state(self.config.redis_url)
@@ -466,15 +482,15 @@ class _Gateway:
             raise _Refused(429, exc.message, "rate_limit_error", exc.code, headers) from None
         record.limited = key
 
-    async def _usage(self, record: Record, usage: Usage | None) -> None:
-        """Note a finished step's usage and cost; charge them to the key's limits."""
+    async def _usage(self, record: Record, usage: Usage | None, cost: Cost | None) -> None:
+        """Note a finished run's usage and cost; charge them to the key's limits."""
         if usage is None:
             return
-        cost = self.pricer.cost(record.served, usage) if record.served is not None else None
-        record.usage(usage, cost)
+        total = cost.total if cost is not None else None
+        record.usage(usage, total)
         if record.limited is not None and self.limits is not None:
             with anyio.CancelScope(shield=True):  # spent upstream even if the client has gone
-                await self.limits.charge(record.limited, usage.total_tokens, cost)
+                await self.limits.charge(record.limited, usage.total_tokens, total)
 
     def _finish(self, record: Record, response: Response) -> Response:
         self.observer.done(record)
@@ -530,7 +546,7 @@ class _Gateway:
             if not payload.stream:
                 response = await self._unless_gone(request, events.response())
                 self.answered(record, response.steps[-1].target if response.steps else None)
-                await self._usage(record, response.usage)
+                await self._usage(record, response.usage, response.cost)
                 return self._finish(record, _json(whole(response, payload)))
             first = await self._unless_gone(request, self._open(events))
             if isinstance(first, StepStart):
@@ -739,7 +755,7 @@ class _Gateway:
         opening = event("response.created", response=started) + event(
             "response.in_progress", response=started
         )
-        return self._relay(first, events, opening, render, failed, end, record)
+        return self._relay(first, events, opening, render, failed, end, record, spend)
 
     def _sse(
         self,
@@ -833,7 +849,7 @@ class _Gateway:
             return b"".join(tail)
 
         opening = chunk({"role": "assistant", "content": ""})
-        return self._relay(first, events, opening, render, failed, end, record)
+        return self._relay(first, events, opening, render, failed, end, record, spend)
 
     async def _relay(
         self,
@@ -844,6 +860,7 @@ class _Gateway:
         failed: Callable[[dict[str, Any]], bytes],
         end: Callable[[], bytes],
         record: Record,
+        spend: _Spend,
     ) -> AsyncGenerator[bytes, None]:
         """The streaming loop of both endpoints, whose wire formats are the callbacks: ``render``
         appends an event's bytes, ``failed`` turns an error body (upstream, scrubbed; or a generic
@@ -864,7 +881,7 @@ class _Gateway:
                         if record.ttft is None and isinstance(event, _ANSWER):
                             record.first_token()
                         elif isinstance(event, Finish):
-                            await self._usage(record, event.usage)
+                            await self._usage(record, event.usage, spend.cost(events, event))
                         render(event, out)
                     if out:
                         yield b"".join(out)
