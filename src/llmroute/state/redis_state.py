@@ -83,11 +83,23 @@ def check_url(url: object) -> None:
         raise InvalidRequestError(
             f"redis_url: expected a redis:// URL string, got {type(url).__name__}", param="redis_url"
         )
-    scheme = urlsplit(url).scheme
+    try:
+        parts = urlsplit(url)
+        scheme = parts.scheme
+        _ = parts.port  # a port that is not a number raises here (its text is not echoed)
+    except ValueError:
+        raise InvalidRequestError(
+            "redis_url: not a valid URL (check the host and port)", param="redis_url"
+        ) from None
     if scheme not in _SCHEMES:
         shown = f"{scheme}://..." if scheme else "a URL without a scheme"
         raise InvalidRequestError(
             f"redis_url: expected redis://, rediss:// or unix://, got {shown}", param="redis_url"
+        )
+    db = parts.path.strip("/")
+    if scheme != "unix" and db and not db.isdigit():
+        raise InvalidRequestError(
+            "redis_url: the path must be a database number (redis://host:6379/0)", param="redis_url"
         )
 
 
