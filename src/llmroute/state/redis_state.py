@@ -19,8 +19,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ..schema.errors import InvalidRequestError
-from .base import WindowCount, window_retry_after
+from .base import WindowCount, check_url, window_retry_after
 from .local import LocalState
 
 __all__ = ["RedisState", "check_url"]
@@ -28,7 +27,6 @@ __all__ = ["RedisState", "check_url"]
 log = logging.getLogger("llmroute.state")
 
 _T = TypeVar("_T")
-_SCHEMES = ("redis", "rediss", "unix")
 # What an unreachable or dying server raises; anything else (a wrong-type key) is a bug and raises.
 _OUTAGE = (RedisConnectionError, RedisTimeoutError, OSError)
 
@@ -75,32 +73,6 @@ else
 end
 return tostring(mean)
 """
-
-
-def check_url(url: object) -> None:
-    """A Redis URL, or ``InvalidRequestError`` naming ``redis_url`` (never echoing a password)."""
-    if not isinstance(url, str):
-        raise InvalidRequestError(
-            f"redis_url: expected a redis:// URL string, got {type(url).__name__}", param="redis_url"
-        )
-    try:
-        parts = urlsplit(url)
-        scheme = parts.scheme
-        _ = parts.port  # a port that is not a number raises here (its text is not echoed)
-    except ValueError:
-        raise InvalidRequestError(
-            "redis_url: not a valid URL (check the host and port)", param="redis_url"
-        ) from None
-    if scheme not in _SCHEMES:
-        shown = f"{scheme}://..." if scheme else "a URL without a scheme"
-        raise InvalidRequestError(
-            f"redis_url: expected redis://, rediss:// or unix://, got {shown}", param="redis_url"
-        )
-    db = parts.path.strip("/")
-    if scheme != "unix" and db and not db.isdigit():
-        raise InvalidRequestError(
-            "redis_url: the path must be a database number (redis://host:6379/0)", param="redis_url"
-        )
 
 
 def _ms(ttl: float | None) -> str:
