@@ -77,3 +77,14 @@ GLM_HIT_2 = {
     "refer": "ref_2",
     "publish_date": "",
 }
+
+
+def explicit_strict(body: dict[str, Any]) -> dict[str, Any]:
+    """A recorded Responses body as llmroute sends it: every function tool says ``strict``, true
+    exactly when its schema is strict-compatible (the recordings relied on the server's default)."""
+    from llmroute.protocols._strict import strict_compatible
+
+    for tool in body.get("tools") or ():
+        if tool.get("type") == "function" and "strict" not in tool:
+            tool["strict"] = strict_compatible(tool.get("parameters"))
+    return body

@@ -18,7 +18,7 @@ from .schema.content import (
 from .schema.errors import InvalidRequestError
 from .schema.events import ApprovalRequest
 from .schema.options import CachePolicy, GenerationOptions, HttpOverlay
-from .schema.request import LLMRequest
+from .schema.request import LLMRequest, OutputSchema
 from .schema.tools import HostedTool, ToolChoice, ToolDefinition, ToolSpec
 from .schema.validate import validate_request
 
@@ -134,9 +134,13 @@ def request(
     http: HttpOverlay | None = None,
     cache: CachePolicy | None = None,
     metadata: Mapping[str, Any] | None = None,
+    output_schema: OutputSchema | None = None,
+    json_mode: bool = False,
 ) -> LLMRequest:
-    """Build an ``LLMRequest``. ``prompt`` appends a user message after ``messages``. Wrong
-    arguments raise ``InvalidRequestError`` naming the argument (``.param``) before anything is sent."""
+    """Build an ``LLMRequest``. ``prompt`` appends a user message after ``messages``.
+    ``output_schema``: the answer's text is JSON matching it; ``json_mode``: the answer is one JSON
+    object (no schema). Wrong arguments raise ``InvalidRequestError`` naming the argument
+    (``.param``) before anything is sent."""
     choice = cast(object, tool_choice)
     if choice is not None and not isinstance(choice, ToolChoice | str):
         raise _wrong("tool_choice", "'auto', 'none', 'required' or a tool name", choice)
@@ -158,6 +162,8 @@ def request(
         http=http,
         cache=cache,
         metadata=dict(metadata) if metadata else None,
+        output_schema=output_schema,
+        json_mode=json_mode,
     )
     validate_request(built, tools_final=False)
     return built

@@ -27,7 +27,7 @@ from llmroute.schema.events import ToolResult
 from llmroute.schema.options import GenerationOptions
 from llmroute.testing import Cassette, Chunking, ReplayTransport
 from llmroute.tools import execute_calls, step_count_is
-from tests.helpers import CASSETTES
+from tests.helpers import CASSETTES, explicit_strict
 
 
 class City(msgspec.Struct):
@@ -147,6 +147,8 @@ def _bedrock_text(cassette: Cassette) -> str:
 
 def _normalise(protocol: str, ours: dict[str, Any], recorded: dict[str, Any]) -> None:
     """Differences that are lowering choices of a protocol module, not of the tool runtime."""
+    if protocol == "openai-responses":
+        explicit_strict(recorded)  # we always send strict; the recordings left it to the server
     if protocol == "openai-responses" and recorded["input"][0].get("role") == "system":
         # we send request.system as `instructions`; opencode sent a system input message
         recorded["instructions"] = recorded["input"].pop(0)["content"]

@@ -162,3 +162,23 @@ def test_two_gateway_processes_honour_each_others_cooldown(servers: Servers, red
         assert ask(one) == "from b"  # a failed: cooled down in Redis
         assert [ask(two), ask(one), ask(two)] == ["from b"] * 3
     assert len(a.received) == 1
+
+
+def test_the_routing_guides_gateway_config_loads_as_shown() -> None:
+    import json
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "routing.md").read_text(encoding="utf-8")
+    block = re.search(r"```json\n(.*?)```", text, re.S)
+    assert block is not None
+    env = {
+        name: "k-" + name for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "ZAI_API_KEY")
+    }
+    gateway = load(json.loads(block.group(1)), environ=env)
+    assert sorted(gateway.routes) == ["default", "longcontext", "web_search"]
+    assert [t.priority for t in gateway.routes["default"].targets] == [0, 1, 1]
+    assert (
+        gateway.web_search is not None and gateway.web_search.engines[0].model is gateway.routes["web_search"]
+    )
+    assert gateway.long_context_threshold == 60_000

@@ -23,7 +23,7 @@ import llmroute
 from llmroute.protocols import openai_responses
 from llmroute.providers import openai
 from llmroute.testing import Cassette
-from tests.helpers import CASSETTES
+from tests.helpers import CASSETTES, explicit_strict
 
 websockets_sync = pytest.importorskip("websockets.sync.server")
 from websockets.exceptions import ConnectionClosed  # noqa: E402
@@ -143,7 +143,7 @@ async def test_multi_turn_tool_loop_over_websocket(tool_loop_server: Server) -> 
     # Both turns on one connection: the HTTP body without the transport-only ``stream``, then
     # only the new item (the tool's output) with previous_response_id: the recorded turn 1's id.
     first_sent, second_sent = server.received
-    want = [i.request.json() for i in TOOL_LOOP.interactions]
+    want = [explicit_strict(i.request.json()) for i in TOOL_LOOP.interactions]
     for body in want:
         del body["stream"]
     assert first_sent == {"type": "response.create", **want[0]}

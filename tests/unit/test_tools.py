@@ -424,10 +424,16 @@ async def test_output_request_per_protocol() -> None:
         schema = body["generationConfig"]["responseSchema"]
         assert tool_name is None and schema["required"] == ["city"]  # plain: optional stays optional
 
+        # Claude 4.5+: native structured outputs; older Claude: the protocol's own forced tool
         claude = anthropic.configure(api_key="sk-ant-test").messages("claude-sonnet-4-5")
         req, tool_name = output_request(llmroute.request(claude, prompt=prompt), Weather)
         body = msgspec.json.decode((await client.prepare(req)).body)
-        assert tool_name == "Weather"
+        assert tool_name is None and "tools" not in body
+        assert body["output_config"]["format"] == {"type": "json_schema", "schema": json_schema(Weather)}
+        older = anthropic.configure(api_key="sk-ant-test").messages("claude-3-5-haiku-latest")
+        req, tool_name = output_request(llmroute.request(older, prompt=prompt), Weather)
+        body = msgspec.json.decode((await client.prepare(req)).body)
+        assert tool_name is None and "output_config" not in body
         assert body["tool_choice"] == {"type": "tool", "name": "Weather"}
         assert body["tools"][0]["name"] == "Weather"
         assert body["tools"][0]["input_schema"]["required"] == ["city"]

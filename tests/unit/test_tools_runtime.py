@@ -79,6 +79,7 @@ def scripted_model(native_output_schema: bool = False) -> Model:
         step=_step,
         on_halt=_halt,
         native_output_schema=native_output_schema,
+        hosted_kinds=frozenset({"web_search"}),  # the scripted server "runs" its web search
     )
     route = Route("scripted", protocol, Endpoint("http://scripted.test", "/v1/turn"), NoAuth(), SSEFraming())
     return Model("scripted-1", route, "scripted")

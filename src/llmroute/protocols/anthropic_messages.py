@@ -61,6 +61,7 @@ from ..schema.events import (
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
+from ._output_tool import AnswerInput, answer_tool_name, native_schema, with_output_tool
 from ._shared import (
     ToolInput,
     cache_targets,
@@ -81,6 +82,7 @@ from .anthropic_server_tools import (
     on_server_tool_result,
     on_web_search_tool_result,
 )
+from .anthropic_support import SUPPORT
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -292,6 +294,9 @@ class _Open:
 
 class AnthropicState(StreamState):
     __slots__ = (
+        "answer_tool",
+        "answered",
+        "called",
         "indices",
         "open",
         "raw_usage",
@@ -314,12 +319,16 @@ class AnthropicState(StreamState):
         self.server_inputs: dict[str, Any] = {}  # server tool id -> its input (web search queries)
         self.stop_reason: str | None = None
         self.text: _Open | None = None  # the text block most recently opened, while it is open
+        self.answer_tool: str | None = None  # the forced output tool: its call is the answer's text
+        self.answered = False  # the output tool answered
+        self.called = False  # a caller's tool was called
 
     @classmethod
     def for_request(cls, request: LLMRequest) -> AnthropicState:
         """A pause_turn continuation may open with the result of a call the previous response made:
         the request's last assistant turn names it (and its query)."""
         state = cls()
+        state.answer_tool = answer_tool_name(request)
         for message in request.messages[-2:]:
             if message.role == "assistant":
                 for part in message.content:
@@ -421,7 +430,7 @@ def _server_result(part: ToolResultPart, meta: dict[str, Any]) -> dict[str, Any]
     return block
 
 
-def _assistant_block(part: Part) -> _Block | None:
+def assistant_block(part: Part) -> _Block | None:
     meta = ns(part.provider_metadata, NAMESPACE)
     if isinstance(part, TextPart):
         if not part.text:
@@ -466,7 +475,7 @@ def _lower_messages(request: LLMRequest) -> tuple[list[_Text] | None, list[_Mess
                     if isinstance(p, TextPart)
                 )
         elif role == "assistant":
-            blocks = [b for b in (_assistant_block(p) for p in message.content) if b is not None]
+            blocks = [b for b in (assistant_block(p) for p in message.content) if b is not None]
             if blocks:
                 messages.append(_MessageOut("assistant", blocks))
         else:  # user, and tool results (which Anthropic carries in a user message)
@@ -591,6 +600,11 @@ def build_body(request: LLMRequest, model: Model) -> AnthropicBody | dict[str, A
     effort = options.pop("effort", None)
     if effort is not None:
         output_config = {**(output_config or {}), "effort": effort}
+    native = native_schema(request, model.id)
+    if native is not None:
+        output_config = {**(output_config or {}), "format": {"type": "json_schema", "schema": native.schema}}
+    thinks = thinking is not None and thinking.get("type") != "disabled"
+    request = with_output_tool(request, model.id, NAME, thinking=thinks)
     system, messages = _lower_messages(request)
     tools, servers = _lower_tools(request)
     extra_servers = options.pop("mcp_servers", None)
@@ -778,7 +792,12 @@ def _on_content_block_start(state: AnthropicState, event: _Event, out: list[LLME
             if block.server_name is not None:
                 info["server_name"] = block.server_name
             meta = {NAMESPACE: info}
-        opened.tool = ToolInput(opened.id, name, out, kind != "tool_use", meta)
+        if kind == "tool_use" and name == state.answer_tool:
+            opened.tool = AnswerInput(opened.id, name, out)
+            state.answered = True
+        else:
+            state.called = state.called or kind == "tool_use"
+            opened.tool = ToolInput(opened.id, name, out, kind != "tool_use", meta)
         opened.initial = block.input
     elif (hosted := HOSTED_ITEMS.get(kind)) is not None or kind.endswith("_tool_result"):
         # a result arrives whole; its stop event closes nothing
@@ -852,6 +871,8 @@ def _on_message_delta(state: AnthropicState, event: _Event, _out: list[LLMEvent]
     if delta is not None:
         state.stop_reason = delta.stop_reason or state.stop_reason or ""
         state.reason = _FINISH.get(state.stop_reason, "unknown")
+        if state.reason == "tool-calls" and state.answered and not state.called:
+            state.reason = "stop"  # the forced output tool answered: that is the reply
         meta = dict(state.metadata or {})
         meta["stop_reason"] = state.stop_reason
         if delta.stop_sequence is not None:
@@ -945,8 +966,10 @@ PROTOCOL = Protocol(
     new_state=AnthropicState.for_request,
     step=step,
     on_halt=on_halt,
+    native_output_schema=True,
     whole=whole,
     hosted_kinds=frozenset(HOSTED_TOOLS),
+    support=SUPPORT,
 )
 
 

@@ -18,12 +18,14 @@ from ..route.classify import from_exception_frame
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
+from ..route.support import Support, no_field
 from ..schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolResult
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
+from ._output_tool import AnswerInput, answer_tool_name, native_schema, with_output_tool
 from ._shared import (
     Blocks,
     ToolInput,
@@ -186,6 +188,7 @@ class _ToolSpec(msgspec.Struct, omit_defaults=True):
     name: str
     inputSchema: dict[str, Any]
     description: str | None = None
+    strict: bool | None = None
 
 
 class _SystemTool(msgspec.Struct):
@@ -209,6 +212,7 @@ class ConverseBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     inferenceConfig: _InferenceConfig | None = None
     toolConfig: _ToolConfig | None = None
     additionalModelRequestFields: dict[str, Any] | None = None
+    outputConfig: dict[str, Any] | None = None
 
 
 # 2. stream event Structs --------------------------------------------------------------------------
@@ -347,6 +351,8 @@ class _PendingResult:
 
 class ConverseState(StreamState):
     __slots__ = (
+        "answer_tool",
+        "answered",
         "blocks",
         "client_tools",
         "ended",
@@ -374,6 +380,14 @@ class ConverseState(StreamState):
         self.redacted: str | None = None
         self.stop_reason: str | None = None
         self.ended: set[str] = set()  # text / reasoning block ids already closed (never reopened)
+        self.answer_tool: str | None = None  # the forced output tool: its call is the answer's text
+        self.answered = False
+
+    @classmethod
+    def for_request(cls, request: LLMRequest) -> ConverseState:
+        state = cls()
+        state.answer_tool = answer_tool_name(request)
+        return state
 
 
 # 4. build_body ------------------------------------------------------------------------------------
@@ -489,7 +503,9 @@ def _lower_tools(request: LLMRequest) -> list[_Tool]:
 
 
 def _lower_tool(tool: ToolDefinition) -> _Tool:
-    return _Tool(toolSpec=_ToolSpec(tool.name, {"json": tool.input_schema}, tool.description or None))
+    return _Tool(
+        toolSpec=_ToolSpec(tool.name, {"json": tool.input_schema}, tool.description or None, tool.strict)
+    )
 
 
 def _uses_tools(messages: list[_Message]) -> bool:
@@ -556,8 +572,35 @@ def _additional_fields(request: LLMRequest, options: dict[str, Any]) -> dict[str
     return fields or None
 
 
+_json = msgspec.json.Encoder()
+
+
+def _output_config(request: LLMRequest, model_id: str) -> dict[str, Any] | None:
+    """``outputConfig.textFormat`` for a model with structured outputs (the schema is a JSON string)."""
+    native = native_schema(request, model_id)
+    if native is None:
+        return None
+    spec: dict[str, Any] = {"name": native.name, "schema": _json.encode(native.schema).decode()}
+    if native.description:
+        spec["description"] = native.description
+    return {"textFormat": {"type": "json_schema", "structure": {"jsonSchema": spec}}}
+
+
+def _thinks(fields: dict[str, Any] | None) -> bool:
+    """Extended thinking is on (Claude ``thinking``, Nova ``reasoningConfig``)."""
+    for key in ("thinking", "reasoningConfig"):
+        value = (fields or {}).get(key)
+        if isinstance(value, dict) and value.get("type", "enabled") != "disabled":  # pyright: ignore[reportUnknownMemberType]
+            return True
+    return False
+
+
 def build_body(request: LLMRequest, model: Model) -> ConverseBody | dict[str, Any]:
     g = request.generation
+    options = request.options_for(NAMESPACE)
+    request = with_output_tool(
+        request, model.id, NAME, thinking=_thinks(_additional_fields(request, options))
+    )
     system, messages = _lower_messages(request)
     tool_config = _tool_config(request, messages)
     _apply_cache(request, system, tool_config, messages)
@@ -571,13 +614,13 @@ def build_body(request: LLMRequest, model: Model) -> ConverseBody | dict[str, An
         )
         if inference == _InferenceConfig():
             inference = None
-    options = request.options_for(NAMESPACE)
     body = ConverseBody(
         messages=messages,
         system=system,
         inferenceConfig=inference,
         toolConfig=tool_config,
         additionalModelRequestFields=_additional_fields(request, options),
+        outputConfig=_output_config(request, model.id),
     )
     return with_options(body, {k: v for k, v in options.items() if k in _TOP_LEVEL_OPTIONS})
 
@@ -595,6 +638,9 @@ def _lower_code_execution(tool: HostedTool) -> _Tool:
 
 
 HOSTED_TOOLS: dict[str, Callable[..., Any]] = {"code_execution": _lower_code_execution}
+
+# what Converse leaves out (see ``route.support``)
+SUPPORT = Support(no_field("Bedrock Converse", "seed", "frequency_penalty", "presence_penalty"))
 
 
 # 5. step / on_halt --------------------------------------------------------------------------------
@@ -772,8 +818,12 @@ def _on_content_block_start(state: ConverseState, event: _BlockStart, out: list[
         _close_all(state, out)
         server = use.type == "server_tool_use"
         metadata = {NAMESPACE: {"type": use.type}} if use.type and use.type != "tool_use" else None
-        state.tools[index] = ToolInput(use.toolUseId, use.name, out, server, metadata)
         state.tool_names[use.toolUseId] = use.name
+        if not server and use.name == state.answer_tool:
+            state.tools[index] = AnswerInput(use.toolUseId, use.name, out)
+            state.answered = True
+            return
+        state.tools[index] = ToolInput(use.toolUseId, use.name, out, server, metadata)
         state.client_tools = state.client_tools or not server
     elif start.toolResult is not None:
         result = start.toolResult
@@ -855,6 +905,8 @@ def _finish(state: ConverseState, out: list[LLMEvent]) -> None:
     reason = _FINISH.get(state.stop_reason or "", "unknown")
     if reason == "stop" and state.client_tools:
         reason = "tool-calls"
+    elif reason == "tool-calls" and state.answered and not state.client_tools:
+        reason = "stop"  # the forced output tool answered: that is the reply
     state.reason = reason
 
 
@@ -888,12 +940,14 @@ def on_halt(state: ConverseState, out: list[LLMEvent]) -> None:
 PROTOCOL = Protocol(
     name=NAME,
     build_body=build_body,
-    new_state=lambda _request: ConverseState(),
+    new_state=ConverseState.for_request,
     step=step,
     on_halt=on_halt,
     accept=ACCEPT,
+    native_output_schema=True,
     whole=whole,
     hosted_kinds=frozenset(HOSTED_TOOLS),
+    support=SUPPORT,
 )
 
 

@@ -24,7 +24,17 @@ from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
-from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..route.support import Support, hosted_parts
+from ..schema.content import (
+    ApprovalRequestPart,
+    MediaPart,
+    Message,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
     FinishReason,
@@ -552,8 +562,9 @@ def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]
         elif key in _GENERATION_KEYS:
             generation[_GENERATION_KEYS[key]] = options.pop(key)
     out_schema = request.output_schema
-    if out_schema is not None:
+    if out_schema is not None or request.json_mode:
         generation["response_mime_type"] = "application/json"
+    if out_schema is not None:
         if json_schema_mode:
             generation["response_json_schema"] = out_schema.schema
         else:
@@ -587,6 +598,30 @@ def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]
 
 
 _EMPTY_CONFIG = _GenerationConfig()
+
+# what Gemini leaves out (see ``route.support``)
+SUPPORT = Support(
+    {
+        "cache": "Gemini caches repeated prefixes by itself; an explicit cache is a cachedContent "
+        "resource (provider option cached_content), not breakpoints",
+        "tools.strict": "Gemini function declarations have no strict flag",
+        "parts.approval-request": "Gemini has no tool approvals",
+        **hosted_parts(),
+    },
+    keeps_part=lambda part: _replayable(part),
+)
+
+
+def _replayable(part: Part) -> bool:
+    """Hosted parts the history lowering keeps: Gemini's own code execution (grounding and URL
+    context calls are not replayable)."""
+    if isinstance(part, ApprovalRequestPart):
+        return False
+    if not getattr(part, "provider_executed", False):
+        return True
+    value = part.input if isinstance(part, ToolCallPart) else getattr(part, "result", None)
+    return getattr(part, "name", None) == "code_execution" and isinstance(value, dict)
+
 
 HOSTED_TOOLS: dict[str, Callable[..., Any]] = {
     "web_search": _lower_web_search,
@@ -919,13 +954,19 @@ PROTOCOL = Protocol(
     native_output_schema=True,
     whole=whole,
     hosted_kinds=frozenset(HOSTED_TOOLS),
+    support=SUPPORT,
 )
+
+# Vertex AI's Gemini: the same protocol without the Gemini API's File Search stores
+VERTEX_PROTOCOL = msgspec.structs.replace(PROTOCOL, hosted_kinds=PROTOCOL.hosted_kinds - {"file_search"})
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 _STREAM_QUERY = {"alt": "sse"}
 
 
-def route(endpoint: Endpoint | str, auth: Auth, *, name: str = NAME, **changes: Any) -> Route:
+def route(
+    endpoint: Endpoint | str, auth: Auth, *, name: str = NAME, protocol: Protocol = PROTOCOL, **changes: Any
+) -> Route:
     """Google AI Studio / Vertex: ``{base_url}/models/{model}:streamGenerateContent?alt=sse``
     (``:generateContent`` when not streaming). ``endpoint`` is an ``Endpoint`` or that base URL."""
     if isinstance(endpoint, str):
@@ -937,7 +978,7 @@ def route(endpoint: Endpoint | str, auth: Auth, *, name: str = NAME, **changes: 
         )
     return Route(
         name=name,
-        protocol=PROTOCOL,
+        protocol=protocol,
         endpoint=endpoint,
         auth=auth,
         framing=SSEDataFraming(),

@@ -59,6 +59,7 @@ from .openai_chat_reasoning import (
     on_reasoning_details,
     reasoning_details_out,
 )
+from .openai_chat_support import chat_support
 from .openai_usage import chat_usage
 
 __all__ = [
@@ -498,10 +499,9 @@ def _lower_hosted(tool: HostedTool, quirks: ChatQuirks) -> dict[str, Any]:
 def _response_format(request: LLMRequest) -> dict[str, Any] | None:
     out = request.output_schema
     if out is None:
-        return None
+        return {"type": "json_object"} if request.json_mode else None
     spec: dict[str, Any] = {"name": out.name, "schema": out.schema, "strict": out.strict}
-    if out.description:
-        spec["description"] = out.description
+    spec.update({"description": out.description} if out.description else {})
     return {"type": "json_schema", "json_schema": spec}
 
 
@@ -522,7 +522,7 @@ def make_build_body(quirks: ChatQuirks) -> Any:
             max_completion_tokens=max_tokens if quirks.max_tokens_field == "max_completion_tokens" else None,
             temperature=g.temperature,
             top_p=g.top_p,
-            top_k=g.top_k if quirks.supports_top_k else None,
+            top_k=g.top_k,  # ``chat_support`` drops it (warned) where the server has none
             frequency_penalty=g.frequency_penalty,
             presence_penalty=g.presence_penalty,
             seed=g.seed,
@@ -945,6 +945,7 @@ def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = NAME) -> Pro
         whole=whole,
         hosted_kinds=frozenset(quirks.hosted_tools or HOSTED_TOOLS),
         tool_kinds=TOOL_KINDS,
+        support=chat_support(quirks),
     )
 
 

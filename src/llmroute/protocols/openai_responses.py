@@ -165,7 +165,7 @@ class _FunctionTool(msgspec.Struct, kw_only=True, omit_defaults=True, tag="funct
     name: str
     description: str | None = None
     parameters: dict[str, Any]
-    strict: bool | None = None
+    strict: bool  # always sent: the server's default is not relied on (see ``function_strict``)
 
 
 _InputItem = _MessageItem | _ReasoningItem | _FunctionCallItem | _FunctionCallOutputItem | dict[str, Any]
@@ -501,7 +501,10 @@ def _lower_tools(request: LLMRequest, quirks: ResponsesQuirks) -> list[_Function
 
 def _lower_tool(tool: ToolDefinition) -> _FunctionTool:
     return _FunctionTool(
-        name=tool.name, description=tool.description or None, parameters=tool.input_schema, strict=tool.strict
+        name=tool.name,
+        description=tool.description or None,
+        parameters=tool.input_schema,
+        strict=calls.function_strict(tool),
     )
 
 
@@ -537,16 +540,8 @@ def build_body(
     verbosity = opts.pop("verbosity", None)
     if verbosity is not None:
         text["verbosity"] = verbosity
-    out = request.output_schema
-    if out is not None:
-        fmt: dict[str, Any] = {
-            "type": "json_schema",
-            "name": out.name,
-            "schema": out.schema,
-            "strict": out.strict,
-        }
-        if out.description:
-            fmt["description"] = out.description
+    fmt = calls.text_format(request)
+    if fmt is not None:
         text["format"] = fmt
     store = opts.pop("store", None)
     include: list[str] = list(opts.pop("include", None) or [])
@@ -953,6 +948,7 @@ def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> Pr
         whole=whole,
         tool_kinds=calls.TOOL_KINDS,
         hosted_kinds=frozenset(HOSTED_TOOLS).union(declared.hosted_kinds),
+        support=calls.SUPPORT,
     )
 
 

@@ -20,10 +20,13 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 
 from ..hosted import SearchResult, search_result
+from ..route.support import AUTO_CACHE, Support, hosted_parts, no_field
 from ..schema.content import (
     ApprovalRequestPart,
     ApprovalResponsePart,
     MediaPart,
+    Part,
+    ReasoningPart,
     ToolCallPart,
     ToolResultPart,
 )
@@ -43,12 +46,16 @@ from ._shared import (
     parse_tool_input,
     result_text,
 )
+from ._strict import strict_compatible
 from ._websearch import hit_pairs
 
 if TYPE_CHECKING:
     from .openai_responses import Annotation, OutputItem, ResponsesState
 
 __all__ = [
+    "SUPPORT",
+    "function_strict",
+    "text_format",
     "BUILTIN_TYPE",
     "CLIENT_ITEMS",
     "CLIENT_OUTPUT",
@@ -627,3 +634,62 @@ def cite(state: ResponsesState, block: str, a: Annotation, out: list[LLMEvent], 
     if a.type == "url_citation":
         state.cited_urls.append((a.url, a.title))
     out.append(Citation(block, a.url, a.title or a.filename, start, end, cited, {OPENAI: meta}))
+
+
+# -- structured output and strict function tools
+
+
+def text_format(request: LLMRequest) -> dict[str, Any] | None:
+    """``text.format``: the JSON-schema output, or ``json_object`` in JSON mode."""
+    out = request.output_schema
+    if out is None:
+        return {"type": "json_object"} if request.json_mode else None
+    fmt: dict[str, Any] = {
+        "type": "json_schema",
+        "name": out.name,
+        "schema": out.schema,
+        "strict": out.strict,
+    }
+    if out.description:
+        fmt["description"] = out.description
+    return fmt
+
+
+def function_strict(tool: ToolDefinition) -> bool:
+    """A function tool's ``strict``, always explicit: the caller's choice, else whether the schema is
+    strict-compatible (``_strict``); ``strict=True`` on a schema strict mode cannot take is refused
+    here rather than by the server."""
+    compatible = strict_compatible(tool.input_schema)
+    if tool.strict is None:
+        return compatible
+    if tool.strict and not compatible:
+        raise InvalidRequestError(
+            f"{_NAME}: tool {tool.name!r} asks for strict=True but its input_schema is not strict-compatible "
+            "(every object needs additionalProperties: false and all its properties required; no allOf, "
+            "not or if/then/else): fix the schema or pass strict=False",
+            param="tools",
+        )
+    return tool.strict
+
+
+# -- what Responses leaves out of a request (see ``route.support``)
+
+
+def _replayable(part: Part) -> bool:
+    """Whether the history lowering keeps a reasoning or hosted part: its own items only."""
+    if isinstance(part, ReasoningPart):
+        return isinstance(ns(part.provider_metadata, OPENAI).get("item_id"), str)
+    if isinstance(part, ToolCallPart) and part.provider_executed:
+        return hosted_item(part) is not None
+    return not getattr(part, "provider_executed", False) or bool(ns(part.provider_metadata, OPENAI))
+
+
+SUPPORT = Support(
+    {
+        **no_field("Responses", "top_k", "seed", "stop", "frequency_penalty", "presence_penalty"),
+        "cache": AUTO_CACHE,
+        "parts.reasoning": "Responses takes back only its own reasoning items (by id)",
+        **hosted_parts(),
+    },
+    keeps_part=_replayable,
+)

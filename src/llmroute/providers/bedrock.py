@@ -138,7 +138,15 @@ def anthropic_protocol() -> Protocol:
         wrapped = anthropic_messages.PROTOCOL.wrapped(
             "bedrock-anthropic-messages", anthropic_messages.envelope(ANTHROPIC_VERSION), unwrap_chunk
         )
-        _anthropic = msgspec.structs.replace(wrapped, accept=bedrock_converse.ACCEPT)
+        # Bedrock has no MCP connector: hosted ``mcp`` tools (and ``mcp_servers``) are refused
+        _anthropic = msgspec.structs.replace(
+            wrapped,
+            accept=bedrock_converse.ACCEPT,
+            hosted_kinds=wrapped.hosted_kinds - {"mcp"},
+            support=wrapped.support.with_(
+                refused={"provider_options.mcp_servers": "Bedrock has no MCP connector"}
+            ),
+        )
     return _anthropic
 
 

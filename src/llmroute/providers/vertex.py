@@ -75,7 +75,13 @@ class Vertex(GeminiFacade):
         self.base_url = f"{host}/v1/projects/{quote(project, safe='')}/locations/{quote(location, safe='')}/publishers/google"
         self.auth = token_auth(access_token, "vertex")
         self.headers = check_headers("vertex", headers)
-        self._route = gemini.route(self.base_url, self.auth, name="vertex-gemini", headers=self.headers)
+        self._route = gemini.route(
+            self.base_url,
+            self.auth,
+            name="vertex-gemini",
+            headers=self.headers,
+            protocol=gemini.VERTEX_PROTOCOL,
+        )
 
     def __repr__(self) -> str:
         return f"Vertex(project={self.project!r}, location={self.location!r})"

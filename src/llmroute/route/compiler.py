@@ -16,6 +16,7 @@ from ..schema.validate import validate_request
 from .endpoint import check_base_url
 from .model import ModelGroup, Route, model_of
 from .prepared import PreparedRequest
+from .support import apply_support
 
 __all__ = ["is_streaming", "prepare", "resolve_request"]
 
@@ -86,6 +87,9 @@ async def prepare(request: LLMRequest) -> PreparedRequest:
     if not stream:
         _check_whole(route)
     _check_tool_kinds(request, route)
+    request, warnings = apply_support(
+        request, route.protocol.support, route.name, route.protocol.hosted_kinds
+    )
     overlay = request.http
     try:
         body = route.protocol.build_body(request, model)
@@ -113,5 +117,6 @@ async def prepare(request: LLMRequest) -> PreparedRequest:
             if key in ("authorization", "content-type", "content-length", "host"):
                 raise InvalidRequestError(f"http.headers overlay may not set {key!r}")
             headers[key] = v
-    prepared = PreparedRequest("POST", url, headers, body_bytes)
-    return await route.auth.apply(prepared)
+    prepared = await route.auth.apply(PreparedRequest("POST", url, headers, body_bytes))
+    prepared.warnings = warnings
+    return prepared

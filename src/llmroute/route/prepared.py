@@ -6,15 +6,17 @@ from typing import Any
 
 import msgspec
 
+from ..schema.notices import RequestWarning
 from .redact import redact_headers, redact_url
 
 __all__ = ["PreparedRequest"]
 
 
 class PreparedRequest:
-    """Method, URL, headers and body bytes, after auth. ``repr`` redacts credentials."""
+    """Method, URL, headers and body bytes, after auth. ``repr`` redacts credentials.
+    ``warnings``: request options the route left out of the body (``RequestWarning``)."""
 
-    __slots__ = ("body", "headers", "method", "secrets", "url")
+    __slots__ = ("body", "headers", "method", "secrets", "url", "warnings")
 
     def __init__(
         self,
@@ -23,12 +25,14 @@ class PreparedRequest:
         headers: dict[str, str],
         body: bytes,
         secrets: tuple[str, ...] = (),
+        warnings: tuple[RequestWarning, ...] = (),
     ) -> None:
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.secrets = secrets  # values auth added, scrubbed from anything we print
+        self.warnings = warnings
 
     def json(self) -> Any:
         return msgspec.json.decode(self.body)

@@ -14,6 +14,7 @@ import msgspec
 from ..schema.events import FinishReason, LLMEvent
 from ..schema.request import LLMRequest
 from ..schema.usage import Usage
+from .support import Support
 
 __all__ = ["Protocol", "StreamState"]
 
@@ -52,12 +53,15 @@ class Protocol(msgspec.Struct, frozen=True):
     step: Step
     on_halt: Callable[[Any, list[LLMEvent]], None]
     accept: str = "text/event-stream"
-    native_output_schema: bool = False  # lowers request.output_schema to a JSON-schema response mode
+    # lowers request.output_schema itself (a JSON-schema response mode, or a forced tool answered as text)
+    native_output_schema: bool = False
     whole: Step | None = None
     # the ``ToolDefinition.kind`` values build_body lowers (client-executed built-ins beyond functions)
     tool_kinds: frozenset[str] = frozenset({"function"})
     # the ``HostedTool.kind`` values build_body lowers: the keys of the module's ``HOSTED_TOOLS``
     hosted_kinds: frozenset[str] = frozenset()
+    # the request options build_body leaves out (warned) or cannot honour (refused): see route.support
+    support: Support = Support()
 
     def wrapped(
         self,

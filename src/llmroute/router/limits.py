@@ -13,6 +13,7 @@ import datetime as dt
 import re
 import time
 from collections.abc import Mapping
+from typing import Any, cast
 
 import msgspec
 
@@ -72,9 +73,29 @@ def _reset(value: str | None, now: float) -> float | None:
     return max(0.0, at.timestamp() - now)
 
 
+_PREFIXES = (b"x-ratelimit-", b"anthropic-ratelimit-", b"retry-after")
+
+
+def _relevant(headers: Mapping[str, str]) -> dict[str, str]:
+    """The rate-limit headers only, lower-cased, in one pass (httpx's ``get`` scans every header
+    and raises on a miss: five of them cost more than the rest of the router)."""
+    raw: Any = getattr(headers, "raw", None)
+    if raw is None:
+        return {k.lower(): v for k, v in headers.items() if k.lower().encode().startswith(_PREFIXES)}
+    out: dict[str, str] = {}
+    for key, value in cast(list[tuple[bytes, bytes]], raw):
+        lower = key.lower()
+        if lower.startswith(_PREFIXES):
+            out[lower.decode("latin-1")] = value.decode("latin-1")
+    return out
+
+
 def read_limits(status: int, headers: Mapping[str, str]) -> RateLimits | None:
     """What the response's headers say about this target's limits; ``None`` when nothing to act on."""
-    get = headers.get
+    relevant = _relevant(headers)
+    if not relevant:
+        return None
+    get = relevant.get
     requests = _int(get("x-ratelimit-remaining-requests") or get("anthropic-ratelimit-requests-remaining"))
     tokens = _int(
         get("x-ratelimit-remaining-tokens")
@@ -86,7 +107,7 @@ def read_limits(status: int, headers: Mapping[str, str]) -> RateLimits | None:
         return None
     now = time.time()
     if limited:
-        wait = parse_retry_after(headers)
+        wait = parse_retry_after(relevant)
         if wait is not None and wait > 0:
             return RateLimits(blocked_for=wait)
     if requests is not None and requests <= 0:

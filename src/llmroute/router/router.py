@@ -50,14 +50,15 @@ class _Health:
 
     __slots__ = ("cooling", "fails", "latency", "probed", "tokens_left", "until")
 
-    def __init__(self, values: Sequence[str | None]) -> None:
-        cd, fails, probe, limits = values[0], values[1], values[2], values[3]
+    def __init__(self, values: Sequence[str | None], at: int, latency: bool) -> None:
+        cd, fails, probe, limits = values[at], values[at + 1], values[at + 2], values[at + 3]
         self.until = float(cd) if cd else 0.0
         self.cooling = cd is not None
         self.fails = int(float(fails)) if fails else 0
         self.probed = probe is not None
         self.tokens_left = int(float(limits)) if limits is not None else None
-        self.latency = float(values[4]) if len(values) > 4 and values[4] else 0.0
+        lat = values[at + 4] if latency else None
+        self.latency = float(lat) if lat else 0.0
 
 
 class _Slot:
@@ -65,6 +66,7 @@ class _Slot:
 
     __slots__ = (
         "hosted",
+        "index",
         "key_cd",
         "key_fails",
         "key_lat",
@@ -78,7 +80,8 @@ class _Slot:
         "window",
     )
 
-    def __init__(self, router: Router, target: Target, prefix: str) -> None:
+    def __init__(self, router: Router, target: Target, prefix: str, index: int) -> None:
+        self.index = index  # position in the router's targets (and its health snapshot)
         self.target = target
         self.name = target.key
         model = target.model
@@ -116,12 +119,14 @@ def _catalog_window(model: Model) -> int | None:
 class _Observer:
     """A transport around the target's own that reads rate-limit headers off every response."""
 
-    __slots__ = ("inner", "router", "slot")
+    __slots__ = ("inner", "open_pooled", "router", "slot")
 
     def __init__(self, inner: Transport | None, router: Router, slot: _Slot) -> None:
         self.inner = inner
         self.router = router
         self.slot = slot
+        # a pooled (WebSocket) transport keeps its own path; its rate-limit headers are not read
+        self.open_pooled: Any = getattr(inner, "open_pooled", None)
 
     def __getattr__(self, name: str) -> Any:  # ``streams_only``, ``name``: the inner transport's
         return getattr(self.inner or DEFAULT_TRANSPORT, name)
@@ -227,7 +232,8 @@ class Router(ModelGroup):
                 f"namespace: must be a non-empty string, got {namespace!r}", param="namespace"
             )
         prefix = f"router:{namespace or name}:"
-        self._slots = tuple(_Slot(self, t, prefix) for t in listed)
+        self._slots = tuple(_Slot(self, t, prefix, i) for i, t in enumerate(listed))
+        self._targets = tuple(listed)
         self._groups = _groups(self._slots)
         self._models = tuple(s.model for group in self._groups for s in group)
         self._mixed = len({s.origin for s in self._slots}) > 1
@@ -243,8 +249,8 @@ class Router(ModelGroup):
 
     @property
     def targets(self) -> tuple[Target, ...]:
-        """The targets, as given."""
-        return tuple(s.target for s in self._slots)
+        """The targets, as given (bare models as the ``Target``s they stand for)."""
+        return self._targets
 
     def models(self) -> tuple[Model, ...]:
         return self._models
@@ -283,8 +289,8 @@ class Router(ModelGroup):
 
     async def _snapshot(self) -> list[_Health]:
         values = await self.state.get_many(self._keys)
-        w = self._width
-        return [_Health(values[i * w : i * w + w]) for i in range(len(self._slots))]
+        w, latency = self._width, self.strategy == "latency"
+        return [_Health(values, i * w, latency) for i in range(len(self._slots))]
 
     async def remember_limits(self, slot: _Slot, limits: RateLimits) -> None:
         """Called by the observing transport: stay away until a limit resets."""
@@ -328,21 +334,20 @@ class Router(ModelGroup):
 
     # --- order ---
 
-    def _order(self, snapshot: list[_Health]) -> list[tuple[_Slot, _Health]]:
-        health = dict(zip((s.name for s in self._slots), snapshot, strict=True))
+    def _order(self, health: list[_Health]) -> list[tuple[_Slot, _Health]]:
         out: list[tuple[_Slot, _Health]] = []
         rng = self._rng
         for group in self._groups:
             if len(group) == 1:
-                ranked = list(group)
+                ranked = group
             elif self.strategy == "weighted":
                 # Efraimidis-Spirakis: one draw per target orders the whole group by weight
                 ranked = sorted(group, key=lambda s: rng.random() ** (1.0 / s.target.weight), reverse=True)
             elif self.strategy == "least-in-flight":
                 ranked = sorted(group, key=lambda s: (self._inflight[s.name], -s.target.weight, rng.random()))
             else:
-                ranked = sorted(group, key=lambda s: (health[s.name].latency, rng.random()))
-            out.extend((s, health[s.name]) for s in ranked)
+                ranked = sorted(group, key=lambda s: (health[s.index].latency, rng.random()))
+            out.extend((s, health[s.index]) for s in ranked)
         return out
 
     def _refusal(self, slot: _Slot, health: _Health, request: LLMRequest, need: _Need) -> str | None:
@@ -408,8 +413,8 @@ class Router(ModelGroup):
                             latency = time.perf_counter() - started
                             first = batch[0]
                             if isinstance(first, StepStart):
-                                batch[0] = StepStart(
-                                    first.index, first.provider_metadata, slot.name, tuple(attempts)
+                                batch[0] = msgspec.structs.replace(  # keeps the route's warnings
+                                    first, target=slot.name, attempts=tuple(attempts)
                                 )
                         if self._mixed:
                             stamp(batch, slot.origin)

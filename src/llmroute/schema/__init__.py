@@ -56,6 +56,7 @@ from .events import (
     ToolInputStart,
     ToolResult,
 )
+from .notices import RequestWarning
 from .options import (
     CachePolicy,
     GenerationOptions,
@@ -123,6 +124,7 @@ __all__ = [
     "ReasoningEnd",
     "ReasoningPart",
     "ReasoningStart",
+    "RequestWarning",
     "ResponseBuilder",
     "Role",
     "StepFinish",

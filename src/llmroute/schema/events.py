@@ -16,6 +16,7 @@ import msgspec
 
 from .attempt import Attempt
 from .errors import InvalidProviderOutputError
+from .notices import RequestWarning
 from .usage import Usage
 
 __all__ = [
@@ -63,6 +64,8 @@ class StepStart(_Event, frozen=True, tag="step-start"):
     """Through a ``Router``: the name of the target answering this step."""
     attempts: tuple[Attempt, ...] = ()
     """Through a ``Router``: the targets that failed for this step before ``target`` answered."""
+    warnings: tuple[RequestWarning, ...] = ()
+    """Options this step's route did not send (``PreparedRequest.warnings``)."""
 
 
 class StepFinish(_Event, frozen=True, tag="step-finish"):

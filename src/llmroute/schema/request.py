@@ -14,9 +14,11 @@ __all__ = ["LLMRequest", "ModelRef", "OutputSchema"]
 
 
 class OutputSchema(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Ask for JSON matching ``schema``. Protocols with a native JSON-schema mode lower it (OpenAI
-    ``response_format`` / ``text.format``, Gemini ``responseSchema``); ``generate_object`` falls
-    back to a forced tool elsewhere."""
+    """Ask for JSON matching ``schema``: the answer's text is that JSON, on every protocol. Lowered
+    to the provider's JSON-schema mode (OpenAI ``response_format`` / ``text.format``, Gemini
+    ``responseSchema``, Anthropic ``output_config.format`` and Bedrock ``outputConfig.textFormat``
+    where the model has it), else to a forced tool whose input comes back as the answer's text
+    (Anthropic and Bedrock models without the mode)."""
 
     name: str
     schema: dict[str, Any]
@@ -50,6 +52,11 @@ class LLMRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     cache: CachePolicy | None = None
     output_schema: OutputSchema | None = None
     metadata: dict[str, Any] | None = None
+    """The caller's own notes (tool loops and server tools record decisions here): never sent."""
+    json_mode: bool = False
+    """The answer is one JSON object, without a schema (OpenAI ``json_object``, Gemini
+    ``application/json``; Anthropic and Bedrock: a forced tool taking any object, answered as
+    text). ``output_schema``, when set, says more and wins."""
 
     def options_for(self, namespace: str) -> dict[str, Any]:
         """Provider options under ``namespace`` (e.g. ``"openai"``), empty when none."""

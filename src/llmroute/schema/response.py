@@ -40,6 +40,7 @@ from .events import (
     ToolError,
     ToolResult,
 )
+from .notices import RequestWarning
 from .usage import Usage
 
 __all__ = ["LLMResponse", "ResponseBuilder", "StepResult", "steps_cost"]
@@ -95,6 +96,8 @@ class LLMResponse(msgspec.Struct, frozen=True):
     """The provider of the request's model (``Model.provider``)."""
     model_id: str | None = None
     """The request's model id (``Model.id``)."""
+    warnings: tuple[RequestWarning, ...] = ()
+    """Options a route did not send (each once, over every step): see ``RequestWarning``."""
 
     @property
     def cost(self) -> Cost | None:
@@ -215,6 +218,7 @@ class ResponseBuilder:
         self.approval_requests: list[ApprovalRequest] = []
         self.errors: list[ProviderError] = []
         self.tool_errors: list[ToolError] = []
+        self.warnings: dict[RequestWarning, None] = {}  # ordered, each once across steps
         self.usage: Usage | None = None
         self.finish_reason: FinishReason = "unknown"
         self.finished = False
@@ -286,9 +290,12 @@ class ResponseBuilder:
             self.errors.append(event)
         elif isinstance(event, ToolError):
             self.tool_errors.append(event)
-        elif isinstance(event, StepStart) and event.target is not None:
-            self._target = event.target
-            self.attempts.extend(event.attempts)
+        elif isinstance(event, StepStart):
+            if event.target is not None:
+                self._target = event.target
+                self.attempts.extend(event.attempts)
+            if event.warnings:
+                self.warnings.update(dict.fromkeys(event.warnings))
 
     def _snapshot_step(self, index: int) -> StepResult:
         parts: list[AssistantPart] = []
@@ -372,4 +379,5 @@ class ResponseBuilder:
             attempts=tuple(self.attempts),
             provider=self.provider,
             model_id=self.model_id,
+            warnings=tuple(self.warnings),
         )

@@ -27,7 +27,7 @@ from .content import (
 )
 from .errors import InvalidRequestError
 from .options import GenerationOptions
-from .request import LLMRequest
+from .request import LLMRequest, OutputSchema
 from .tools import HostedTool, ToolChoice, ToolDefinition
 
 __all__ = [
@@ -267,3 +267,8 @@ def validate_request(request: LLMRequest, *, tools_final: bool = True) -> None:
                 )
     check_generation(request.generation)
     check_provider_options(request.provider_options)
+    out: Any = request.output_schema
+    if out is not None and not (isinstance(out, OutputSchema) and isinstance(cast(object, out.schema), dict)):
+        raise _bad("output_schema", f"expected an llmroute.OutputSchema(name, schema), got {_kind(out)}")
+    if not isinstance(cast(object, request.json_mode), bool):
+        raise _bad("json_mode", f"expected True or False, got {_kind(request.json_mode)}")

@@ -28,7 +28,15 @@ from ..schema.response import LLMResponse
 from ..schema.tools import ToolChoice, ToolDefinition
 from ..schema.usage import Usage
 from .decode import decode_body
-from .request import Conversation, arguments_json, function_tool, image_part, output_schema, tool_choice
+from .request import (
+    Conversation,
+    arguments_json,
+    function_tool,
+    image_part,
+    output_format,
+    output_schema,
+    tool_choice,
+)
 
 __all__ = [
     "ChatRequest",
@@ -214,12 +222,14 @@ def to_llm_request(chat: ChatRequest, model: Any) -> LLMRequest:
         seed=chat.seed,
         stop=(stop,) if isinstance(stop, str) else (tuple(stop) if stop else None),
     )
+    schema, json_mode = _output(chat.response_format)
     return conversation.request(
         model,
         tools=(_tool(t, i) for i, t in enumerate(chat.tools or ())),
         tool_choice=_tool_choice(chat.tool_choice),
         generation=generation,
-        output_schema=_output_schema(chat.response_format),
+        output_schema=schema,
+        json_mode=json_mode,
     )
 
 
@@ -314,16 +324,15 @@ def _tool_choice(choice: str | _NamedChoice | None) -> ToolChoice | None:
     return tool_choice(choice)
 
 
-def _output_schema(fmt: _ResponseFormat | None) -> OutputSchema | None:
-    if fmt is None or fmt.type == "text":
-        return None
-    if fmt.type == "json_object" or fmt.json_schema is None:
-        raise InvalidRequestError(
-            "response_format: only json_schema (with a json_schema object) is supported",
-            code="unsupported_parameter",
-        )
+def _output(fmt: _ResponseFormat | None) -> tuple[OutputSchema | None, bool]:
+    """``response_format``: ``json_schema`` -> the output schema, ``json_object`` -> JSON mode."""
+    if fmt is None:
+        return None, False
     spec = fmt.json_schema
-    return output_schema(spec.name, spec.schema, spec.description, spec.strict)
+    schema = (
+        output_schema(spec.name, spec.schema, spec.description, spec.strict) if spec is not None else None
+    )
+    return output_format(fmt.type, schema, "response_format")
 
 
 # -- the answer ------------------------------------------------------------------------------------

@@ -17,7 +17,15 @@ from ..schema.options import GenerationOptions
 from ..schema.request import LLMRequest, OutputSchema
 from ..schema.tools import ToolChoice, ToolDefinition
 
-__all__ = ["Conversation", "arguments_json", "function_tool", "image_part", "output_schema", "tool_choice"]
+__all__ = [
+    "Conversation",
+    "arguments_json",
+    "function_tool",
+    "image_part",
+    "output_format",
+    "output_schema",
+    "tool_choice",
+]
 
 _NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -70,6 +78,7 @@ class Conversation:
         tool_choice: ToolChoice | None,
         generation: GenerationOptions,
         output_schema: OutputSchema | None,
+        json_mode: bool = False,
     ) -> LLMRequest:
         if not self.messages:  # worded for an HTTP client (the library's says prompt=...)
             raise InvalidRequestError(
@@ -85,6 +94,7 @@ class Conversation:
             tool_choice=tool_choice,
             generation=generation,
             output_schema=output_schema,
+            json_mode=json_mode,
         )
 
 
@@ -111,6 +121,16 @@ def output_schema(
 ) -> OutputSchema:
     """A ``json_schema`` output format, strict unless the client says otherwise."""
     return OutputSchema(name, schema, description, True if strict is None else strict)
+
+
+def output_format(kind: str, schema: OutputSchema | None, where: str) -> tuple[OutputSchema | None, bool]:
+    """A client's output format as ``(output_schema, json_mode)``: ``text`` is neither,
+    ``json_object`` is JSON mode, ``json_schema`` needs its schema (``where`` names it)."""
+    if kind == "json_object":
+        return None, True
+    if kind == "json_schema" and schema is None:
+        raise InvalidRequestError(f"{where}: json_schema needs a name and a schema", code="invalid_value")
+    return schema, False
 
 
 def image_part(url: str, where: str) -> MediaPart:

@@ -25,7 +25,15 @@ from ..schema.response import LLMResponse
 from ..schema.tools import ToolChoice, ToolDefinition
 from ..schema.usage import Usage
 from .decode import decode_body
-from .request import Conversation, arguments_json, function_tool, image_part, output_schema, tool_choice
+from .request import (
+    Conversation,
+    arguments_json,
+    function_tool,
+    image_part,
+    output_format,
+    output_schema,
+    tool_choice,
+)
 
 __all__ = ["ResponsesRequest", "decode_request", "response_object", "to_llm_request", "usage"]
 
@@ -142,6 +150,7 @@ def to_llm_request(req: ResponsesRequest, model: Any) -> LLMRequest:
             conversation.add("assistant", (reasoning,), merge=True)
         else:
             raise InvalidRequestError(f"{where}.type: unsupported input item {item.type!r}")
+    schema, json_mode = _output(req.text)
     tools: list[ToolDefinition] = []
     for i, tool in enumerate(req.tools or ()):
         if tool.type != "function" or not tool.name:
@@ -154,7 +163,8 @@ def to_llm_request(req: ResponsesRequest, model: Any) -> LLMRequest:
         generation=GenerationOptions(
             max_tokens=req.max_output_tokens, temperature=req.temperature, top_p=req.top_p
         ),
-        output_schema=_output_schema(req.text),
+        output_schema=schema,
+        json_mode=json_mode,
     )
 
 
@@ -181,15 +191,15 @@ def _tool_choice(choice: str | _NamedTool | None) -> ToolChoice | None:
     return tool_choice(choice)
 
 
-def _output_schema(text: _Text | None) -> OutputSchema | None:
+def _output(text: _Text | None) -> tuple[OutputSchema | None, bool]:
+    """``text.format``: ``json_schema`` -> the output schema, ``json_object`` -> JSON mode."""
     fmt = text.format if text is not None else None
-    if fmt is None or fmt.type == "text":
-        return None
-    if fmt.type == "json_object" or fmt.schema is None or not fmt.name:
-        raise InvalidRequestError(
-            "text.format: only json_schema (with name and schema) is supported", code="unsupported_parameter"
-        )
-    return output_schema(fmt.name, fmt.schema, fmt.description, fmt.strict)
+    if fmt is None:
+        return None, False
+    schema = None
+    if fmt.schema is not None and fmt.name:
+        schema = output_schema(fmt.name, fmt.schema, fmt.description, fmt.strict)
+    return output_format(fmt.type, schema, "text.format")
 
 
 # -- the answer ------------------------------------------------------------------------------------

@@ -69,12 +69,15 @@ class LocalState:
 
     # --- the contract ---
 
-    async def get(self, key: str) -> str | None:
+    def _text(self, key: str) -> str | None:
         value = self._live(key)
-        return None if value is None else str(value) if not isinstance(value, str) else value
+        return value if value is None or isinstance(value, str) else repr(value)
+
+    async def get(self, key: str) -> str | None:
+        return self._text(key)
 
     async def get_many(self, keys: Sequence[str]) -> list[str | None]:
-        return [await self.get(key) for key in keys]
+        return [self._text(key) for key in keys]  # no await per key: a router reads this every call
 
     async def set(self, key: str, value: str, ttl: float | None = None) -> None:
         self._store(key, value, ttl)
