@@ -123,3 +123,16 @@ async def test_a_modality_the_target_refuses_goes_to_one_that_takes_it(servers: 
         ("claude", "InvalidRequestError", None)
     ]
     assert not (await router.health())["claude"]["cooling_down"]  # not the target's fault
+
+
+async def test_the_answering_routes_warnings_survive_the_router(servers: Servers) -> None:
+    """A step-start the router stamps with its target keeps the route's ``RequestWarning``s."""
+    a, b = servers(), servers()
+    a.add(error(503))
+    b.add(anthropic_text("Bonjour"))
+    router = Router([Target(chat_model(a)), Target(claude_model(b), priority=1)])
+    request = llmroute.request(model=router, prompt="Hi", generation=llmroute.GenerationOptions(seed=7))
+    async with llmroute.Client(retry=NO_RETRY) as client:
+        response = await client.generate(request)
+    assert response.text == "Bonjour"
+    assert [(w.option, w.route) for w in response.warnings] == [("generation.seed", "anthropic-messages")]
