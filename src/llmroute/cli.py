@@ -20,6 +20,7 @@ from .console import Renderer, use_color
 from .route.model import Model
 from .schema.errors import LLMError
 from .schema.options import GenerationOptions
+from .schema.response import LLMResponse
 
 __all__ = ["EXIT_ERROR", "EXIT_USAGE", "UsageError", "main", "resolve_model"]
 
@@ -114,15 +115,30 @@ async def _chat(args: argparse.Namespace, out: TextIO) -> int:
     renderer = Renderer(out, color=use_color(out), live=out.isatty())
     async with Client() as client:
         await client.prepare(built)  # fails fast on missing credentials, before any network
-        async for event in client.stream(built):
+        stream = client.stream(built)
+        folded = stream.track()
+        async for event in stream:
             renderer.write(event)
+    out.write(_cost_line(folded.build()))
     return 0
+
+
+def _cost_line(response: LLMResponse) -> str:
+    """What the answer cost, after the finish line: the provider's figure or the catalog's."""
+    cost = response.cost
+    if cost is not None:
+        return f"  cost: ${cost.total:f} ({cost.source})\n"
+    if response.usage is None or response.provider is None or response.model_id is None:
+        return "  cost: unknown\n"
+    from .catalog import cost_reason
+
+    return f"  cost: unknown ({cost_reason(response.provider, response.model_id, response.usage)})\n"
 
 
 # Subcommands living in other packages: each module defines ``add_parser(subparsers)``, which adds its
 # parser and calls ``set_defaults(run=handler)`` with ``handler(args, out) -> exit code``. Imported only
 # when the CLI starts, so ``import llmroute`` never pays for them.
-SUBCOMMANDS: tuple[str, ...] = ("llmroute.websearch.cli", "llmroute.server.cli")
+SUBCOMMANDS: tuple[str, ...] = ("llmroute.websearch.cli", "llmroute.server.cli", "llmroute.catalog.cli")
 
 # Modules whose ``async def demo(out)`` runs after the built-in demo scenes (e.g. grounded search).
 DEMO_EXTRAS: tuple[str, ...] = ("llmroute.websearch.cli",)

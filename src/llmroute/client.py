@@ -23,6 +23,7 @@ from .stream import EventStream
 if TYPE_CHECKING:
     from .schema.response import StepResult
     from .schema.tools import HostedTool, ToolDefinition
+    from .tokens import TokenCount
     from .tools.server import ServerTool
     from .tools.structured import ObjectOptions, ObjectResponse, OutputType
     from .tools.tool import Tool
@@ -192,6 +193,20 @@ class Client:
         """The exact method, URL, headers and body bytes, without sending anything."""
         self._check_open()
         return await prepare(request)
+
+    async def count_tokens(self, request: LLMRequest) -> TokenCount:
+        """The request's input tokens: the provider's counting endpoint where it has one (Anthropic,
+        Gemini, OpenAI Responses), else a local estimate (``llmroute.tokens``; ``.source`` says which)."""
+        from .tokens import count_tokens
+
+        return await count_tokens(self, request)
+
+    async def check_context(self, request: LLMRequest) -> TokenCount | None:
+        """The optional pre-flight check: ``ContextOverflowError`` when the input plus the allowed
+        output cannot fit the model's context window (``model.info``); ``None`` when it is unknown."""
+        from .tokens import check_context
+
+        return await check_context(self, request)
 
     def stream(
         self,

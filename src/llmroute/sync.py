@@ -33,6 +33,7 @@ from .schema.response import LLMResponse
 from .stream import EventStream
 
 if TYPE_CHECKING:
+    from .tokens import TokenCount
     from .tools.structured import ObjectOptions, ObjectResponse, OutputType
 
 __all__ = ["SyncClient", "SyncEventStream"]
@@ -172,6 +173,14 @@ class SyncClient:
     def prepare(self, request: LLMRequest) -> PreparedRequest:
         """The exact method, URL, headers and body bytes, without sending anything."""
         return self._call(lambda: self._client.prepare(request))
+
+    def count_tokens(self, request: LLMRequest) -> TokenCount:
+        """The request's input tokens (as ``Client.count_tokens``)."""
+        return self._call(lambda: self._client.count_tokens(request))
+
+    def check_context(self, request: LLMRequest) -> TokenCount | None:
+        """The pre-flight context-window check (as ``Client.check_context``)."""
+        return self._call(lambda: self._client.check_context(request))
 
     def stream(self, request: LLMRequest, **options: Unpack[CallOptions]) -> SyncEventStream:
         """Events as they arrive, as an iterator (arguments as for ``Client.stream``)."""

@@ -384,3 +384,25 @@ def test_guide_first_errors_table_quotes_real_messages(monkeypatch: pytest.Monke
     for message in anyio.run(messages):
         quoted = [q for q in re.findall(r"`([^`]{20,})`", table) if q.split(" ... ")[0] in message]
         assert quoted, f"the table quotes nothing of: {message}"
+
+
+@pytest.mark.timeout(120)
+def test_routing_guides_first_example_runs_and_falls_back(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/routing.md's opening example as written: Anthropic (priority 0) is unreachable here, so
+    the answer comes from one of the priority-1 targets and the printed attempts name Anthropic."""
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: connection refused, at once
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{closed}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k-anthropic")
+    text = (ROOT / "docs" / "routing.md").read_text(encoding="utf-8")
+    first = _BLOCK.findall(text)[0]
+    anyio.run(_run_fragment, first, {})
+    target, attempts = capsys.readouterr().out.splitlines()
+    assert target in ("openai:gpt-4.1", "google:gemini-2.5-pro")
+    assert "anthropic:claude-sonnet-4-5" in attempts and "k-anthropic" not in attempts
+    assert fake.requests

@@ -5,6 +5,7 @@ access-log line per request and one line per upstream failure, hostile and impat
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import socket
@@ -368,6 +369,15 @@ def test_key_entries_by_hash_and_restricted_to_models(upstream: FaultServer) -> 
         ([{"id": "a", "key": "k", "models": ["nope"]}], "$.keys[0].models[0]: 'nope' is not a public model"),
         ([{"id": "a", "key": "k", "rpm": 0}], "$.keys[0].rpm: must be at least 1"),
         ([""], "$.keys[0]"),
+        # the same secret twice: which entry's id, models and limits apply would be arbitrary
+        (["sk-twice", {"id": "b", "key": "sk-twice"}], "$.keys[1].key: the same key as $.keys[0]"),
+        (
+            [
+                {"id": "a", "key": "sk-twice"},
+                {"id": "b", "key": "sha256:" + hashlib.sha256(b"sk-twice").hexdigest()},
+            ],
+            "$.keys[1].key: the same key as $.keys[0]",
+        ),
     ],
 )
 def test_bad_key_entries_fail_at_start(upstream: FaultServer, keys: list[Any], needle: str) -> None:
@@ -376,6 +386,23 @@ def test_bad_key_entries_fail_at_start(upstream: FaultServer, keys: list[Any], n
     with pytest.raises(ConfigError) as info:
         load({**ops_config(upstream), "keys": keys})
     assert needle in str(info.value)
+    assert "sk-twice" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://:s3cret@127.0.0.1:notaport/0",
+        "http://:s3cret@127.0.0.1/0",
+        "redis://:s3cret@127.0.0.1:6379/abc",
+    ],
+)
+def test_a_bad_redis_url_fails_at_start_without_its_password(upstream: FaultServer, url: str) -> None:
+    from llmroute.schema.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^\$\.redisUrl: ") as info:
+        load({**ops_config(upstream), "redisUrl": url})
+    assert "s3cret" not in str(info.value)
 
 
 def test_a_client_hanging_up_mid_stream_logs_one_line(

@@ -112,3 +112,22 @@ def test_wheel_demo_in_a_fresh_venv(tmp_path: Path, wheel: Path) -> None:
         assert f"== Grounded search ({scene.title}, {scene.model})" in out
     assert out.count("\n\nSources:\n[1] ") == len(DEMO_SCENES)
     assert "temperatures hovering around 69°F.[1]" in out
+
+    # `llmroute models` from the wheel: without the [catalog] extra it says what to install; with it,
+    # the data inside the extra's wheels answers offline (no network in the command).
+    result = subprocess.run(
+        [str(env_dir / "bin" / "llmroute"), "models"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and "llmroute[catalog]" in result.stderr
+    _ok(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", f"{wheel}[catalog]"], tmp_path
+    )
+    out = _ok(
+        [str(env_dir / "bin" / "llmroute"), "models", "claude-sonnet-4-5", "--provider", "anthropic"],
+        tmp_path,
+    )
+    assert "claude-sonnet-4-5-20250929  200,000   64,000" in out

@@ -306,6 +306,7 @@ def test_router_arguments_are_checked() -> None:
         (lambda: Router([model], strategy="fastest"), "strategy"),  # type: ignore[arg-type]
         (lambda: Router([model], state=llmroute.state.LocalState(), redis_url="redis://x"), "redis_url"),
         (lambda: Router([model], redis_url="http://user:pw@host"), "redis_url"),
+        (lambda: Router([model], state="redis://user:pw@host"), "state: expected.*redis_url="),  # type: ignore[arg-type]
         (lambda: Target(model, weight=0), "Target.weight"),
         (lambda: Target(model, priority=1.5), "Target.priority"),  # type: ignore[arg-type]
         (lambda: Target("gpt-4o"), "Target.model"),  # type: ignore[arg-type]

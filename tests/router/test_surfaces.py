@@ -92,3 +92,47 @@ async def test_prepare_shows_the_first_choice(servers: Servers) -> None:
     assert prepared.url.startswith(a.base_url)
     assert json.loads(prepared.body)["model"] == "m"
     assert repr(router).startswith("Router('router'")
+
+
+async def test_a_modality_the_target_refuses_goes_to_one_that_takes_it(servers: Servers) -> None:
+    from llmroute.router import Cooldown
+    from llmroute.schema.content import MediaPart, Message, TextPart
+
+    from .upstreams import gemini_model
+
+    claude, gemini = servers(), servers()
+    chunk = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": "a video of a cat"}]}, "finishReason": "STOP"}
+        ]
+    }
+    gemini.add(Reply(200, SSE, [f"data: {json.dumps(chunk)}\r\n\r\n".encode()]))
+    router = Router(
+        [
+            Target(claude_model(claude), name="claude"),
+            Target(gemini_model(gemini), name="gemini", priority=1),
+        ],
+        cooldown=Cooldown(failures=1),
+    )
+    video = Message("user", (TextPart("What is in it?"), MediaPart("video/mp4", b"\x00\x00\x00\x18ftypmp42")))
+    async with llmroute.Client(retry=NO_RETRY) as client:
+        response = await client.generate(llmroute.LLMRequest(model=router, messages=(video,)))
+    assert response.text == "a video of a cat"
+    assert claude.received == []  # refused before sending
+    assert [(a.target, a.error, a.status) for a in response.attempts] == [
+        ("claude", "InvalidRequestError", None)
+    ]
+    assert not (await router.health())["claude"]["cooling_down"]  # not the target's fault
+
+
+async def test_the_answering_routes_warnings_survive_the_router(servers: Servers) -> None:
+    """A step-start the router stamps with its target keeps the route's ``RequestWarning``s."""
+    a, b = servers(), servers()
+    a.add(error(503))
+    b.add(anthropic_text("Bonjour"))
+    router = Router([Target(chat_model(a)), Target(claude_model(b), priority=1)])
+    request = llmroute.request(model=router, prompt="Hi", generation=llmroute.GenerationOptions(seed=7))
+    async with llmroute.Client(retry=NO_RETRY) as client:
+        response = await client.generate(request)
+    assert response.text == "Bonjour"
+    assert [(w.option, w.route) for w in response.warnings] == [("generation.seed", "anthropic-messages")]

@@ -161,6 +161,15 @@ async def test_bad_urls_are_typed_errors_that_hide_the_password() -> None:
         RedisState(5)  # type: ignore[arg-type]
     assert isinstance(open_state(None), LocalState)
     assert "hunter2" not in repr(RedisState("redis://:hunter2@127.0.0.1:1/0"))
+    # malformed host, port or database: typed, naming redis_url, never the password
+    for url in (
+        "redis://:hunter2@127.0.0.1:notaport/0",
+        "redis://:hunter2@[::1:6379/0",
+        "redis://:hunter2@127.0.0.1:6379/abc",
+    ):
+        with pytest.raises(InvalidRequestError, match="redis_url") as info:
+            open_state(url)
+        assert "hunter2" not in str(info.value)
 
 
 def test_importing_the_state_layer_does_not_load_redis() -> None:

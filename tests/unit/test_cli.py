@@ -262,3 +262,21 @@ def test_an_unexpected_exception_is_one_line_without_its_text(
     monkeypatch.setenv("LLMROUTE_TRACEBACK", "1")
     with pytest.raises(ValueError, match="sk-secret"):
         cli.main(["chat", "hi"])
+
+
+def test_chat_prints_tokens_and_cost_at_the_end(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", "gsk_local_test_key")
+    server = FaultServer().start()
+    try:
+        server.add(Reply(parts=chat_stream("Hi")), Reply(parts=chat_stream("Hi")))  # usage: 5 in, 1 out
+        args = ["chat", "--model", "groq:llama-3.3-70b-versatile", "--base-url", server.base_url, "hi"]
+        assert cli.main(args) == 0
+        out = capsys.readouterr().out
+        # Groq llama-3.3-70b-versatile (groq.com/pricing): $0.59 input, $0.79 output per million tokens
+        assert out.endswith("finish: stop, 5 in / 1 out\n  cost: $0.00000374 (catalog)\n"), out
+        assert cli.main(["chat", "--model", "compatible:local", "--base-url", server.base_url, "hi"]) == 0
+        assert capsys.readouterr().out.endswith("  cost: unknown (unknown model 'local' on compatible)\n")
+    finally:
+        server.stop()

@@ -53,6 +53,7 @@ LAYERS: dict[str, int] = {
     "client": 4,
     "stream": 4,
     "sync": 4,
+    "tokens": 4,  # count_tokens / check_context: sends through a Client
     "providers": 4,
     "router": 4,  # Router over Targets: runs model calls through route.executor, health in state
     "testing": 4,

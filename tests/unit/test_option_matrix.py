@@ -376,7 +376,18 @@ REQUEST_CASES: dict[str, list[Case] | str] = {
     "provider_options": [],  # per model below: the namespace is the model's provider
     "http": _http_cases(),
     "cache": _cache_cases(),
-    "output_schema": [Case("output_schema", _replace(output_schema=OUTPUT))],
+    "output_schema": [
+        Case("output_schema", _replace(output_schema=OUTPUT)),
+        *(
+            Case(
+                f"output_schema.{name}",
+                _replace(output_schema=msgspec.structs.replace(OUTPUT, **{name: value})),
+                base=_replace(output_schema=OUTPUT),
+            )
+            for name, value in (_field_samples(OutputSchema) | {"schema": {**SCHEMA, "required": []}}).items()
+            if name != "name"  # the format's identifier: see test_output_schema_name
+        ),
+    ],
     "metadata": "the caller's own notes, never sent (test_metadata_is_never_sent)",
     "json_mode": [Case("json_mode", _replace(json_mode=True))],
 }
@@ -455,3 +466,18 @@ def test_metadata_is_never_sent(variant: str) -> None:
     model = VARIANTS[variant]()
     base = _snapshot(_prepared(_base(model)))
     assert _snapshot(_prepared(_base(model, metadata={"trace": "x_matrix_probe"}))) == base
+
+
+# JSON-schema modes with no name beside the schema: the name only identifies the format there
+# (OpenAI requires one; it names the forced tool), so it has nothing to change.
+UNNAMED = {"gemini", "gemini-code-assist", "vertex-gemini", "anthropic", "bedrock-anthropic"}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_output_schema_name(variant: str) -> None:
+    model = VARIANTS[variant]()
+    base = _snapshot(_prepared(_base(model, output_schema=OUTPUT)))
+    renamed = _snapshot(
+        _prepared(_base(model, output_schema=msgspec.structs.replace(OUTPUT, name="renamed")))
+    )
+    assert (renamed == base) is (variant in UNNAMED)

@@ -32,6 +32,7 @@ __all__ = [
     "AnswerInput",
     "answer_schema",
     "answer_tool_name",
+    "described_schema",
     "forced_choice",
     "native_schema",
     "output_tool",
@@ -44,6 +45,14 @@ JSON_MODE = OutputSchema("json", {"type": "object"}, "Respond with a single JSON
 # Claude models with structured outputs (``output_config.format``): Claude 4.5 and later
 _NATIVE_CLAUDE = re.compile(r"claude-(?:opus|sonnet|haiku)-(?:4-[5-9]|[5-9])(?!\d)")
 _encoder = msgspec.json.Encoder()
+
+
+def described_schema(out: OutputSchema) -> dict[str, Any]:
+    """The schema with ``out.description`` as its own ``description`` (when it has none): for JSON
+    modes that take a schema but no description beside it (Gemini, Anthropic ``output_config``)."""
+    if not out.description or "description" in out.schema:
+        return out.schema
+    return {**out.schema, "description": out.description}
 
 
 def answer_schema(request: LLMRequest) -> OutputSchema | None:

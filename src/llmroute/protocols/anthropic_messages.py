@@ -61,7 +61,7 @@ from ..schema.events import (
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
-from ._output_tool import AnswerInput, answer_tool_name, native_schema, with_output_tool
+from ._output_tool import AnswerInput, answer_tool_name, described_schema, native_schema, with_output_tool
 from ._shared import (
     ToolInput,
     cache_targets,
@@ -602,7 +602,10 @@ def build_body(request: LLMRequest, model: Model) -> AnthropicBody | dict[str, A
         output_config = {**(output_config or {}), "effort": effort}
     native = native_schema(request, model.id)
     if native is not None:
-        output_config = {**(output_config or {}), "format": {"type": "json_schema", "schema": native.schema}}
+        output_config = {
+            **(output_config or {}),
+            "format": {"type": "json_schema", "schema": described_schema(native)},
+        }
     thinks = thinking is not None and thinking.get("type") != "disabled"
     request = with_output_tool(request, model.id, NAME, thinking=thinks)
     system, messages = _lower_messages(request)

@@ -3,7 +3,7 @@ parts it keeps is the history lowering's own answer (``anthropic_messages.assist
 
 from __future__ import annotations
 
-from ..route.support import Support, hosted_parts, no_field
+from ..route.support import ALWAYS_CONSTRAINED, Support, hosted_parts, no_field
 from ..schema.content import Part, ReasoningPart
 
 __all__ = ["SUPPORT"]
@@ -12,6 +12,7 @@ UNSENT = {
     **no_field("Anthropic Messages", "seed", "frequency_penalty", "presence_penalty"),
     "parts.reasoning": "Anthropic takes back only signed (or redacted) thinking",
     **hosted_parts("Anthropic takes back only its own hosted tool calls and results"),
+    "output_schema.strict": ALWAYS_CONSTRAINED,
 }
 
 

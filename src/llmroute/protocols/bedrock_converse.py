@@ -18,7 +18,7 @@ from ..route.classify import from_exception_frame
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
-from ..route.support import Support, no_field
+from ..route.support import ALWAYS_CONSTRAINED, Support, no_field
 from ..schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolResult
@@ -640,7 +640,12 @@ def _lower_code_execution(tool: HostedTool) -> _Tool:
 HOSTED_TOOLS: dict[str, Callable[..., Any]] = {"code_execution": _lower_code_execution}
 
 # what Converse leaves out (see ``route.support``)
-SUPPORT = Support(no_field("Bedrock Converse", "seed", "frequency_penalty", "presence_penalty"))
+SUPPORT = Support(
+    {
+        **no_field("Bedrock Converse", "seed", "frequency_penalty", "presence_penalty"),
+        "output_schema.strict": ALWAYS_CONSTRAINED,
+    }
+)
 
 
 # 5. step / on_halt --------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.protocol import Protocol, StreamState
-from ..route.support import Support, hosted_parts
+from ..route.support import ALWAYS_CONSTRAINED, Support, hosted_parts
 from ..schema.content import (
     ApprovalRequestPart,
     MediaPart,
@@ -52,6 +52,7 @@ from ..schema.mime import sniff_base64
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage, usage_count
+from ._output_tool import described_schema
 from ._partial_json import PathWriter, parse_path
 from ._shared import ToolInput, decode_frame, lower_hosted, ns, result_text, with_options
 from .gemini_grounding import (
@@ -566,9 +567,9 @@ def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]
         generation["response_mime_type"] = "application/json"
     if out_schema is not None:
         if json_schema_mode:
-            generation["response_json_schema"] = out_schema.schema
+            generation["response_json_schema"] = described_schema(out_schema)
         else:
-            generation["response_schema"] = sanitize_schema(out_schema.schema)
+            generation["response_schema"] = sanitize_schema(described_schema(out_schema))
     config = _GenerationConfig(
         max_output_tokens=g.max_tokens,
         temperature=g.temperature,
@@ -606,6 +607,7 @@ SUPPORT = Support(
         "resource (provider option cached_content), not breakpoints",
         "tools.strict": "Gemini function declarations have no strict flag",
         "parts.approval-request": "Gemini has no tool approvals",
+        "output_schema.strict": ALWAYS_CONSTRAINED,
         **hosted_parts(),
     },
     keeps_part=lambda part: _replayable(part),

@@ -29,11 +29,22 @@ from ..schema.notices import RequestWarning
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool
 
-__all__ = ["AUTO_CACHE", "FOREIGN_HOSTED", "Support", "apply_support", "hosted_parts", "no_field"]
+__all__ = [
+    "ALWAYS_CONSTRAINED",
+    "AUTO_CACHE",
+    "FOREIGN_HOSTED",
+    "Support",
+    "apply_support",
+    "hosted_parts",
+    "no_field",
+]
 
 # the sentence for ``cache`` on providers whose prompt caching is automatic
 AUTO_CACHE = "this provider caches repeated prompt prefixes by itself; there are no breakpoints to send"
 
+
+# the sentence for ``output_schema.strict=False`` where the answer is held to the schema regardless
+ALWAYS_CONSTRAINED = "the answer is held to the schema either way (a JSON-schema mode or a forced tool)"
 
 # the sentence for hosted (provider-executed) calls and results a protocol cannot replay
 FOREIGN_HOSTED = "hosted tool calls this API did not run cannot be replayed; the answer after them stays"
@@ -154,6 +165,10 @@ def apply_support(
                 dropped[name] = None
         if dropped:
             changes["generation"] = msgspec.structs.replace(g, **dropped)
+
+    out = request.output_schema
+    if out is not None and not out.strict and "output_schema.strict" in unsent:
+        warnings.append(RequestWarning("output_schema.strict", route, unsent["output_schema.strict"]))
 
     for name in ("cache", "output_schema", "json_mode"):
         if not getattr(request, name, None):

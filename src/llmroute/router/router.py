@@ -212,6 +212,12 @@ class Router(ModelGroup):
                 f"cooldown: expected llmroute.router.Cooldown(...), got {type(cooldown).__name__}",
                 param="cooldown",
             )
+        if state is not None and not callable(getattr(state, "get_many", None)):
+            hint = " (a Redis URL goes in redis_url=)" if isinstance(state, str) else ""
+            raise InvalidRequestError(
+                f"state: expected a llmroute.state.SharedState, got {type(state).__name__}{hint}",
+                param="state",
+            )
         if state is not None and redis_url is not None:
             raise InvalidRequestError("pass state= or redis_url=, not both", param="redis_url")
         listed = _targets(targets)

@@ -54,8 +54,9 @@ from ..route.model import Model
 from ..route.policy import RetryPolicy
 from ..route.redact import Secret
 from ..router import Cooldown, Router, Strategy, Target
-from ..schema.errors import ConfigError, LLMError
+from ..schema.errors import ConfigError, InvalidRequestError, LLMError
 from ..state import SharedState, open_state
+from ..state.base import check_url
 from ..websearch.server_tool import ServerWebSearch, WebSearchConfig
 
 __all__ = [
@@ -361,8 +362,11 @@ def _camel(name: str) -> str:
 
 
 def _check_limits(config: GatewayConfig) -> None:
-    if config.redis_url is not None and urlsplit(config.redis_url).scheme not in ("redis", "rediss", "unix"):
-        raise ConfigError("$.redisUrl: must be a redis://, rediss:// or unix:// URL")
+    if config.redis_url is not None:
+        try:
+            check_url(config.redis_url)
+        except InvalidRequestError as exc:  # its message never echoes the URL's password
+            raise ConfigError("$.redisUrl: " + str(exc).removeprefix("redis_url: ")) from None
     if config.cors is not None:
         for i, origin in enumerate(config.cors.origins):
             if origin != "*" and urlsplit(origin).scheme not in ("http", "https"):
@@ -386,17 +390,23 @@ def _check_limits(config: GatewayConfig) -> None:
 def _keys(entries: list[str | KeyEntry], public: tuple[str, ...]) -> tuple[Key, ...]:
     keys: list[Key] = []
     seen: set[str] = set()
+    digests: dict[bytes, int] = {}
     for i, entry in enumerate(entries):
         path = f"$.keys[{i}]"
         if isinstance(entry, str):
             if not entry:
                 raise ConfigError(f"{path}: at least one non-empty client key is required")
-            keys.append(Key(f"key-{i + 1}", hashlib.sha256(entry.encode("utf-8", "surrogatepass")).digest()))
-            continue
-        if not entry.id or entry.id in seen:
-            raise ConfigError(f"{path}.id: must be non-empty and unique")
-        seen.add(entry.id)
-        keys.append(_key(entry, path, public))
+            key = Key(f"key-{i + 1}", hashlib.sha256(entry.encode("utf-8", "surrogatepass")).digest())
+        else:
+            if not entry.id or entry.id in seen:
+                raise ConfigError(f"{path}.id: must be non-empty and unique")
+            seen.add(entry.id)
+            key = _key(entry, path, public)
+        # one secret in two entries: which id, models and limits apply would be arbitrary
+        if (first := digests.setdefault(key.digest, i)) != i:
+            suffix = ".key" if not isinstance(entry, str) else ""
+            raise ConfigError(f"{path}{suffix}: the same key as $.keys[{first}]")
+        keys.append(key)
     return tuple(keys)
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from typing import Protocol
+from urllib.parse import urlsplit
 
 import msgspec
 
-__all__ = ["SharedState", "WindowCount", "window_estimate"]
+from ..schema.errors import InvalidRequestError
+
+__all__ = ["SharedState", "WindowCount", "check_url", "window_estimate"]
 
 
 class WindowCount(msgspec.Struct, frozen=True):
@@ -92,3 +95,32 @@ def window_retry_after(
     if need_next <= 0 or current <= 0:
         return left
     return min(left + need_next / (current / seconds), left + seconds)
+
+
+_SCHEMES = ("redis", "rediss", "unix")
+
+
+def check_url(url: object) -> None:
+    """A Redis URL, or ``InvalidRequestError`` naming ``redis_url`` (never echoing a password)."""
+    if not isinstance(url, str):
+        raise InvalidRequestError(
+            f"redis_url: expected a redis:// URL string, got {type(url).__name__}", param="redis_url"
+        )
+    try:
+        parts = urlsplit(url)
+        scheme = parts.scheme
+        _ = parts.port  # a port that is not a number raises here (its text is not echoed)
+    except ValueError:
+        raise InvalidRequestError(
+            "redis_url: not a valid URL (check the host and port)", param="redis_url"
+        ) from None
+    if scheme not in _SCHEMES:
+        shown = f"{scheme}://..." if scheme else "a URL without a scheme"
+        raise InvalidRequestError(
+            f"redis_url: expected redis://, rediss:// or unix://, got {shown}", param="redis_url"
+        )
+    db = parts.path.strip("/")
+    if scheme != "unix" and db and not db.isdigit():
+        raise InvalidRequestError(
+            "redis_url: the path must be a database number (redis://host:6379/0)", param="redis_url"
+        )

@@ -19,8 +19,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ..schema.errors import InvalidRequestError
-from .base import WindowCount, window_retry_after
+from .base import WindowCount, check_url, window_retry_after
 from .local import LocalState
 
 __all__ = ["RedisState", "check_url"]
@@ -28,7 +27,6 @@ __all__ = ["RedisState", "check_url"]
 log = logging.getLogger("llmroute.state")
 
 _T = TypeVar("_T")
-_SCHEMES = ("redis", "rediss", "unix")
 # What an unreachable or dying server raises; anything else (a wrong-type key) is a bug and raises.
 _OUTAGE = (RedisConnectionError, RedisTimeoutError, OSError)
 
@@ -75,20 +73,6 @@ else
 end
 return tostring(mean)
 """
-
-
-def check_url(url: object) -> None:
-    """A Redis URL, or ``InvalidRequestError`` naming ``redis_url`` (never echoing a password)."""
-    if not isinstance(url, str):
-        raise InvalidRequestError(
-            f"redis_url: expected a redis:// URL string, got {type(url).__name__}", param="redis_url"
-        )
-    scheme = urlsplit(url).scheme
-    if scheme not in _SCHEMES:
-        shown = f"{scheme}://..." if scheme else "a URL without a scheme"
-        raise InvalidRequestError(
-            f"redis_url: expected redis://, rediss:// or unix://, got {shown}", param="redis_url"
-        )
 
 
 def _ms(ttl: float | None) -> str:
