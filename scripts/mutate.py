@@ -581,14 +581,28 @@ def _child(
             mutant.revert()
         if patch(module, clean, ns) == 0:
             return 91
-    with contextlib.suppress(ImportError):  # property tests: fewer examples per mutant
-        from hypothesis import settings
-
-        settings.register_profile("mutate", max_examples=25, deadline=None, database=None)
-        settings.load_profile("mutate")
+    _fewer_examples()
     import pytest
 
     return int(pytest.main(_pytest_args(tests)))
+
+
+def _fewer_examples(cap: int = 25) -> None:
+    """Property tests run at most ``cap`` examples per mutant (explicit ``@settings`` included)."""
+    try:
+        from hypothesis import settings
+    except ImportError:
+        return
+    settings.register_profile("mutate", max_examples=cap, deadline=None, database=None)
+    settings.load_profile("mutate")
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("tests."):
+            continue
+        for obj in list(vars(module).values()):
+            own = getattr(obj, "_hypothesis_internal_use_settings", None)
+            if isinstance(own, settings) and own.max_examples > cap:
+                with contextlib.suppress(Exception):
+                    obj._hypothesis_internal_use_settings = settings(own, max_examples=cap, database=None)
 
 
 def _fork(
@@ -683,6 +697,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=None, help="a sample: every Nth mutant")
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--match", default=None, help="only mutants whose id contains this text")
+    parser.add_argument(
+        "--ids", default=None, help="only the mutants listed in this file, one id a line (e.g. last run's survivors)"
+    )
     parser.add_argument("--tests", nargs="*", default=None, help="override the module's test files")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
@@ -702,6 +719,9 @@ def main(argv: list[str] | None = None) -> int:
         mutants = [m for m in mutants if m.id not in equivalent]
         if args.match:
             mutants = [m for m in mutants if args.match in m.id]
+        if args.ids:
+            wanted = {line.strip() for line in Path(args.ids).read_text().splitlines() if line.strip()}
+            mutants = [m for m in mutants if m.id in wanted]
         step = args.every or (int(cfg.get("smoke", {}).get("every", 10)) if args.smoke else 1)
         mutants = mutants[::step]
         if args.list:

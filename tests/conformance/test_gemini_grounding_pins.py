@@ -244,3 +244,13 @@ async def test_url_context_call_and_result() -> None:
     response = await run(sse(first))
     assert [c.name for c in response.tool_calls] == ["url_context", "web_search"]
     assert [c.id for c in response.tool_calls] == ["url_context_r1_0", "web_search_r1_1"]
+
+
+@pytest.mark.anyio
+async def test_a_span_inside_one_character_marks_its_place() -> None:
+    """Both offsets inside 東 (3 bytes): snapping empties the span, which still says where."""
+    response = await run(
+        _one_chunk_grounded([{"text": "東京"}], [_support({"startIndex": 1, "endIndex": 2})])
+    )
+    (citation,) = response.citations
+    assert (citation.start, citation.end, citation.cited_text) == (0, 0, None)

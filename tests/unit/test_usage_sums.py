@@ -135,3 +135,21 @@ def test_the_one_hour_cache_write_part_passes_through() -> None:
     assert (u.cache_write_tokens, u.cache_write_1h_tokens, u.input_tokens) == (10, 4, 11)
     c = Usage.from_cached(input_tokens=20, output_tokens=1, cache_write=10, cache_write_1h=4)
     assert (c.cache_write_tokens, c.cache_write_1h_tokens, c.non_cached_input_tokens) == (10, 4, 10)
+
+
+def test_usage_count_and_section_read_provider_fields() -> None:
+    from llmroute import InvalidProviderOutputError
+    from llmroute.schema.usage import usage_count, usage_section
+
+    raw = {"n": 5, "zero": 0, "none": None, "s": "5", "b": True, "obj": {"k": 1}, "list": [1]}
+    assert [usage_count(raw, k, "w") for k in ("n", "zero", "none", "missing")] == [5, 0, None, None]
+    for key, kind in (("s", "str '5'"), ("b", "a bool"), ("obj", "dict {'k': 1}")):
+        with pytest.raises(
+            InvalidProviderOutputError, match=f"w: usage field '{key}' is {kind}, not a token count"
+        ):
+            usage_count(raw, key, "w")
+    assert usage_section(raw, "obj", "w") == {"k": 1}
+    assert usage_section(raw, "none", "w") == {} and usage_section(raw, "missing", "w") == {}
+    for key in ("n", "list", "s"):
+        with pytest.raises(InvalidProviderOutputError, match=f"w: usage field '{key}' is .*, not an object"):
+            usage_section(raw, key, "w")

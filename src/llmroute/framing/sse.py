@@ -189,7 +189,12 @@ class _Parser:
     def _fast_crlf(self, region: bytes) -> list[bytes] | None:
         """A raw CRLF region where every event is one ``data:`` line (Gemini): its data, cut
         without normalising. Exact: every CR and LF must belong to a blank-line separator."""
-        if self._event or self._last_id is not None or not region.startswith(b"data: "):
+        if (
+            self._event
+            or self._last_id is not None
+            or self._retry is not None
+            or not region.startswith(b"data: ")
+        ):
             return None
         separators = region.count(b"\r\n\r\ndata: ")
         if region.count(b"\n") != 2 * separators or region.count(b"\r") != 2 * separators:
@@ -203,12 +208,12 @@ class _Parser:
             if block.startswith(b"data: ") and b"\n" not in block and not self._data:
                 # The common shape: one data line, default event type.
                 if self._event:
-                    out.append(SSEEvent(block[6:], self._event, self._last_id))
+                    out.append(SSEEvent(block[6:], self._event, self._last_id, self._retry))
                     self._event = ""
-                elif self._last_id is None:
+                elif self._last_id is None and self._retry is None:
                     out.append(SSEEvent(block[6:]))
                 else:
-                    out.append(SSEEvent(block[6:], "message", self._last_id))
+                    out.append(SSEEvent(block[6:], "message", self._last_id, self._retry))
                 continue
             if block.startswith(b"event: ") and not self._data:
                 # Also common: one event line then one data line (Anthropic, OpenAI Responses).
@@ -277,7 +282,7 @@ class SSEDecoder(_Parser):
             if data is not None:
                 return [SSEEvent(d) for d in data]
             region = _normalise(region)
-        if not self._event and self._last_id is None:
+        if not self._event and self._last_id is None and self._retry is None:  # events carry id/retry
             fast = self._fast(region)
             if fast is not None:
                 return fast

@@ -196,3 +196,162 @@ def test_neutralize_escapes_live_characters_and_disarms_the_heading() -> None:
     assert neutralize("## Sources  \n", "## Sources")[0] == "## Sources:  \n"
     assert neutralize("    <x>\n", "## Sources")[0] == "    \\<x>\n"
     assert neutralize("     x <y>", "## Sources")[0] == "     x \\<y>"
+
+
+# -- where runs (paragraphs) end: a code span never crosses into the next block ---------------------
+
+NEW_BLOCK_PREFIXES = [
+    "# ",
+    "#\t",
+    "###### ",
+    "   # ",
+    "- ",
+    "-\t",
+    "* ",
+    "+ ",
+    "1. ",
+    "1) ",
+    "1.\t",
+    "123456789. ",
+    "> ",
+]
+
+
+@pytest.mark.parametrize("prefix", NEW_BLOCK_PREFIXES)
+def test_a_new_block_ends_the_paragraph_so_a_code_span_cannot_cross_it(prefix: str) -> None:
+    assert counts(f"`x\n{prefix}{LINK} `")
+
+
+def test_a_bare_heading_marker_starts_a_new_block() -> None:
+    assert counts(f"`x\n#\n{LINK} `")
+
+
+@pytest.mark.parametrize("not_a_block", ["####### ", "#x ", "    # ", "-x ", "1234567890. ", "1x "])
+def test_lines_that_continue_the_paragraph(not_a_block: str) -> None:
+    assert not counts(f"`x\n{not_a_block}{LINK} `")
+
+
+@pytest.mark.parametrize("blank", ["\n", " \n", "\t\n", " \t \n", "\r\n", "\r"])
+def test_blank_lines_end_a_paragraph(blank: str) -> None:
+    eol = "\r\n" if blank == "\r\n" else "\r" if blank == "\r" else "\n"
+    assert counts(f"`x{eol}{blank}{LINK} `")
+    # and let a type 7 HTML block start after them (it cannot interrupt a paragraph)
+    assert not counts(f"text{eol}{blank}<custom-tag>{eol}{LINK}")
+
+
+def test_a_blank_last_line_without_a_line_ending() -> None:
+    text = f"{LINK}\n   "
+    assert scan(text).links[0].url == A
+
+
+def test_a_paragraph_after_an_html_block_is_its_own_run() -> None:
+    assert counts(f"`x\n<!-- c -->\n{LINK} `")
+    assert counts(f"`x\n<script>s</script>\n{LINK} `")
+
+
+def test_lines_split_on_every_line_ending() -> None:
+    from llmroute.websearch.markdown import lines
+
+    assert list(lines("a\r\nb\rc\nd")) == [(0, 3, "a\r\n"), (3, 5, "b\r"), (5, 7, "c\n"), (7, 8, "d")]
+
+
+@pytest.mark.parametrize("tag", ["script", "pre", "style", "textarea"])
+def test_type_1_blocks_run_past_blank_lines_until_their_closing_tag(tag: str) -> None:
+    assert not counts(f"<{tag}>\n\n{LINK}\n</{tag}>")
+    assert not counts(f"<{tag} id='x'>\n\n{LINK}\n</{tag}>")
+    assert not counts(f"<{tag}\n\n{LINK}\n</{tag}>")
+    assert counts(f"<{tag}>\n\n</{tag.upper()}>\n{LINK}")
+
+
+def test_an_indented_fence_with_a_backtick_in_its_info_is_not_a_fence() -> None:
+    assert counts(f"   ``` a`b\n{LINK}\n```")
+
+
+@pytest.mark.parametrize("title", ['""', "''", "()"])
+def test_empty_titles(title: str) -> None:
+    assert counts(f"[Source]({A} {title})")
+
+
+def test_inline_html_region_bounds() -> None:
+    from llmroute.websearch.markdown import Region
+
+    text = "x <!-- a --> y <!-- b --> <? c ?> <![CDATA[d]]> <!X e> <i> </i> <https://a.test/> <me@a.test> z"
+    spans = [text[r.start : r.end] for r in scan(text).regions]
+    assert spans == ["<!-- a -->", "<!-- b -->", "<? c ?>", "<![CDATA[d]]>", "<!X e>", "<i>", "</i>",
+                     "<https://a.test/>", "<me@a.test>"]  # fmt: skip
+    assert all(not r.block for r in scan(text).regions)
+    assert scan("x <!-- a --> y <!-- b").regions == (Region(2, 12, False),)
+
+
+def test_code_span_region_bounds() -> None:
+    text = "a `b` c ``d`e`` f ` g `` h ``` i"
+    assert [text[r.start : r.end] for r in scan(text).regions] == ["`b`", "``d`e``"]
+    text = "\\`a` `b`"  # an escaped backtick opens nothing; the next pair is a span
+    assert [text[r.start : r.end] for r in scan(text).regions] == ["` `"]
+    text = "`a` `b` `c`"
+    assert [text[r.start : r.end] for r in scan(text).regions] == ["`a`", "`b`", "`c`"]
+
+
+def test_html_block_region_bounds() -> None:
+    from llmroute.websearch.markdown import Region
+
+    assert scan("<div>\na\nb").regions == (Region(0, 9, True),)  # to the end, no blank line
+    assert scan("<div>\na\n\nb").regions == (Region(0, 8, True),)  # the blank line is not in it
+    assert scan("<script>x</script>\nb").regions == (Region(0, 19, True),)
+    assert scan("<script>\nx\n</SCRIPT>\nb").regions == (Region(0, 21, True),)
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        ' \t\n \t"t"',
+        "\r\n'docs'",
+        "\r(docs)",
+        '"a\\"b"',
+        "'a\\'b'",
+        "(a\\)b)",
+        '"' + "t" * 1024 + '"',
+        "'" + "t" * 1024 + "'",
+        "(" + "t" * 1024 + ")",
+    ],
+)
+def test_titles_that_make_a_link(title: str) -> None:
+    assert counts(f"[Source]({A} {title})")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['[Source](x "a") b "c")', "[Source](x 'a') b 'c')", "[Source](x (a)) b (c))"],
+)
+def test_a_title_ends_at_its_first_closing_quote(text: str) -> None:
+    (link,) = scan(text).links
+    assert link.end == 15  # after the first title and its ")"
+
+
+def test_titles_that_do_not_make_a_link() -> None:
+    assert scan("[Source](x (a(b)) y)").links == ()
+    assert scan('[Source](x "' + "t" * 1025 + '")').links == ()
+
+
+def test_block_edges() -> None:
+    from llmroute.websearch.markdown import Region
+
+    assert scan("<div>\n  ").regions == (Region(0, 6, True),)  # a blank last line ends the block
+    assert not counts(f"   <script>\n\n{LINK}\n</script>")  # type 1 indented 3: still type 1
+    assert [r for r in scan("x <!doctype y> z").regions] == [Region(2, 14, False)]
+
+
+def test_an_html_block_on_the_last_line() -> None:
+    from llmroute.websearch.markdown import Region
+
+    assert scan("<div>").regions == (Region(0, 5, True),)
+    assert scan("x\n\n<div>\n").regions == (Region(3, 9, True),)
+
+
+def test_an_even_run_of_backslashes_escapes_nothing() -> None:
+    assert not counts(f"\\\\\\\\!{LINK}")  # four backslashes, then an image
+    assert counts(f"\\\\\\!{LINK}")  # three: the bang is escaped, the link counts
+
+
+def test_an_open_type_1_block_ending_in_a_cr() -> None:
+    assert scan("<pre>\nx\r").unclosed == "</pre>"

@@ -1,0 +1,154 @@
+"""framing/sse.py pinned deterministically: a corpus of streams covering every path (the LF and CRLF
+fast paths, the ``event:``+``data:`` shape, the general parser, switching from CRLF to other line
+endings, BOM, retry, ids) decoded whole, split at every byte and fed byte by byte, by both decoders,
+against the WHATWG reference parser; plus ``retry``, the size limit and end-of-input handling."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmroute.framing.sse import SSEDataDecoder, SSEDataFraming, SSEDecoder, SSEFraming
+from llmroute.schema.errors import InvalidProviderOutputError
+from tests.unit.test_sse import ours, ours_data, reference
+
+CORPUS = {
+    "data lines lf": b"data: a\n\ndata: b\n\ndata: c\n\n",
+    "data lines crlf (gemini)": b"data: a\r\n\r\ndata: b\r\n\r\n",
+    "data lines cr": b"data: a\r\rdata: b\r\r",
+    "crlf then lf": b"data: a\r\n\r\ndata: b\n\ndata: c\n\n",
+    "crlf then lone cr": b"data: a\r\n\r\ndata: b\r\rdata: c\r\n\r\n",
+    "crlf stream with a second line": b"data: a\r\ndata: b\r\n\r\ndata: c\r\n\r\n",
+    "crlf stream with an event line": b"event: e\r\ndata: a\r\n\r\ndata: b\r\n\r\n",
+    "crlf stream ending in lf blank": b"data: a\r\n\r\ndata: b\r\n\n",
+    "event+data lf (anthropic)": b"event: x\ndata: 1\n\nevent: y\ndata: 2\n\nevent: x\ndata: 3\n\n",
+    "event+data with empty name": b"event: \ndata: 1\n\nevent: y\ndata: 2\n\n",
+    "event+data then a comment": b"event: x\ndata: 1\n\n: ping\n\nevent: y\ndata: 2\n\n",
+    "event line then two data lines": b"event: x\ndata: 1\ndata: 2\n\nevent: y\ndata: 3\n\n",
+    "event without a data line": b"event: x\n\ndata: 1\n\n",
+    "data then event": b"data: 1\nevent: late\n\ndata: 2\n\n",
+    "multi-line data": b"data: a\ndata: b\n\ndata:c\ndata\n\n",
+    "ids": b"id: 1\ndata: a\n\ndata: b\n\nid\ndata: c\n\nid: x\0y\ndata: d\n\n",
+    "id then event": b"id: 7\nevent: e\ndata: a\n\nevent: f\ndata: b\n\n",
+    "comments and unknown fields": b": hi\nfoo: bar\ndata: a\n\n:\n\ndata: b\n\n",
+    "no space after colon": b"data:a\n\nevent:e\ndata:b\n\n",
+    "two spaces after colon": b"data:  a\n\n",
+    "bom": b"\xef\xbb\xbfdata: a\n\n",
+    "bom then crlf": b"\xef\xbb\xbfdata: a\r\n\r\ndata: b\r\n\r\n",
+    "not quite a bom": b"\xef\xbbdata: a\n\n",
+    "unterminated last event": b"data: a\n\ndata: b",
+    "unterminated crlf": b"data: a\r\n\r\ndata: b\r\n",
+    "crlf ending in cr": b"data: a\r\n\r\ndata: b\r\n\r",
+    "blank lines only": b"\n\n\r\n\r\r\n",
+    "empty data": b"data:\n\ndata: \n\n",
+    "utf-8 across splits": "data: héllo — 東京\n\n".encode(),
+    "data: prefix in the value": b"data: data: x\n\ndata: y\n\n",
+    "event named data": b"event: data\ndata: 1\n\n",
+    "field with a value that starts with data": b"event: x\ndata: 1\nretry: 5\n\n",
+}
+
+
+def _chunkings(stream: bytes) -> list[list[bytes]]:
+    out = [[stream], [bytes([b]) for b in stream]]
+    out += [[stream[:cut], stream[cut:]] for cut in range(1, len(stream))]
+    return out
+
+
+@pytest.mark.parametrize("stream", list(CORPUS.values()), ids=list(CORPUS))
+def test_corpus_matches_the_reference_under_every_split(stream: bytes) -> None:
+    expected = reference(stream)
+    for chunks in _chunkings(stream):
+        assert ours(chunks) == expected, chunks
+        assert ours_data(chunks) == [data for _, data, _ in expected], chunks
+
+
+def test_corpus_concatenated_in_one_stream() -> None:
+    stream = b"".join(s for s in CORPUS.values() if not s.startswith(b"\xef"))
+    for chunks in ([stream], [stream[i : i + 7] for i in range(0, len(stream), 7)]):
+        assert ours(chunks) == reference(stream)
+
+
+def _events(stream: bytes) -> list[tuple[str, bytes, str | None, int | None]]:
+    decoder = SSEDecoder()
+    events = decoder.feed(stream) + decoder.close()
+    return [(e.event, e.data, e.id, e.retry) for e in events]
+
+
+def test_retry_is_kept_when_all_digits() -> None:
+    assert _events(b"retry: 1500\ndata: a\n\ndata: b\n\n") == [
+        ("message", b"a", None, 1500),
+        ("message", b"b", None, 1500),
+    ]
+    assert _events(b"retry: 15x\ndata: a\n\n") == [("message", b"a", None, None)]
+    assert _events(b"retry:\ndata: a\n\n") == [("message", b"a", None, None)]
+    assert _events(b"retry: 5\n\nevent: e\ndata: a\n\n") == [("e", b"a", None, 5)]
+
+
+def test_event_names_and_ids_on_the_fast_shapes() -> None:
+    assert _events(b"event: e\ndata: a\n\n") == [("e", b"a", None, None)]
+    assert _events(b"id: 3\n\ndata: a\n\nevent: e\ndata: b\n\n") == [
+        ("message", b"a", "3", None),
+        ("e", b"b", "3", None),
+    ]
+    assert _events(b"event: e\n\ndata: a\n\n") == [("message", b"a", None, None)]
+
+
+@pytest.mark.parametrize("decoder", [SSEDecoder, SSEDataDecoder])
+def test_an_event_over_the_limit_is_refused_and_reported(
+    decoder: type[SSEDecoder] | type[SSEDataDecoder],
+) -> None:
+    d = decoder(max_event_bytes=16)
+    d.feed(b"data: 0123")
+    with pytest.raises(InvalidProviderOutputError, match="SSE event exceeds the 16-byte limit") as info:
+        d.feed(b"456789abcdef")
+    assert info.value.raw == "data: 0123"
+    ok = decoder(max_event_bytes=16)
+    assert ok.feed(b"data: 0123456789") == []  # exactly at the limit: still waiting
+    assert len(ok.feed(b"\n\n")) == 1
+
+
+def test_partial_tells_whether_an_event_is_pending() -> None:
+    d = SSEDecoder()
+    assert not d.partial
+    d.feed(b"data: a")
+    assert d.partial
+    d.feed(b"\n\n")
+    assert not d.partial
+    d.feed(b"\r\n")
+    assert not d.partial
+
+
+def test_framings_name_and_limit() -> None:
+    for framing in (SSEFraming(), SSEDataFraming(max_event_bytes=5)):
+        assert framing.name == "sse"
+    assert SSEDataFraming(max_event_bytes=5).decoder()._max == 5  # pyright: ignore[reportPrivateUsage]
+    assert isinstance(SSEFraming().decoder(), SSEDecoder)
+
+
+def test_the_default_limit_is_32_mib() -> None:
+    limit = 32 * 1024 * 1024
+    d = SSEDataDecoder()
+    assert d.feed(b"data: " + b"x" * (limit - 6)) == []  # exactly at the limit: held
+    with pytest.raises(InvalidProviderOutputError, match=f"exceeds the {limit}-byte limit"):
+        d.feed(b"x")
+
+
+def _delivered(decoder: SSEDecoder | SSEDataDecoder, chunk: bytes) -> list[str]:
+    out = decoder.feed(chunk)
+    return [(e if isinstance(e, bytes) else e.data).decode("utf-8", "replace") for e in out]
+
+
+@pytest.mark.parametrize("stream", list(CORPUS.values()), ids=list(CORPUS))
+def test_an_event_is_delivered_by_the_read_that_ends_it(stream: bytes) -> None:
+    """Nothing complete is held back: after any prefix, the events returned so far are those the
+    prefix ends (a prefix ending in CR may wait for the next read to tell CR from CRLF)."""
+    for cut in range(len(stream) + 1):
+        prefix = stream[:cut]
+        done = [data for _, data, _ in reference(prefix)]
+        before_cr = [data for _, data, _ in reference(prefix[:-1])] if prefix.endswith(b"\r") else done
+        for decoder in (SSEDecoder(), SSEDataDecoder()):
+            got = _delivered(decoder, prefix)
+            assert got in (done, before_cr), (cut, prefix)
+            # and the rest arrives with the next read
+            assert got + _delivered(decoder, stream[cut:]) + [
+                (e if isinstance(e, bytes) else e.data).decode("utf-8", "replace") for e in decoder.close()
+            ] == [data for _, data, _ in reference(stream)]
