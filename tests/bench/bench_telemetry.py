@@ -2,9 +2,12 @@
 exporter, metrics into an in-memory reader), over ``httpx.MockTransport`` (no sockets).
 
     .venv/bin/python tests/bench/bench_telemetry.py [--calls 2000] [--events 20] [--rounds 5]
+    .venv/bin/python tests/bench/bench_telemetry.py --callgrind   # instructions per call (valgrind)
 
 Runs the same short streamed chat call ``--calls`` times per variant, interleaved over ``--rounds``,
-and reports the median microseconds per call and the overhead against no hooks at all:
+and reports the median microseconds per call and the overhead against no hooks at all; with
+``--callgrind``, each variant runs 50 and 150 calls under ``valgrind --tool=callgrind`` and the
+report is the instructions one more call costs (load-independent, unlike time):
 
 - ``off``: no hook (the executor skips every hook call);
 - ``hook``: one ``Hook`` overriding ``on_finish`` only (the runner, no per-event dispatch);
@@ -52,7 +55,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--events", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument("--child", nargs=2, metavar=("VARIANT", "CALLS"))
     args = parser.parse_args()
+    if args.callgrind:
+        _callgrind(args.events)
+        return
 
     import anyio
     import httpx
@@ -98,6 +106,17 @@ def main() -> None:
                 await client.generate(request)
             return (time.perf_counter() - began) / args.calls * 1e6
 
+    def hooks_of(variant: str) -> list[Any]:
+        return {"hook": [Finish()], "events": [Events()]}.get(variant, [])
+
+    if args.child:
+        variant, calls = args.child[0], int(args.child[1])
+        if variant == "otel":
+            telemetry.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
+        args.calls = calls
+        anyio.run(run, hooks_of(variant))
+        return
+
     variants: dict[str, list[float]] = {"off": [], "hook": [], "events": [], "otel": []}
     for _ in range(args.rounds):
         variants["off"].append(anyio.run(run, []))
@@ -113,6 +132,20 @@ def main() -> None:
     for name, times in variants.items():
         median = statistics.median(times)
         print(f"{name:7} {median:8.1f} us/call  {median - base:+7.1f} us  x{median / base:.3f}")
+
+
+def _callgrind(events: int) -> None:
+    from tests.bench.bench_callgrind import _instructions  # valgrind --tool=callgrind, at the repo root
+
+    def instructions(variant: str, calls: int) -> int:
+        child = ["-m", "tests.bench.bench_telemetry", "--events", str(events), "--child", variant, str(calls)]
+        return _instructions(child)
+
+    base = 0.0
+    for variant in ("off", "hook", "events", "otel"):
+        per_call = (instructions(variant, 150) - instructions(variant, 50)) / 100
+        base = base or per_call
+        print(f"{variant:7} {per_call:12,.0f} instructions/call  x{per_call / base:.3f}", flush=True)
 
 
 if __name__ == "__main__":

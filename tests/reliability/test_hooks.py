@@ -290,3 +290,22 @@ def test_sync_client_takes_hooks(server: FaultServer) -> None:
 def test_bad_hooks_are_typed_errors(bad: Any) -> None:
     with pytest.raises(llmroute.InvalidRequestError, match="hooks"):
         llmroute.Client(hooks=bad)
+
+
+class SlowAbort(Hook):
+    def __init__(self) -> None:
+        self.done: list[str] = []
+
+    async def on_abort(self, call: CallInfo, reason: BaseException) -> None:
+        await anyio.sleep(0.01)  # would raise at once if the end callback were not shielded
+        self.done.append(type(reason).__name__)
+
+
+async def test_an_async_end_callback_completes_during_cancellation(server: FaultServer) -> None:
+    server.add(Reply(parts=[chat_chunk("first"), Stall()]))
+    hook = SlowAbort()
+    with anyio.fail_after(BOUND):
+        async with client_for(server, hooks=[hook]) as (client, _):
+            with anyio.move_on_after(0.3):
+                await client.generate(chat_request(server))
+    assert len(hook.done) == 1 and hook.done[0] in {"CancelledError", "Cancelled"}

@@ -56,6 +56,10 @@ class Catalog:
         self._models: dict[tuple[str, str], ModelInfo] = {}
         self._aliases: dict[tuple[str, str], tuple[str, str]] = {}
         self._cache: dict[tuple[str, str], ModelInfo | None] = {}
+        # Resolved prices per (provider, model, service tier, UTC minute): genai-prices resolves start
+        # dates and time-of-day windows (DeepSeek's off-peak hours) on every call, ~30 us each; a price
+        # window opens and closes on a minute, so within one the answer cannot change.
+        self._price_cache: dict[tuple[str, str, str | None, datetime], Prices | str] = {}
         self._lock = threading.Lock()
 
     # -- data ---------------------------------------------------------------------------------
@@ -89,6 +93,7 @@ class Catalog:
             if prices is not None:
                 self._prices_path, self._prices = prices, source
             self._cache.clear()
+            self._price_cache.clear()
 
     # -- user models --------------------------------------------------------------------------
 
@@ -102,6 +107,7 @@ class Catalog:
         with self._lock:
             self._models[(info.provider, info.id)] = info
             self._cache.clear()
+            self._price_cache.clear()
 
     def alias(self, provider: str, model_id: str, to: str, *, to_provider: str | None = None) -> None:
         """Make ``model_id`` mean the catalog's ``to`` (an Azure deployment name for its base model:
@@ -112,6 +118,7 @@ class Catalog:
         with self._lock:
             self._aliases[(provider, model_id)] = (to_provider or provider, to)
             self._cache.clear()
+            self._price_cache.clear()
 
     # -- lookup -------------------------------------------------------------------------------
 
@@ -193,6 +200,21 @@ class Catalog:
         self, provider: str, model_id: str, usage: Usage | None = None, *, at: datetime | None = None
     ) -> Prices | str:
         """The prices that apply to a call (its service tier, the date ``at``), or why none do."""
+        when = at or datetime.now(tz=UTC)
+        when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)  # naive is UTC
+        when = when.replace(second=0, microsecond=0)
+        key = (provider, model_id, usage.service_tier if usage is not None else None, when)
+        try:
+            return self._price_cache[key]
+        except KeyError:
+            pass
+        if len(self._price_cache) > 4096:  # one entry per model a minute: drop the old minutes
+            self._price_cache.clear()
+        result = self._price(provider, model_id, usage, when)
+        self._price_cache[key] = result
+        return result
+
+    def _price(self, provider: str, model_id: str, usage: Usage | None, at: datetime) -> Prices | str:
         registered = self._models.get((provider, model_id))
         if registered is None and (provider, model_id) in self._aliases:
             provider, model_id = self._aliases[(provider, model_id)]
@@ -204,7 +226,7 @@ class Catalog:
         if price_model is not None and source is not None:
             tier = usage.service_tier if usage is not None else None
             context = {"service_tier": tier} if tier else None
-            prices = source.prices(price_model, at or datetime.now(tz=UTC), context)
+            prices = source.prices(price_model, at, context)
             if prices is not None:
                 return prices
         info = self.lookup(provider, model_id)

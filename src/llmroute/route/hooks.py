@@ -282,15 +282,19 @@ class HookRunner:
         self.keep_events = bool(self.by_name["on_finish"])  # CallResult.response folds them
         self._warned: set[tuple[int, str]] = set()
 
-    async def _call(self, name: str, *args: Any) -> None:
+    async def _call(self, name: str, *args: Any, shield: bool = False) -> None:
         for method in self.by_name[name]:
-            await self._one(method, name, args)
+            await self._one(method, name, args, shield)
 
-    async def _one(self, method: Any, name: str, args: tuple[Any, ...]) -> None:
+    async def _one(self, method: Any, name: str, args: tuple[Any, ...], shield: bool = False) -> None:
         try:
             result = method(*args)
             if inspect.isawaitable(result):
-                await result
+                if shield:  # an end callback runs during cancellation and generator close too
+                    with anyio.CancelScope(shield=True):
+                        await result
+                else:
+                    await result
         except Exception as exc:
             owner = getattr(method, "__self__", method)
             key = (id(owner), name)
@@ -306,15 +310,15 @@ class HookRunner:
             )
 
     async def _ended(self, name: str, *args: Any) -> None:
-        with anyio.CancelScope(shield=True):  # runs during cancellation and generator close too
-            await self._call(name, *args)
+        await self._call(name, *args, shield=True)
 
     # attempts ----------------------------------------------------------------------------------
 
     async def before_send(self, call: CallInfo, prepared: PreparedRequest) -> None:
         call.sent = True
         call.started = time.monotonic()
-        await self._call("before_send", call, prepared)
+        if self.by_name["before_send"]:
+            await self._call("before_send", call, prepared)
 
     async def on_response(self, call: CallInfo, status: int, headers: Mapping[str, str]) -> None:
         if self.by_name["on_response"]:
@@ -341,7 +345,8 @@ class HookRunner:
     ) -> None:
         if call.sent and not call.ended:
             call.ended = True
-            await self._ended("on_finish", call, CallResult(reason, usage, metadata, kept, call.model))
+            if self.keep_events:  # there is an on_finish hook
+                await self._ended("on_finish", call, CallResult(reason, usage, metadata, kept, call.model))
 
     async def error(self, call: CallInfo, error: BaseException, partial: CallResult | None) -> None:
         if call.sent and not call.ended:
