@@ -192,6 +192,7 @@ class Client:
     async def prepare(self, request: LLMRequest) -> PreparedRequest:
         """The exact method, URL, headers and body bytes, without sending anything."""
         self._check_open()
+        _check_request(request)
         return await prepare(request)
 
     async def count_tokens(self, request: LLMRequest) -> TokenCount:
@@ -199,6 +200,7 @@ class Client:
         Gemini, OpenAI Responses), else a local estimate (``llmroute.tokens``; ``.source`` says which)."""
         from .tokens import count_tokens
 
+        _check_request(request)
         return await count_tokens(self, request)
 
     async def check_context(self, request: LLMRequest) -> TokenCount | None:
@@ -206,6 +208,7 @@ class Client:
         output cannot fit the model's context window (``model.info``); ``None`` when it is unknown."""
         from .tokens import check_context
 
+        _check_request(request)
         return await check_context(self, request)
 
     def stream(
@@ -227,6 +230,7 @@ class Client:
         handler's exception goes back to the model as a tool error (``tool_errors="raise"``: fails
         the stream with ``ToolExecutionError``). See ``llmroute.tools``.
         ``max_response_bytes`` overrides the client's cap for this call."""
+        _check_request(request)
         ctx = self.context(timeouts=timeouts, retry=retry, max_response_bytes=max_response_bytes)
         if tools is not None or stop_when is not None:
             from .tools.runtime import run_tools
@@ -261,6 +265,15 @@ class Client:
         from .tools.structured import generate_object
 
         return await generate_object(self, request, schema, **options)
+
+
+def _check_request(request: object) -> None:
+    # a prompt string or a dict passed where the request goes: say so, not AttributeError 'model'
+    if not isinstance(request, LLMRequest):
+        raise InvalidRequestError(
+            f"request: expected an LLMRequest (llmroute.request(model, prompt=...)), got {type(request).__name__}",
+            param="request",
+        )
 
 
 def _check_type(param: str, value: object, kind: type, want: str) -> None:

@@ -397,6 +397,27 @@ def test_policy_edges_pass() -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.generate("Hello"),
+        lambda c: c.stream({"model": "gpt-4o", "prompt": "Hello"}).response(),
+        lambda c: c.prepare("Hello"),
+        lambda c: c.count_tokens("Hello"),
+        lambda c: c.check_context("Hello"),
+    ],
+)
+async def test_a_prompt_where_the_request_goes_is_a_typed_error(call: Callable[[Any], Any]) -> None:
+    """The common first mistake (``client.generate("Hello")``) names the request, not ``.model``."""
+    sent: list[httpx.Request] = []
+    async with _sending_client(sent) as client:
+        with pytest.raises(llmroute.InvalidRequestError) as err:
+            await call(client)
+    assert err.value.param == "request" and "llmroute.request(model, prompt=...)" in str(err.value)
+    assert sent == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
     ("call", "param", "fragment"),
     [
         (lambda c: c.generate_object(llmroute.request(_model(), prompt="hi"), 5), "schema", "got int 5"),

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -21,6 +21,21 @@ from .sources import ModelsDevModel, PriceSource, load_models_dev, models_dev_pr
 __all__ = ["Catalog"]
 
 _UNSET: Any = object()
+_T = TypeVar("_T")
+
+
+def _read_file(param: str, path: str | Path, read: Callable[[str | Path], _T]) -> _T:
+    try:
+        return read(path)
+    except OSError as exc:
+        raise InvalidRequestError(
+            f"{param}: cannot read {str(path)!r}: {exc.strerror or exc}", param=param
+        ) from None
+    except (ValueError, TypeError, KeyError, msgspec.DecodeError) as exc:  # pydantic's errors are ValueErrors
+        kind = "models.dev api.json" if param == "models_dev" else "genai-prices data.json"
+        raise InvalidRequestError(
+            f"{param}: not a valid {kind} file: {str(path)!r} ({type(exc).__name__})", param=param
+        ) from None
 
 
 class Catalog:
@@ -31,8 +46,13 @@ class Catalog:
     def __init__(self, *, models_dev: str | Path | None = None, prices: str | Path | None = None) -> None:
         self._models_dev_path = models_dev
         self._prices_path = prices
-        self._md: dict[str, dict[str, ModelsDevModel]] | None = None
-        self._prices: PriceSource | None = _UNSET
+        # files named here are read now, so a bad one fails here (the packages' copies load on first use)
+        self._md: dict[str, dict[str, ModelsDevModel]] | None = (
+            None if models_dev is None else _read_file("models_dev", models_dev, load_models_dev)
+        )
+        self._prices: PriceSource | None = (
+            _UNSET if prices is None else _read_file("prices", prices, PriceSource.from_file)
+        )
         self._models: dict[tuple[str, str], ModelInfo] = {}
         self._aliases: dict[tuple[str, str], tuple[str, str]] = {}
         self._cache: dict[tuple[str, str], ModelInfo | None] = {}
@@ -63,12 +83,15 @@ class Catalog:
     def load(self, *, models_dev: str | Path | None = None, prices: str | Path | None = None) -> None:
         """Use newer data files instead of the installed packages' copies: a models.dev ``api.json``
         (https://models.dev/api.json, gzipped or not) and/or a genai-prices ``data.json``
-        (https://github.com/pydantic/genai-prices, ``prices/data.json``)."""
+        (https://github.com/pydantic/genai-prices, ``prices/data.json``). Read now: a missing or
+        malformed file is an ``InvalidRequestError`` naming it, and the data in use stays."""
+        md = None if models_dev is None else _read_file("models_dev", models_dev, load_models_dev)
+        source = None if prices is None else _read_file("prices", prices, PriceSource.from_file)
         with self._lock:
             if models_dev is not None:
-                self._models_dev_path, self._md = models_dev, None
+                self._models_dev_path, self._md = models_dev, md
             if prices is not None:
-                self._prices_path, self._prices = prices, _UNSET
+                self._prices_path, self._prices = prices, source
             self._cache.clear()
             self._price_cache.clear()
 

@@ -169,6 +169,22 @@ def test_load_newer_models_dev_file(tmp_path: Path) -> None:
     assert info.prices is None
 
 
+@pytest.mark.parametrize("field", ["models_dev", "prices"])
+def test_a_bad_data_file_fails_at_load_naming_it_and_keeps_the_old_data(field: str, tmp_path: Path) -> None:
+    """Not at the next ``model.info`` or ``response.cost`` (inside some later call) as an OSError."""
+    cat = Catalog()
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"openai": ')
+    for path, why in ((tmp_path / "missing.json", "cannot read"), (broken, "not a valid")):
+        with pytest.raises(InvalidRequestError, match=f"{field}: {why}") as info:
+            cat.load(**{field: path})
+        assert info.value.param == field and str(path) in str(info.value)
+        with pytest.raises(InvalidRequestError, match=f"{field}: {why}"):
+            Catalog(**{field: path})
+    info = cat.lookup("openai", "gpt-4o")  # the installed data still answers
+    assert info is not None and info.prices is not None
+
+
 def test_without_the_data_packages(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("models_dev", "genai_prices", "genai_prices.data_snapshot"):
         monkeypatch.setitem(sys.modules, name, None)
