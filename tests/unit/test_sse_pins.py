@@ -152,3 +152,156 @@ def test_an_event_is_delivered_by_the_read_that_ends_it(stream: bytes) -> None:
             assert got + _delivered(decoder, stream[cut:]) + [
                 (e if isinstance(e, bytes) else e.data).decode("utf-8", "replace") for e in decoder.close()
             ] == [data for _, data, _ in reference(stream)]
+
+
+# -- the fast shapes broken in one place: each fast path must either decode the stream exactly or
+# hand it to the general parser; a deterministic sweep (seeded) against the reference
+
+_SHAPES = {
+    "data lf": (b"data: a%d\n\n", b"\n"),
+    "data crlf": (b"data: a%d\r\n\r\n", b"\r\n"),
+    "event+data lf": (b"event: e%d\ndata: a\n\n", b"\n"),
+    "event+data crlf": (b"event: e%d\r\ndata: a\r\n\r\n", b"\r\n"),
+    "event+data one name": (b"event: e\ndata: a%d\n\n", b"\n"),
+}
+_BREAKS = (
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\n\n",
+    b"\r\r",
+    b"\r\n\r\n",
+    b"data: x",
+    b"data:x",
+    b"data",
+    b"event: y",
+    b"event:",
+    b"event: ",
+    b"id: 7",
+    b"id",
+    b"retry: 5",
+    b": c",
+    b"x",
+    b"e",
+    b"d",
+    b" ",
+    b"\xef\xbb\xbf",
+)
+
+
+def _broken_streams() -> list[bytes]:
+    import random
+
+    rng = random.Random(26)
+    out: list[bytes] = []
+    for template, eol in _SHAPES.values():
+        clean = b"".join(template % i for i in range(4))
+        out.append(clean)
+        for _ in range(60):
+            s = bytearray(clean)
+            for _ in range(rng.choice((1, 1, 2))):
+                at = rng.randrange(len(s) + 1)
+                piece = rng.choice(_BREAKS)
+                if rng.random() < 0.5:
+                    piece += eol
+                if rng.random() < 0.3 and at < len(s):
+                    del s[at]
+                s[at:at] = piece
+            out.append(bytes(s))
+    return out
+
+
+_BROKEN = [
+    *_broken_streams(),
+    b"event: a\ndata: 1\n\ndata: 2\n\n",  # the event+data shape, then a lone data line
+    b"event: a\ndata: 1\n\nevent: b\ndata: 2\nx\nevent: c\ndata: 3\n\n",  # one blank missing
+    b"event: a\ndata: 1\n\nevent: b\nx\n\nevent: c\ndata: 3\n\n",  # a data line missing
+    b"event: x\nxdata: 1\n\ndata: 2\n\n",  # not a data line: no event
+]
+
+
+def test_fast_shapes_broken_in_one_place_match_the_reference() -> None:
+    import random
+
+    rng = random.Random(27)
+    for stream in _BROKEN:
+        expected = reference(stream)
+        cuts = sorted(rng.sample(range(1, len(stream)), min(3, len(stream) - 1)))
+        pieces = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
+        for chunks in ([stream], pieces, [stream[:1], stream[1:]], [stream[:-1], stream[-1:]]):
+            assert ours(chunks) == expected, chunks
+            assert ours_data(chunks) == [data for _, data, _ in expected], chunks
+
+
+def test_fast_shapes_broken_in_one_place_are_delivered_by_the_read_that_ends_them() -> None:
+    import random
+
+    rng = random.Random(28)
+    for stream in _BROKEN:
+        for cut in rng.sample(range(len(stream) + 1), 4):
+            prefix = stream[:cut]
+            done = [data for _, data, _ in reference(prefix)]
+            before_cr = [data for _, data, _ in reference(prefix[:-1])] if prefix.endswith(b"\r") else done
+            for decoder in (SSEDecoder(), SSEDataDecoder()):
+                assert _delivered(decoder, prefix) in (done, before_cr), prefix
+            at = rng.randrange(len(prefix) + 1)  # the same prefix in two reads
+            for decoder in (SSEDecoder(), SSEDataDecoder()):
+                got = _delivered(decoder, prefix[:at]) + _delivered(decoder, prefix[at:])
+                assert got in (done, before_cr), (prefix[:at], prefix[at:])
+
+
+@pytest.mark.parametrize("decoder_type", [SSEDecoder, SSEDataDecoder])
+def test_a_bom_alone_or_a_closed_stream_leaves_nothing_pending(
+    decoder_type: type[SSEDecoder | SSEDataDecoder],
+) -> None:
+    d = decoder_type()
+    d.feed(b"\xef\xbb\xbf")
+    assert not d.partial  # the BOM is consumed, not held as the start of an event
+    d = decoder_type()
+    d.feed(b"\xef\xbb")
+    assert d.partial  # may still become a BOM: held
+    for tail in (b"data: a\n\ndata: b", b"data: a\r\n\r\ndata: b\r\n"):
+        d = decoder_type()
+        for byte in tail:  # read by read, so more than one read is held
+            d.feed(bytes([byte]))
+        assert d.partial
+        d.close()
+        assert not d.partial
+
+
+def test_an_id_or_retry_carries_into_later_reads_of_the_fast_shape() -> None:
+    d = SSEDecoder()
+    d.feed(b"id: 1\ndata: a\n\n")
+    assert [(e.data, e.id) for e in d.feed(b"data: b\n\ndata: c\n\n")] == [(b"b", "1"), (b"c", "1")]
+    d = SSEDecoder()
+    d.feed(b"retry: 5\ndata: a\n\n")
+    assert [(e.data, e.retry) for e in d.feed(b"event: x\ndata: b\n\n")] == [(b"b", 5)]
+
+
+@pytest.mark.parametrize("decoder_type", [SSEDecoder, SSEDataDecoder])
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+def test_the_size_limit_is_per_event_not_per_stream(
+    decoder_type: type[SSEDecoder | SSEDataDecoder], eol: bytes
+) -> None:
+    d = decoder_type(max_event_bytes=16)
+    for _ in range(10):  # each event held, then ended by the next read: 7 bytes pending at most
+        assert d.feed(b"data: a") == []
+        assert len(d.feed(eol + eol)) == 1
+
+
+@pytest.mark.parametrize("decoder_type", [SSEDecoder, SSEDataDecoder])
+def test_an_event_over_the_limit_is_dropped_whole(decoder_type: type[SSEDecoder | SSEDataDecoder]) -> None:
+    d = decoder_type(max_event_bytes=16)
+    d.feed(b"data: " + b"x" * 10)  # held: exactly 16 bytes
+    with pytest.raises(InvalidProviderOutputError):
+        d.feed(b"xxxxx")
+    assert not d.partial
+    assert d.feed(b"data: " + b"y" * 10) == []  # the count starts again: exactly at the limit
+    got = d.feed(b"\n\n")
+    assert [e if isinstance(e, bytes) else e.data for e in got] == [b"y" * 10]
+
+
+def test_retry_carries_into_later_reads_of_the_crlf_shape() -> None:
+    d = SSEDecoder()
+    d.feed(b"retry: 5\r\ndata: a\r\n\r\n")
+    assert [(e.data, e.retry) for e in d.feed(b"data: b\r\n\r\ndata: c\r\n\r\n")] == [(b"b", 5), (b"c", 5)]
