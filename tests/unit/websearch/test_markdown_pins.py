@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from llmroute.websearch.contract import check_citations
-from llmroute.websearch.markdown import neutralize, scan
+from llmroute.websearch.markdown import escape_label, neutralize, safe_destination, scan
 
 A = "https://docs.python.org/3/"
 LINK = f"[Source]({A})"
@@ -355,3 +355,108 @@ def test_an_even_run_of_backslashes_escapes_nothing() -> None:
 
 def test_an_open_type_1_block_ending_in_a_cr() -> None:
     assert scan("<pre>\nx\r").unclosed == "</pre>"
+
+
+# -- safe_destination / escape_label: what the answer renderers may put inside ``[..](..)``
+
+U = "https://x.example/"
+
+SAFE_DESTINATIONS = {
+    U: True,
+    "http://x.example/": True,
+    "HTTPS://x.example/a": True,
+    f"{U}(a)": True,
+    f"{U}((a)b)": True,
+    "ftp://x.example/": False,
+    "javascript:alert(1)": False,
+    "https:///no-host": False,
+    "http://[::1/": False,  # urlsplit raises ValueError
+    f"{U}a b": False,
+    f"{U}a\tb": False,
+    **{f"{U}a{ch}b": False for ch in "`<>\\\"'"},
+    f"{U}a)": False,
+    f"{U})(": False,
+    f"{U}(a": False,
+}
+
+
+@pytest.mark.parametrize(("url", "ok"), SAFE_DESTINATIONS.items(), ids=repr)
+def test_safe_destination(url: str, ok: bool) -> None:
+    assert safe_destination(url) is ok
+
+
+def test_escape_label() -> None:
+    assert escape_label("a [b] `c` <d> \\e") == "a \\[b\\] \\`c\\` \\<d\\> \\\\e"
+    assert escape_label("  two\n  lines ") == "two lines"
+
+
+# -- _parse_link's destination scan, title and label, seen as scan(...).links (start, end, label, url)
+
+END = -1  # the link is all of the text
+
+LINK_SHAPES: dict[str, tuple[tuple[int, int, str, str], ...]] = {
+    f"[a]({U}p\\)q)": ((0, END, "a", f"{U}p\\)q"),),  # an escaped ")" stays in the url
+    f"[a]({U}p\\))": ((0, END, "a", f"{U}p\\)"),),
+    f"[a]({U}p\\ )": ((0, END, "a", f"{U}p\\"),),  # "\ " is no escape: the space ends it
+    f"[a]({U}p\\)": (),  # the only ")" is escaped: unclosed
+    f"[a]({U}p\\": (),
+    f"[a]({U}p": (),
+    f"[a]({U}p\x01q)": (),
+    f"[a]({U}p\x02q)": (),
+    f"[a]({U}p\x1fq)": (),
+    f"[a]({U}p\x7fq)": (),
+    f"[a]({U}p>q)": (),
+    f"[a]({U}p(q )": (),  # unbalanced when the space ends it
+    f"[a]({U}(p)q)": ((0, END, "a", f"{U}(p)q"),),
+    "[a](" + "(" * 32 + ")" * 32 + ")": ((0, END, "a", "(" * 32 + ")" * 32),),
+    "[a](" + "(" * 33 + ")" * 33 + ")": (),
+    f'[a]({U} "t" )': ((0, END, "a", U),),
+    f'[a]({U} "t"\t)': ((0, END, "a", U),),
+    f'[a]({U} "t\\")': (),  # the title's closing quote is escaped
+    f"[a]({U} 't\\')": (),
+    f"[a]({U} (t\\))": (),
+    f"[a]({U} (t)) )": ((0, len(U) + 9, "a", U),),
+    f"[]({U})": ((0, END, "", U),),
+    f"[a]b]({U})": (),
+    f"[a\\]({U})": (),
+    f"[a < b]({U})": (),
+    f"[a > b]({U})": (),
+    f"[[x]({U})": ((1, END, "x", U),),
+    f"<[x]({U})": ((1, END, "x", U),),
+    f"x\\[a]({U})": (),
+    f"[x]({U}) wow!": ((0, len(U) + 5, "x", U),),  # not an image: the "!" is at the very end
+}
+
+
+@pytest.mark.parametrize(("text", "links"), LINK_SHAPES.items(), ids=repr)
+def test_link_shapes(text: str, links: tuple[tuple[int, int, str, str], ...]) -> None:
+    assert scan(text).links == tuple((s, len(text) if e == END else e, lab, url) for s, e, lab, url in links)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"\\\\`[x]({U})`",  # an escaped backslash leaves the backtick live
+        f"<`[x]({U})`",  # a "<" that opens no HTML leaves the backtick live
+        f"\\``[x]({U})`",  # an escaped first backtick shortens the run to one
+        f"`a` \\``[x]({U})`",  # ... also after an earlier span of that width
+    ],
+    ids=repr,
+)
+def test_code_spans_after_escapes_hide_links(text: str) -> None:
+    assert scan(text).links == ()
+
+
+NEUTRALIZED = {
+    "[x\\": "\\[x\\",  # the trailing backslash escapes nothing before it
+    f"\\[x]({U})": f"\\[x\\]({U})",  # already escaped: left alone
+    f"`a`[x]({U})": f"`a`\\[x\\]({U})",  # right after a code span
+    "`x\n<div>`": "`x\n\\<div>`",  # a line opening with "<" escapes even in a code span
+    "`x\n   <div>`": "`x\n   \\<div>`",
+    "`x\n    <div>`": "`x\n    <div>`",  # indented 4: no HTML block can start there
+}
+
+
+@pytest.mark.parametrize(("text", "out"), NEUTRALIZED.items(), ids=repr)
+def test_neutralize_edges(text: str, out: str) -> None:
+    assert neutralize(text)[0] == out
