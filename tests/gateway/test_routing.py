@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,6 +18,7 @@ from ..reliability.server import FaultServer
 from ..router.upstreams import error, ok
 from .processes import GatewayProcess
 from .test_gateway import GATEWAY_KEY, UPSTREAM_KEY, Served
+from .test_operations import access_lines
 
 Servers = Callable[[], FaultServer]
 
@@ -85,6 +87,32 @@ def test_a_long_input_goes_to_the_longcontext_route(servers: Servers) -> None:
         assert _ask(served, "word " * 2_000) == "from big"
         assert _ask(served, "word " * 2_000, model="a") == "from a"  # a model, not a route: as asked
     assert len(big.received) == 1
+
+
+def test_the_access_log_names_the_target_that_answered_or_failed_last(
+    servers: Servers, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="llmroute.server")
+    a, b, big = servers(), servers(), servers()
+    a.add(error(503), error(503, "down"))
+    b.add(ok("from b"), error(500, "b broke"))
+    config = routing_config(a, b, big)
+    config["models"]["b"] = _entry(b, "m-b")  # tell the two targets apart in the log
+    with Served(create_app(load(config))) as served:
+        assert _ask(served) == "from b"  # a fails, b answers
+        failed = httpx.post(  # a fails, then b fails: b failed last
+            served.base_url + "/chat/completions",
+            headers={"authorization": f"Bearer {GATEWAY_KEY}"},
+            json={"model": "default", "messages": [{"role": "user", "content": "x"}]},
+        )
+    assert failed.status_code >= 500
+    lines = access_lines(caplog)
+    assert [(line["model"], line["status"]) for line in lines] == [
+        ("default", 200),
+        ("default", failed.status_code),
+    ]
+    assert lines[0]["target"] == lines[1]["target"] == "default:compatible/m-b"
+    assert len(a.received) == 2 and len(b.received) == 2
 
 
 def test_every_target_cooling_down_is_a_503_with_retry_after(servers: Servers) -> None:

@@ -267,6 +267,7 @@ async def test_every_target_failing_raises_the_last_typed_error_with_the_attempt
             await client.generate(_request(router))
     assert [(x.target, x.error) for x in info.value.route_attempts] == [("a", "ProviderInternalError")]
     assert all(isinstance(x, Attempt) for x in info.value.route_attempts)
+    assert info.value.route_target == "b"  # the target that raised it, not among the attempts before
 
 
 async def test_a_bad_request_is_not_sent_to_every_target(servers: Servers) -> None:

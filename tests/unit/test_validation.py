@@ -449,3 +449,12 @@ def test_tool_arguments() -> None:
         llmroute.tool(lambda city: city)
     assert err.value.param == "name"
     assert llmroute.tool(name="echo")(lambda city: city).definition.name == "echo"
+
+
+def test_chat_with_a_transport_says_it_is_a_responses_option() -> None:
+    """``transport="websocket"`` on ``.chat`` was sent as a body field over HTTP."""
+    with pytest.raises(llmroute.InvalidRequestError, match=r"\.responses\(") as err:
+        openai.configure(api_key="k").chat("gpt-4o", transport="websocket")
+    assert err.value.param == "transport"
+    with pytest.raises(llmroute.InvalidRequestError, match="unknown transport 'ws'"):
+        openai.configure(api_key="k").responses("gpt-4o", transport="ws")  # type: ignore[arg-type]

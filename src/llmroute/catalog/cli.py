@@ -46,15 +46,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.format == "json":
         out.write(_ENCODER.encode(found).decode() + "\n")
         return 0
-    if not found:
-        out.write("no models match\n")
-        return 0
+    if not found:  # like grep: nothing found is exit 1, so a script can tell
+        where = f" on {args.provider}" if args.provider else ""
+        out.write(f"no models match {args.search!r}{where} (llmroute models lists them all)\n")
+        return 1
     _table(found, out)
     return 0
 
 
 def _money(value: Decimal | None) -> str:
-    return "-" if value is None else f"{value:g}"
+    return "-" if value is None else f"{value.normalize():f}"  # 0.075, 10; never 7.5E-2
 
 
 def _count(value: int | None) -> str:

@@ -54,6 +54,11 @@ class OpenAI:
     def chat(self, model_id: str, *, generation: GenerationOptions | None = None, **options: Any) -> Model:
         """A Chat Completions model. Extra keyword options become body fields (``reasoning_effort``, ...)."""
         check_model_id("openai", model_id)
+        if "transport" in options:  # else it would go out as a body field and the call would run on HTTP
+            raise InvalidRequestError(
+                "transport: WebSocket is a Responses API transport: use .responses(model_id, transport=...)",
+                param="transport",
+            )
         route = self._chat_reasoning if openai_chat.REASONING_MODEL.match(model_id) else self._chat
         return make_model(model_id, route, "openai", generation, options)
 

@@ -422,6 +422,7 @@ class Router(ModelGroup):
             except LLMError as exc:
                 await self._failed(slot, exc, health)
                 exc.route_attempts = tuple(attempts)
+                exc.route_target = slot.name
                 if delivered or not _moves_on(exc):
                     raise
                 attempts.append(_attempt(slot, exc, started))

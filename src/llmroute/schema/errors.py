@@ -46,6 +46,8 @@ class LLMError(Exception):
     retryable: bool = False
     route_attempts: tuple[Any, ...] = ()
     """Raised through a ``Router``: the ``Attempt``s on other targets that failed before this one."""
+    route_target: str | None = None
+    """Raised through a ``Router``: the name of the target that raised it (the last one tried)."""
 
     def __init__(
         self,

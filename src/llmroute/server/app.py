@@ -368,7 +368,8 @@ class _Gateway:
         return msgspec.structs.replace(request, model=long)
 
     def answered(self, record: Record, target: str | None) -> None:
-        """Through a route: the access log and pricing name the target that answered."""
+        """Through a route: the access log and pricing name the target that answered (or, on a
+        failure, the one that failed last)."""
         router = record.served
         if not isinstance(router, Router) or target is None:
             return
@@ -382,6 +383,7 @@ class _Gateway:
             record.status, record.error = exc.status, exc.code or exc.type
             return _json(error_body(exc.message, exc.type, exc.code), exc.status, exc.headers)
         if isinstance(exc, LLMError):
+            self.answered(record, exc.route_target)  # through a route: the target that failed last
             status, body, headers = _upstream_error(exc, self.config.secrets, self._hosts)
             record.status, record.error = status, type(exc).__name__
             if upstream:

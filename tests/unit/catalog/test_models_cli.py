@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -43,8 +44,12 @@ def test_json(capsys: pytest.CaptureFixture[str]) -> None:
         "cache_write": None,
         "cache_write_1h": None,
     }
-    assert cli.main(["models", "no-such-model-anywhere"]) == 0
-    assert capsys.readouterr().out == "no models match\n"
+    assert cli.main(["models", "no-such-model-anywhere"]) == 1
+    assert capsys.readouterr().out == (
+        "no models match 'no-such-model-anywhere' (llmroute models lists them all)\n"
+    )
+    assert cli.main(["models", "gpt-4o", "--provider", "groq"]) == 1
+    assert "on groq" in capsys.readouterr().out
 
 
 def test_without_the_extra_says_what_to_install(
@@ -55,3 +60,24 @@ def test_without_the_extra_says_what_to_install(
         cli.main(["models"])
     assert exit.value.code == 2
     assert "pip install 'llmroute[catalog]'" in capsys.readouterr().err
+
+
+def test_prices_print_as_plain_decimals(capsys: pytest.CaptureFixture[str]) -> None:
+    """A registered price of 1e-7 $/M reads 0.0000001 (not 1E-7), and 10.00 reads 10."""
+    from decimal import Decimal
+
+    from llmroute import catalog
+    from llmroute.catalog import ModelInfo, Prices
+
+    fresh = catalog.Catalog()
+    fresh.register(
+        ModelInfo(
+            provider="openai",
+            id="tiny-ft-zz",
+            context_window=8_000,
+            prices=Prices(input=Decimal("1E-7"), output=Decimal("10.00")),
+        )
+    )
+    models_cli._table(fresh.models("tiny-ft-zz"), sys.stdout)  # pyright: ignore[reportPrivateUsage]
+    row = capsys.readouterr().out.splitlines()[1]
+    assert row.split() == ["openai", "tiny-ft-zz", "8,000", "-", "0.0000001", "10", "-"]
