@@ -217,6 +217,7 @@ _BROKEN = [
     b"event: a\ndata: 1\n\nevent: b\ndata: 2\nx\nevent: c\ndata: 3\n\n",  # one blank missing
     b"event: a\ndata: 1\n\nevent: b\nx\n\nevent: c\ndata: 3\n\n",  # a data line missing
     b"event: x\nxdata: 1\n\ndata: 2\n\n",  # not a data line: no event
+    b"event: a\ndata: 1\n\nevent: b\ndata: 2\n\nevent: c\ndata: 3\n\ndata: 4\n\n",  # 10 lines
 ]
 
 
@@ -305,3 +306,25 @@ def test_retry_carries_into_later_reads_of_the_crlf_shape() -> None:
     d = SSEDecoder()
     d.feed(b"retry: 5\r\ndata: a\r\n\r\n")
     assert [(e.data, e.retry) for e in d.feed(b"data: b\r\n\r\ndata: c\r\n\r\n")] == [(b"b", 5), (b"c", 5)]
+
+
+@pytest.mark.parametrize("decoder_type", [SSEDecoder, SSEDataDecoder])
+def test_a_lone_cr_after_a_held_cr_ends_the_event_in_that_read(
+    decoder_type: type[SSEDecoder | SSEDataDecoder],
+) -> None:
+    d = decoder_type()
+    assert _delivered(d, b"data: a\r\n\r\ndata: b\r") == ["a"]
+    assert _delivered(d, b"\rdata: c\r\n") == ["b"]  # CR CR: a blank line, not half a CRLF
+    d = decoder_type()
+    assert _delivered(d, b"data: a\r\n\r\ndata: b\r") == ["a"]
+    assert _delivered(d, b"\r\ndata: c\r\n") == ["b"]  # CR then CRLF: a blank line too
+
+
+@pytest.mark.parametrize("decoder_type", [SSEDecoder, SSEDataDecoder])
+@pytest.mark.parametrize("first", [b"data: a\n", b"data: a\r"])
+def test_a_crlf_after_another_line_ending_does_not_hold_the_event_back(
+    decoder_type: type[SSEDecoder | SSEDataDecoder], first: bytes
+) -> None:
+    d = decoder_type()
+    assert _delivered(d, first) == []
+    assert _delivered(d, b"\r\ndata: b\r\n") == ["a"]  # the stream is not a CRLF one: no raw holding
