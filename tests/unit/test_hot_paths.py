@@ -251,3 +251,26 @@ def test_anthropic_text_delta_lean_path_gives_the_general_paths_events(
     finally:
         mp.undo()
     assert lean == general
+
+
+@pytest.mark.parametrize(
+    "rel", ["opencode/openai-chat/streams-text.yaml", "opencode/openai-chat/continues-after-tool-result.yaml"]
+)
+def test_chat_text_fast_path_takes_every_recorded_text_chunk(rel: str) -> None:
+    """Real OpenAI text chunks (with ``service_tier``, ``system_fingerprint``, ``obfuscation``) fit
+    the lean decoder; a field added to ``_Chunk`` that they carry would silently send every chunk
+    down the general path (twice the instructions per event) with all events still equal."""
+    from tests.helpers import load
+
+    body = load(rel).interactions[0].response.body
+    texts = 0
+    for line in body.split(b"\n"):
+        if not line.startswith(b"data: {"):
+            continue
+        data = line[len(b"data: ") :]
+        choices = json.loads(data)["choices"]
+        delta = choices[0]["delta"] if choices else {}
+        if set(delta) == {"content"} and delta["content"]:
+            texts += 1
+            assert openai_chat._text_decoder.decode(data).choices[0].delta.content == delta["content"]  # pyright: ignore[reportPrivateUsage]
+    assert texts >= 2

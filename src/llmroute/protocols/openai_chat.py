@@ -313,7 +313,9 @@ _text_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
                 only_fields(_Choice, {"delta": only_fields(_Delta, {"content": str})}, ("index",))
             ]
         },
-        ("id", "model"),
+        # ``service_tier`` rides on every OpenAI chunk; the first and the usage chunk (general path)
+        # record it, so the text chunks need not decode it
+        ("id", "model", "service_tier"),
     )
 )
 _completion_decoder = msgspec.json.Decoder(_Completion)
