@@ -440,6 +440,7 @@ def test_link_shapes(text: str, links: tuple[tuple[int, int, str, str], ...]) ->
         f"<`[x]({U})`",  # a "<" that opens no HTML leaves the backtick live
         f"\\``[x]({U})`",  # an escaped first backtick shortens the run to one
         f"`a` \\``[x]({U})`",  # ... also after an earlier span of that width
+        f"`a`\\[x]({U})",  # an escape right after a code span still escapes
     ],
     ids=repr,
 )
