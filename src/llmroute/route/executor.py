@@ -46,19 +46,17 @@ from .model import ModelGroup, model_of
 from .prepared import PreparedRequest
 from .protocol import Step, StreamState
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
-from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, transport_error
+from .transport import ClientTransports, HttpWire, Wire, may_resend, transport_error
 from .watchdog import Watchdog
 
 if TYPE_CHECKING:
     from .hooks import HookRunner, LoopInfo
     from .policy import RetryPolicy, Timeouts
-    from .socket_pool import SocketPool
 
 __all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_model_step", "run_step"]
 
 log = get_logger(__name__)
 
-DEFAULT_TRANSPORT = HttpTransport()
 DEFAULT_MAX_WHOLE_BODY_BYTES = 64 * 1024 * 1024  # a non-streamed body is held whole before decoding
 # Keep-alive: what may follow the terminal event before the body ends. More, or slower, and the
 # connection is closed rather than returned to the pool.
@@ -69,44 +67,38 @@ Sleep = Callable[[float], Awaitable[Any]]
 
 
 class ExecutionContext:
-    """What a call needs from the client: the HTTP client, policies, limits and the sleep used for
+    """What a call needs from the client: its transports, policies, limits and the sleep used for
     retry backoff (injectable so tests do not wait)."""
 
     __slots__ = (
         "hooks",
-        "http",
         "max_connections",
         "max_error_bytes",
         "max_response_bytes",
         "retry",
         "sleep",
-        "sockets",
         "timeouts",
-        "transport",
+        "transports",
     )
 
     def __init__(
         self,
-        http: httpx.AsyncClient,
+        transports: ClientTransports,
         timeouts: Timeouts,
         retry: RetryPolicy,
         max_error_bytes: int = 64 * 1024,
-        transport: Transport = DEFAULT_TRANSPORT,
         sleep: Sleep | None = None,
         max_response_bytes: int | None = None,
         max_connections: int | None = None,
         hooks: HookRunner | None = None,
-        sockets: SocketPool | None = None,
     ) -> None:
-        self.http = http
+        self.transports = transports  # the client's HTTP pool and WebSocket connections
         self.hooks = hooks  # None: no hook at all, and the executor skips every hook call
-        self.sockets = sockets  # the client's WebSocket connections, kept across calls
         self.max_connections = max_connections  # the pool size, when the client built the pool
         self.timeouts = timeouts
         self.retry = retry
         self.max_error_bytes = max_error_bytes
         self.max_response_bytes = max_response_bytes
-        self.transport = transport
         self.sleep: Sleep = sleep if sleep is not None else anyio.sleep
 
     def http_timeout(self) -> httpx.Timeout:
@@ -251,7 +243,7 @@ def run_model_step(
 #                      the caller iterates this generator, and a generator between would cost
 #                      every batch
 #   _begin -> _open    one attempt up to its first read: prepare, send under the first-byte
-#                      deadline (``_connect``), a refused response as its typed error (``_refused``)
+#                      deadline, a refused response as its typed error (``_refused``)
 #   _end               the step's last batch: the decoder's tail, on_halt, step-finish, finish
 #   _transport_failed  an httpx failure -> its typed error, retried or raised
 #   _failed            error decoration (``_decorate``: provider, scrub, HTTP context, usage) and
@@ -408,31 +400,17 @@ async def _open(run: _Run, attempt: _Attempt, deadline: float) -> Wire:
     prepared = await prepare(run.request)
     prepared.secrets = collect_secrets(prepared.headers, prepared.url, prepared.secrets)
     attempt.prepared = prepared
+    transport = ctx.transports.for_route(run.route.transport)
     if hooks is not None and call is not None:
         await hooks.before_send(call, prepared)  # may add headers (a traceparent)
     log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
     with secrets_in_scope(prepared.secrets):  # what the HTTP stack logs meanwhile is redacted
-        wire = attempt.wire = await _connect(ctx, run.route.transport or ctx.transport, prepared)
+        wire = attempt.wire = await transport.open(prepared, ctx.http_timeout())  # httpx: _transport_failed
     if hooks is not None and call is not None:
         await hooks.on_response(call, wire.status, wire.headers)
     if 200 <= wire.status < 300 and not is_web_page(wire.headers):
         return wire
     raise await _refused(run, attempt, wire, deadline)
-
-
-async def _connect(ctx: ExecutionContext, transport: Transport, prepared: PreparedRequest) -> Wire:
-    """Send ``prepared`` on ``transport`` (a pooled one on the client's sockets); httpx errors are
-    ``_transport_failed``'s."""
-    # ``open_pooled``: a ``PooledTransport`` (found by attribute: an isinstance check against the
-    # runtime-checkable protocol costs ~20 us a call on Python 3.11)
-    pooled: Any = (
-        getattr(transport, "open_pooled", None)
-        if ctx.sockets is not None and transport is not ctx.transport
-        else None
-    )
-    if pooled is not None:
-        return await pooled(ctx.sockets, prepared, ctx.http_timeout())
-    return await transport.open(ctx.http, prepared, ctx.http_timeout())
 
 
 async def _refused(run: _Run, attempt: _Attempt, wire: Wire, deadline: float) -> LLMError:
