@@ -285,7 +285,7 @@ def data_url(part: MediaPart) -> str:
     return f"data:{part.mime_type};base64,{part.base64()}"
 
 
-def with_options(body: Any, options: dict[str, Any]) -> Any:
+def with_options(body: T, options: dict[str, Any]) -> T | dict[str, Any]:
     """Provider options become top-level body keys. They may add fields, never replace one built
     from the request (that would silently drop what the caller asked for)."""
     if not options:

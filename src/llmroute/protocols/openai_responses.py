@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, TypeAlias
 
 import msgspec
 
@@ -36,7 +36,7 @@ from ..route.auth import Auth
 from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
-from ..route.model import Model, Route
+from ..route.model import Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import (
     ApprovalRequestPart,
@@ -54,7 +54,7 @@ from ..schema.events import (
     ReasoningDelta,
     TextDelta,
 )
-from ..schema.request import LLMRequest
+from ..schema.request import LLMRequest, ModelRef
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
 from . import openai_responses_finish as finish
@@ -79,6 +79,7 @@ __all__ = [
     "NAME",
     "PROTOCOL",
     "ResponsesBody",
+    "ResponsesProtocol",
     "ResponsesQuirks",
     "ResponsesState",
     "build_body",
@@ -525,7 +526,7 @@ def _lower_tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
 
 
 def build_body(
-    request: LLMRequest, model: Model, quirks: ResponsesQuirks = _NO_QUIRKS
+    request: LLMRequest, model: ModelRef, quirks: ResponsesQuirks = _NO_QUIRKS
 ) -> ResponsesBody | dict[str, Any]:
     g = request.generation
     assert g is not None  # resolved by prepare()
@@ -935,8 +936,11 @@ def on_halt(state: ResponsesState, out: list[LLMEvent]) -> None:
 
 # 6. the Protocol value and its default route ------------------------------------------------------
 
+ResponsesProtocol: TypeAlias = Protocol[ResponsesBody | dict[str, Any], SSEEvent, ResponsesState]
+"""Responses' body, frames (SSE events: the parser reads their names) and parser state."""
 
-def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> Protocol:
+
+def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> ResponsesProtocol:
     declared = quirks or ResponsesQuirks()
     return Protocol(
         name=name,

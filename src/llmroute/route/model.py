@@ -16,7 +16,7 @@ from ..schema.request import LLMRequest
 from ..schema.validate import check_model
 from .auth import Auth
 from .endpoint import Endpoint
-from .protocol import Protocol
+from .protocol import AnyProtocol
 
 if TYPE_CHECKING:
     from ..catalog.info import ModelInfo
@@ -28,7 +28,8 @@ class Route(msgspec.Struct, frozen=True):
     """Protocol x Endpoint x Auth x Framing, moved by a transport (``None`` = the client's HTTP)."""
 
     name: str
-    protocol: Protocol
+    protocol: AnyProtocol
+    """The wire format: body lowering and frame parsing (any protocol; its types erased here)."""
     endpoint: Endpoint
     auth: Auth
     framing: Framing[Any]
