@@ -102,7 +102,9 @@ def test_pyright_rejects_mismatched_protocols(tmp_path: Path) -> None:
             row = diagnostic["range"]["start"]["line"]
             while lines[row].startswith((" ", ")")):
                 row -= 1
-            errors.setdefault(lines[row].partition("# ERROR ")[2] or lines[row], []).append(diagnostic["message"])
+            errors.setdefault(lines[row].partition("# ERROR ")[2] or lines[row], []).append(
+                diagnostic["message"]
+            )
         elif line.startswith("reveal_type("):
             revealed[line[len("reveal_type(") : -1]] = diagnostic["message"]
     assert sorted(errors) == ["frame", "state", "unwrap", "whole"], errors
@@ -112,4 +114,4 @@ def test_pyright_rejects_mismatched_protocols(tmp_path: Path) -> None:
     for value, frame, state in EXPECTED:
         shown = revealed[value]
         assert shown.startswith('Type of "') and "Unknown" not in shown, shown
-        assert shown.endswith(f", {frame}, {state}]\""), shown
+        assert shown.endswith(f', {frame}, {state}]"'), shown

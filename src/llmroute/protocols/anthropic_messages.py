@@ -90,7 +90,6 @@ __all__ = [
     "HOSTED_TOOLS",
     "PROTOCOL",
     "AnthropicBody",
-    "AnthropicProtocol",
     "AnthropicState",
     "build_body",
     "envelope",
@@ -635,12 +634,10 @@ def build_body(request: LLMRequest, model: ModelRef) -> AnthropicBody | dict[str
     return with_options(body, options)
 
 
-def reshape_body(
-    body: AnthropicBody | dict[str, Any], *, drop: Iterable[str] = (), add: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def reshape_body(body: Any, *, drop: Iterable[str] = (), add: dict[str, Any] | None = None) -> dict[str, Any]:
     """A built body as a dict without the ``drop`` keys and with ``add`` set: what an envelope
     (Bedrock: no ``model``/``stream``, ``anthropic_version`` in the body) needs."""
-    data: dict[str, Any] = dict(body) if isinstance(body, dict) else msgspec.to_builtins(body)
+    data: dict[str, Any] = dict(body) if isinstance(body, dict) else msgspec.to_builtins(body)  # pyright: ignore[reportUnknownArgumentType]
     for key in drop:
         data.pop(key, None)
     if add:
@@ -967,8 +964,6 @@ def on_halt(state: AnthropicState, out: list[LLMEvent]) -> None:
 # 6. the Protocol value and its default route ------------------------------------------------------
 
 AnthropicProtocol: TypeAlias = Protocol[AnthropicBody | dict[str, Any], bytes | SSEEvent, AnthropicState]
-"""Messages' body, frames (SSE data bytes, or an ``SSEEvent``) and parser state."""
-
 PROTOCOL: AnthropicProtocol = Protocol(
     name=NAME,
     build_body=build_body,
