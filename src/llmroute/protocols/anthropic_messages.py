@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterable
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, Literal, cast
 
 import msgspec
 
@@ -963,8 +963,7 @@ def on_halt(state: AnthropicState, out: list[LLMEvent]) -> None:
 
 # 6. the Protocol value and its default route ------------------------------------------------------
 
-AnthropicProtocol: TypeAlias = Protocol[AnthropicBody | dict[str, Any], bytes | SSEEvent, AnthropicState]
-PROTOCOL: AnthropicProtocol = Protocol(
+PROTOCOL: Protocol[AnthropicBody | dict[str, Any], bytes | SSEEvent, AnthropicState] = Protocol(
     name=NAME,
     build_body=build_body,
     new_state=AnthropicState.for_request,
