@@ -60,11 +60,17 @@ class HttpContext(msgspec.Struct, frozen=True, omit_defaults=True):
     """What is safe to show of the HTTP exchange: secrets are already removed."""
 
     method: str | None = None
+    """The request's method."""
     url: str | None = None
+    """The request's URL (secrets removed)."""
     status: int | None = None
+    """The HTTP status, when the provider answered."""
     request_id: str | None = None
+    """The provider's request id (``x-request-id``, ``request-id``, ...), for its support."""
     headers: dict[str, str] | None = None  # rate-limit and retry headers only
+    """The rate-limit and retry headers of the answer, nothing else."""
     body: str | None = None  # error body excerpt, capped
+    """An excerpt of the error body, redacted and capped."""
 
 
 class LLMError(Exception):
