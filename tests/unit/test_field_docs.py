@@ -2,8 +2,8 @@
 attribute docstring (a string right under it, pydantic-ai ``ModelProfile`` style), so editors and
 docs show it where it is used. A new field without one fails here.
 
-Walked: every ``msgspec.Struct`` subclass defined in an llmroute module, except private ones (a
-leading underscore on the class or a module) and ``protocols/`` wire shapes. A field inherited from
+Walked: every ``msgspec.Struct`` class an llmroute module defines by name, except private ones (a
+leading underscore on the class or a module) and ``protocols/`` (wire shapes and quirk flags). A field inherited from
 a base is documented where the base declares it."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import sys
 import textwrap
 
 import msgspec
@@ -48,6 +49,7 @@ def _public_structs() -> list[type[msgspec.Struct]]:
                 and not any(part.startswith("_") for part in module.split("."))
                 and not module.startswith("llmroute.protocols.")
                 and f"{module}.{cls.__qualname__}" not in WIRE_SHAPES | PENDING
+                and getattr(sys.modules[module], cls.__qualname__, None) is cls  # not a defstruct
                 and cls not in found
             ):
                 found.append(cls)
