@@ -17,6 +17,7 @@ from ._version import __version__
 from .build import request
 from .client import Client
 from .console import Renderer, use_color
+from .providers.registry import facade_names, named_facades
 from .route.model import Model
 from .schema.errors import LLMError
 from .schema.options import GenerationOptions
@@ -32,23 +33,6 @@ class UsageError(Exception):
     """Bad options or configuration: printed as ``llmroute <command>: <message>``, exit code 2."""
 
 
-_FACADES: dict[str, tuple[str, str]] = {
-    "openai": ("openai", "model"),
-    "anthropic": ("anthropic", "messages"),
-    "google": ("google", "gemini"),
-    "gemini": ("google", "gemini"),
-    "bedrock": ("bedrock", "converse"),
-    "openrouter": ("openrouter", "chat"),
-    "xai": ("xai", "chat"),
-    "glm": ("glm", "chat"),
-    "azure": ("azure", "chat"),
-}
-
-
-def _facade(module: str) -> Any:
-    return importlib.import_module(f"llmroute.providers.{module}")
-
-
 def resolve_model(spec: str, base_url: str | None = None) -> Model:
     """``provider:model-id`` -> a Model with credentials from the environment. ``compatible:ID``
     (with ``base_url``) is any OpenAI-compatible server; ``base_url`` overrides any provider's."""
@@ -56,11 +40,12 @@ def resolve_model(spec: str, base_url: str | None = None) -> Model:
     if not sep or not model_id:
         raise UsageError(f"--model must look like provider:model-id, e.g. openai:gpt-4o-mini (got {spec!r})")
     extra = {"base_url": base_url} if base_url else {}
+    facades = named_facades(aliases=True)
     try:
-        if provider in _FACADES:
-            module, method = _FACADES[provider]
-            return getattr(_facade(module).configure(**extra), method)(model_id)
-        compatible = _facade("compatible")
+        if provider in facades:
+            facade = facades[provider]
+            return getattr(facade.load().configure(**extra), facade.chat)(model_id)
+        compatible = importlib.import_module("llmroute.providers.compatible")
         if provider == "compatible":
             if not base_url:
                 raise UsageError("compatible:MODEL needs --base-url (the server's OpenAI-compatible /v1 URL)")
@@ -69,8 +54,7 @@ def resolve_model(spec: str, base_url: str | None = None) -> Model:
             return compatible.configure(provider, **extra).model(model_id)
     except ImportError as exc:
         raise UsageError(f"provider {provider!r} is not available: {exc}") from None
-    known = ", ".join(sorted({*_FACADES, *compatible.FAMILIES, "compatible"}))
-    raise UsageError(f"unknown provider {provider!r}; known: {known}")
+    raise UsageError(f"unknown provider {provider!r}; known: {', '.join(facade_names(aliases=True))}")
 
 
 # The facades' messages name Python keywords (``pass api_key=...``); at the command line only the

@@ -49,6 +49,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from ..providers.registry import facade_names, named_facades
 from ..route.auth import HeaderAuth
 from ..route.model import Model
 from ..route.policy import RetryPolicy
@@ -75,8 +76,6 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
-
-_FACADES = ("openai", "anthropic", "google", "glm", "xai", "openrouter", "azure", "bedrock")
 
 
 class ModelEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -532,9 +531,10 @@ def _model(entry: ModelEntry, key: str | None, path: str) -> Model:
     if entry.base_url is not None:
         kwargs["base_url"] = entry.base_url
     compatible = importlib.import_module("llmroute.providers.compatible")
+    named = named_facades()
     try:
-        if provider in _FACADES:
-            facade = importlib.import_module(f"llmroute.providers.{provider}").configure(**kwargs)
+        if provider in named:
+            facade = named[provider].load().configure(**kwargs)
         elif provider == "compatible":
             if entry.base_url is None:
                 raise ConfigError(f"{path}.base_url: required for provider 'compatible'")
@@ -542,7 +542,7 @@ def _model(entry: ModelEntry, key: str | None, path: str) -> Model:
         elif provider in compatible.FAMILIES:
             facade = compatible.configure(provider, **kwargs)
         else:
-            known = ", ".join(sorted({*_FACADES, "compatible", *compatible.FAMILIES}))
+            known = ", ".join(facade_names())
             raise ConfigError(f"{path}.provider: unknown provider {provider!r} (known: {known})")
         return facade.model(entry.model, **entry.options)
     except ConfigError:
