@@ -20,19 +20,22 @@ from .protocol import Protocol
 
 if TYPE_CHECKING:
     from ..catalog.info import ModelInfo
+    from .transport import TransportKind  # httpx loads with the client, not with the route
 
 __all__ = ["Model", "ModelGroup", "Route", "model_of", "models_of"]
 
 
 class Route(msgspec.Struct, frozen=True):
-    """Protocol x Endpoint x Auth x Framing, moved by a transport (``None`` = the client's HTTP)."""
+    """Protocol x Endpoint x Auth x Framing, moved by a kind of transport (``None`` = the
+    client's HTTP; ``route.websocket.WebSocketTransport`` for OpenAI Responses' WebSocket mode),
+    which each client binds to its own connections."""
 
     name: str
     protocol: Protocol
     endpoint: Endpoint
     auth: Auth
     framing: Framing[Any]
-    transport: Any = None
+    transport: TransportKind | None = None
     headers: Mapping[str, str] | None = None
     defaults: GenerationOptions | None = None
 
