@@ -106,6 +106,9 @@ class ResponsesQuirks(msgspec.Struct, frozen=True):
 
     hosted_custom_tools: bool = False
     hosted_kinds: tuple[str, ...] = ()  # more hosted tool kinds, sent as ``{"type": kind, **options}``
+    hosted_remove: tuple[str, ...] = ()
+    """Kinds of OpenAI's ``HOSTED_TOOLS`` this server does not run (xAI: ``shell``): refused like
+    any kind a route lacks, so a kind OpenAI gains later is not offered here by default."""
 
 
 _NO_QUIRKS = ResponsesQuirks()
@@ -512,7 +515,10 @@ def _lower_tool(tool: ToolDefinition) -> _FunctionTool:
 def _lower_hosted(tool: HostedTool, quirks: ResponsesQuirks) -> dict[str, Any]:
     if tool.kind in quirks.hosted_kinds:  # the server's own (xAI ``x_search``): options as given
         return calls.lower_as_named(tool)
-    return lower_hosted(HOSTED_TOOLS, tool, NAME)
+    table = HOSTED_TOOLS
+    if quirks.hosted_remove:
+        table = {kind: lower for kind, lower in table.items() if kind not in quirks.hosted_remove}
+    return lower_hosted(table, tool, NAME)
 
 
 def _lower_tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
@@ -951,7 +957,7 @@ def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> Re
         native_output_schema=True,
         whole=whole,
         tool_kinds=calls.TOOL_KINDS,
-        hosted_kinds=frozenset(HOSTED_TOOLS).union(declared.hosted_kinds),
+        hosted_kinds=frozenset(HOSTED_TOOLS).difference(declared.hosted_remove).union(declared.hosted_kinds),
         support=calls.SUPPORT,
     )
 
