@@ -16,7 +16,7 @@ from ..schema.request import LLMRequest
 from ..schema.validate import check_model
 from .auth import Auth
 from .endpoint import Endpoint
-from .protocol import Protocol
+from .protocol import AnyProtocol
 
 if TYPE_CHECKING:
     from ..catalog.info import ModelInfo
@@ -31,13 +31,21 @@ class Route(msgspec.Struct, frozen=True):
     which each client binds to its own connections."""
 
     name: str
-    protocol: Protocol
+    """Named in errors, warnings, logs and telemetry (``openai-chat``, ``azure-responses``, ...)."""
+    protocol: AnyProtocol
+    """The wire format: body lowering and frame parsing (any protocol; its types erased here)."""
     endpoint: Endpoint
+    """Where requests go (base URL, path, query)."""
     auth: Auth
+    """How requests are signed: an API key header, a bearer token, SigV4, ..."""
     framing: Framing[Any]
+    """How a streamed response body splits into frames (SSE, the AWS event stream)."""
     transport: TransportKind | None = None
+    """The kind of transport that moves requests (``None``: the client's HTTP)."""
     headers: Mapping[str, str] | None = None
+    """Extra headers every request carries."""
     defaults: GenerationOptions | None = None
+    """Generation options for every model on this route; the model's and the request's win."""
 
     def with_(self, **changes: Any) -> Route:
         return msgspec.structs.replace(self, **changes)
@@ -58,10 +66,15 @@ class Model(msgspec.Struct, frozen=True):
     """A model id on a route. Hand it to ``llmroute.request(model=...)``."""
 
     id: str
+    """The provider's model id (``gpt-4o-mini``, ``claude-haiku-4-5``), sent as is."""
     route: Route
+    """How calls reach the provider."""
     provider: str
+    """The provider's name (``openai``, ``anthropic``, ...): the catalog, prices and telemetry key on it."""
     defaults: GenerationOptions | None = None
+    """Generation options for every call to this model; over the route's, under the request's."""
     provider_options: dict[str, dict[str, Any]] | None = None
+    """Provider-specific body keys by namespace for every call; the request's own win key by key."""
 
     def with_(self, **changes: Any) -> Model:
         return msgspec.structs.replace(self, **changes)
