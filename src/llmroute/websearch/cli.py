@@ -198,9 +198,9 @@ async def demo(out: TextIO, limit: int = 1200) -> None:
     model reads (``[n]`` markers, ``Sources:``), an answer over ``limit`` characters cut (``_cut``)."""
     import httpx
 
+    from ..cli.console import Style, use_color
+    from ..cli.demo import load_recording
     from ..client import Client
-    from ..console import Style, use_color
-    from ..demo import load_recording
     from ..testing.replay import ReplayTransport
 
     style = Style(use_color(out))

@@ -17,14 +17,14 @@ from typing import Any, TextIO
 import httpx
 import msgspec
 
-from ..build import request
-from ..client import Client
+from ...build import request
+from ...client import Client
+from ...route.model import Model
+from ...schema.options import GenerationOptions
+from ...schema.tools import ToolDefinition
+from ...testing.cassette import Cassette
+from ...testing.replay import Chunking, ReplayTransport
 from ..console import Renderer, Style
-from ..route.model import Model
-from ..schema.options import GenerationOptions
-from ..schema.tools import ToolDefinition
-from ..testing.cassette import Cassette
-from ..testing.replay import Chunking, ReplayTransport
 
 __all__ = ["SCENES", "SCENE_SECONDS", "Scene", "load_recording", "run"]
 
