@@ -153,16 +153,22 @@ def _cited(answer: GroundedAnswer, query: str, fmt: str, out: TextIO) -> int:
 
 
 class SearchScene(msgspec.Struct, frozen=True):
-    """One grounded answer replayed offline. ``recording`` is bundled with ``llmroute demo``
-    (``llmroute/demo/recordings``, made by ``scripts/bundle_demo.py`` from the first, non-streamed
-    interaction of ``source`` under ``cassettes/``); ``query`` is the question as recorded."""
+    """One grounded answer replayed offline."""
 
     title: str
+    """The heading shown above the scene."""
     provider: str
+    """The provider that answered."""
     model: str
+    """The model that answered."""
     recording: str
+    """The recording bundled with ``llmroute demo`` (``llmroute/demo/recordings``, made by
+    ``scripts/bundle_demo.py``)."""
     source: str
+    """The cassette under ``cassettes/`` whose first, non-streamed interaction the recording was made
+    from."""
     query: str
+    """The question, as recorded."""
 
 
 DEMO_SCENES: tuple[SearchScene, ...] = (
