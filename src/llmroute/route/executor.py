@@ -44,7 +44,7 @@ from .decoding import output_error
 from .hooks import CallInfo, CallResult
 from .model import ModelGroup, model_of
 from .prepared import PreparedRequest
-from .protocol import Step, StreamState
+from .protocol import StreamState
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
 from .transport import ClientTransports, HttpWire, Wire, may_resend, transport_error
 from .watchdog import Watchdog
@@ -64,6 +64,7 @@ DRAIN_BYTES = 64 * 1024
 DRAIN_SECONDS = 1.0
 
 Sleep = Callable[[float], Awaitable[Any]]
+Step = Callable[[Any, Any, list[LLMEvent]], None]  # a protocol's ``step`` or ``whole``, types erased
 
 
 class ExecutionContext:
