@@ -73,7 +73,7 @@ from ..stream import EventStream
 from . import chat, responses
 from .config import LONG_CONTEXT, Gateway, Key
 from .limits import LimitExceeded, Limits
-from .observe import Observer, Record
+from .observe import Observer, Preflights, Record
 from .pool import upstream_client
 from .request import arguments_json
 from .tracing import ServerSpans
@@ -451,7 +451,7 @@ class _Gateway:
         return {"id": name, "object": "model", "created": 0, "owned_by": model.provider}
 
     async def models(self, request: Request) -> Response:
-        record = Record("/v1/models")
+        record = Record("/v1/models", "GET")
         try:
             key = self.authorize(request, record)
         except _Refused as exc:
@@ -460,7 +460,7 @@ class _Gateway:
         return self._finish(record, _json({"object": "list", "data": [self._model_object(n) for n in names]}))
 
     async def model_info(self, request: Request) -> Response:
-        record = Record("/v1/models/{id}")
+        record = Record("/v1/models/{id}", "GET")
         try:
             key = self.authorize(request, record)
             name = request.path_params["id"]
@@ -934,6 +934,7 @@ def create_app(gateway: Gateway, *, client: Client | None = None) -> Starlette:
 
     middleware: list[Middleware] = [Middleware(ServerSpans)]  # a no-op unless llmroute.telemetry is on
     if gateway.cors_origins:
+        middleware.append(Middleware(Preflights, observer=state.observer))  # answered by CORS, still logged
         middleware.append(
             Middleware(
                 CORSMiddleware,
