@@ -6,7 +6,7 @@ import httpx
 
 import llmroute
 from llmroute import hosted
-from llmroute.demo import load_recording
+from llmroute.cli.demo import load_recording
 from llmroute.providers import anthropic
 from llmroute.testing import Chunking, ReplayTransport
 

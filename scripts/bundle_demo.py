@@ -1,5 +1,5 @@
-"""Regenerate the demo's bundled recordings (``src/llmroute/demo/recordings/*.json``) from the YAML
-cassettes under ``cassettes/`` named by ``llmroute.demo.SCENES`` (whole cassettes) and
+"""Regenerate the demo's bundled recordings (``src/llmroute/cli/demo/recordings/*.json``) from the YAML
+cassettes under ``cassettes/`` named by ``llmroute.cli.demo.SCENES`` (whole cassettes) and
 ``llmroute.websearch.cli.DEMO_SCENES`` (the grounded search: the first interaction only, which is
 all it replays).
 
@@ -15,12 +15,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from llmroute.demo import SCENES
+from llmroute.cli.demo import SCENES
 from llmroute.testing.cassette import Cassette
 from llmroute.websearch.cli import DEMO_SCENES
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET = ROOT / "src" / "llmroute" / "demo" / "recordings"
+TARGET = ROOT / "src" / "llmroute" / "cli" / "demo" / "recordings"
 # Upstream copyright of each cassette folder (full texts: cassettes/<folder>/LICENSE, NOTICE.md here).
 NOTICES = {
     "opencode": "MIT, Copyright (c) 2025 opencode (anomalyco/opencode, formerly sst/opencode)",

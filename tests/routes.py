@@ -1,4 +1,4 @@
-"""One request and one real recording per wire protocol, pointed at any base URL.
+"""One request and one real recording per registered wire protocol, pointed at any base URL.
 
 The hostile-bytes tests (``tests/reliability/test_hostile.py``) serve these recordings, mutated, from
 a real 127.0.0.1 server; the fuzz suite (``tests/fuzz``) feeds them in-process.
@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import llmroute
+from llmroute.providers.registry import PROTOCOLS as REGISTERED
+from llmroute.providers.registry import ProtocolEntry
 from llmroute.testing import Cassette
 
 from .helpers import CASSETTES
@@ -35,53 +37,15 @@ class WireCase:
         return self.make(origin)
 
 
-def _chat(origin: str) -> llmroute.LLMRequest:
-    from llmroute.providers import compatible
+def _case(entry: ProtocolEntry) -> WireCase:
+    def make(origin: str) -> llmroute.LLMRequest:
+        return llmroute.request(model=entry.sample(origin), prompt="hi")
 
-    model = compatible.configure(base_url=f"{origin}/v1", api_key="test-key-0000").model("test-model")
-    return llmroute.request(model=model, prompt="hi")
-
-
-def _responses(origin: str) -> llmroute.LLMRequest:
-    from llmroute.providers import openai
-
-    model = openai.configure(api_key="sk-test-0123456789abcdef", base_url=f"{origin}/v1").responses("gpt-5.5")
-    return llmroute.request(model=model, prompt="hi")
+    return WireCase(entry.name, entry.stream, make, {"content-type": entry.content_type})
 
 
-def _anthropic(origin: str) -> llmroute.LLMRequest:
-    from llmroute.providers import anthropic
-
-    model = anthropic.configure(api_key="test-key-0000", base_url=f"{origin}/v1").messages("claude-haiku-4-5")
-    return llmroute.request(model=model, prompt="hi")
-
-
-def _gemini(origin: str) -> llmroute.LLMRequest:
-    from llmroute.providers import google
-
-    model = google.configure(api_key="test-key-0000", base_url=f"{origin}/v1beta").gemini("gemini-2.5-flash")
-    return llmroute.request(model=model, prompt="hi")
-
-
-def _bedrock(origin: str) -> llmroute.LLMRequest:
-    from llmroute.providers import bedrock
-
-    provider = bedrock.configure(region="us-east-1", api_key="test-key-0000", base_url=origin)
-    return llmroute.request(model=provider.converse("us.amazon.nova-micro-v1:0"), prompt="hi")
-
-
-PROTOCOLS = {
-    case.name: case
-    for case in (
-        WireCase("openai-chat", "opencode/openai-chat/streams-tool-call.yaml", _chat, SSE),
-        WireCase(
-            "openai-responses", "opencode/openai-responses/gpt-5-5-streams-tool-call.yaml", _responses, SSE
-        ),
-        WireCase("anthropic", "opencode/anthropic-messages/streams-tool-call.yaml", _anthropic, SSE),
-        WireCase("gemini", "opencode/gemini/streams-tool-call.yaml", _gemini, SSE),
-        WireCase("bedrock", "opencode/bedrock-converse/streams-a-tool-call.yaml", _bedrock, EVENTSTREAM),
-    )
-}
+# one case per registered protocol, keyed by its NAME (``llmroute.providers.registry``)
+PROTOCOLS = {entry.name: _case(entry) for entry in REGISTERED}
 
 
 def frames(body: bytes) -> list[bytes]:

@@ -15,6 +15,7 @@ from .route.policy import RetryPolicy, Timeouts
 from .route.prepared import PreparedRequest
 from .route.redact import install_log_redaction
 from .route.socket_pool import SocketPool
+from .route.transport import ClientTransports
 from .schema.errors import ClientClosedError, InvalidRequestError
 from .schema.request import LLMRequest
 from .schema.response import LLMResponse
@@ -117,6 +118,7 @@ class Client:
         self._owns_http = http is None
         self._http = http
         self.sockets = socket_pool or SocketPool()
+        self._transports: ClientTransports | None = None
         self._closed = False
 
     @property
@@ -138,6 +140,15 @@ class Client:
             )
         return self._http
 
+    def _bound_transports(self) -> ClientTransports:
+        """HTTP through ``http``, WebSocket through ``sockets``, and each route's kind of transport
+        bound to them once (built with ``http``)."""
+        self._check_open()
+        transports = self._transports
+        if transports is None:
+            transports = self._transports = ClientTransports(self.http, self.sockets)
+        return transports
+
     def context(
         self,
         *,
@@ -149,7 +160,7 @@ class Client:
         _check_type("retry", retry, RetryPolicy, "llmroute.RetryPolicy(...)")
         _check_count("max_response_bytes", max_response_bytes, low=1)
         return ExecutionContext(
-            self.http,
+            self._bound_transports(),
             timeouts or self.timeouts,
             retry or self.retry,
             self.max_error_bytes,
@@ -159,7 +170,6 @@ class Client:
             else self.max_response_bytes,
             max_connections=self.max_connections if self._owns_http else None,
             hooks=self._hook_runner(),
-            sockets=self.sockets,
         )
 
     def _hook_runner(self) -> HookRunner | None:
@@ -179,6 +189,7 @@ class Client:
         if self._owns_http and self._http is not None:
             await self._http.aclose()
             self._http = None
+        self._transports = None
 
     async def __aenter__(self) -> Client:
         self._check_open()

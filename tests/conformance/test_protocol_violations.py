@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import llmroute
 from llmroute.framing.eventstream import encode_message
-from llmroute.providers import anthropic, bedrock, google
+from llmroute.providers import anthropic, bedrock, google, openai
 from llmroute.testing import (
     Cassette,
     Interaction,
@@ -30,12 +30,14 @@ from llmroute.testing import (
 ANTHROPIC = anthropic.configure(api_key="sk-ant-test").messages("m")
 BEDROCK = bedrock.configure(region="us-east-1", api_key="test-bedrock-key").converse("m")
 GEMINI = google.configure(api_key="test-key").gemini("m")
+RESPONSES = openai.configure(api_key="sk-test").responses("m")
 URLS = {
     "anthropic": "https://api.anthropic.com/v1/messages",
     "bedrock": "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream",
     "gemini": "https://generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent?alt=sse",
+    "responses": "https://api.openai.com/v1/responses",
 }
-MODELS = {"anthropic": ANTHROPIC, "bedrock": BEDROCK, "gemini": GEMINI}
+MODELS = {"anthropic": ANTHROPIC, "bedrock": BEDROCK, "gemini": GEMINI, "responses": RESPONSES}
 TYPES = {"bedrock": "application/vnd.amazon.eventstream", "anthropic": "text/event-stream"}
 
 
@@ -294,3 +296,28 @@ def test_gemini_repeated_call_id_is_typed() -> None:
     chunk = {"candidates": [{"content": {"role": "model", "parts": [call, call]}, "finishReason": "STOP"}]}
     with pytest.raises(llmroute.InvalidProviderOutputError, match="function call id 'x' repeated"):
         anyio.run(_generate, "gemini", _gemini_body([chunk]))
+
+
+def _text(item: str, delta: str, output_index: int = 0) -> dict[str, Any]:
+    return {
+        "type": "response.output_text.delta",
+        "item_id": item,
+        "output_index": output_index,
+        "content_index": 0,
+        "delta": delta,
+    }
+
+
+def test_responses_text_part_reopened_after_it_ended_is_typed() -> None:
+    """Text for a message part whose block another part already ended: the block is not opened a
+    second time (a consumer has seen it end); the stream is refused naming the part."""
+    events = [
+        {"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}},
+        _text("msg_a", "one"),
+        _text("msg_b", "two", 1),
+        _text("msg_a", "three"),
+        {"type": "response.completed", "response": {"id": "resp_1", "status": "completed"}},
+    ]
+    body = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+    with pytest.raises(llmroute.InvalidProviderOutputError, match="text block 'msg_a:0' opened again"):
+        anyio.run(_generate, "responses", body)

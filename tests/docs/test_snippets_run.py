@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 import llmroute
-from llmroute.demo import load_recording
+from llmroute.cli.demo import load_recording
 from llmroute.providers import anthropic
 from llmroute.testing import ReplayTransport
 

@@ -156,7 +156,7 @@ def replace_at(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 
 def _events(case: WireCase, body: bytes) -> list[tuple[bytes, bytes, bytes]]:
     """(prefix, json payload, suffix) per event, so a payload can be swapped in place."""
-    if case.headers is EVENTSTREAM:
+    if case.headers == EVENTSTREAM:
         return [(b"", m.payload, b"") for m in EventStreamDecoder().feed(body)]
     out = []
     for block in body.replace(b"\r\n", b"\n").split(b"\n\n"):
@@ -178,7 +178,7 @@ def value_mutations(draw: st.DrawFn, case: WireCase, body: bytes) -> bytes:
     if value is not None:
         path = draw(st.sampled_from(paths(value)))
         payload = json.dumps(replace_at(value, path, draw(hostile_values))).encode()
-    if case.headers is EVENTSTREAM:
+    if case.headers == EVENTSTREAM:
         messages = EventStreamDecoder().feed(body)
         return b"".join(
             encode_message(dict(m.headers), payload if i == index else m.payload)

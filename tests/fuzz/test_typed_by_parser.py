@@ -26,7 +26,7 @@ from ..routes import PROTOCOLS, WireCase
 from .test_protocols import FUZZ, _events, cuts, hostile_values, paths, replace_at, replay
 
 CASES: dict[str, tuple[WireCase, bytes]] = {
-    name: (case, case.body()) for name, case in PROTOCOLS.items() if name != "bedrock"
+    name: (case, case.body()) for name, case in PROTOCOLS.items() if name != "bedrock-converse"
 }
 for _name, _protocol, _path in (
     ("gemini-search", "gemini", "pydantic-ai/test_google/test_google_model_web_search_tool_stream.yaml"),
@@ -86,8 +86,8 @@ ROOT_CAUSES = [
     ("responses-search", "input_tokens_details", "x", "'input_tokens_details' is str"),
     ("responses-search", "output_tokens_details", [1], "'output_tokens_details' is list"),
     ("responses-search", "action", "x", "action is str, not an object"),
-    ("anthropic", "output_tokens", "x", "output_tokens is str"),
-    ("anthropic", "input_tokens", {}, "input_tokens is dict"),
+    ("anthropic-messages", "output_tokens", "x", "output_tokens is str"),
+    ("anthropic-messages", "input_tokens", {}, "input_tokens is dict"),
 ]
 
 

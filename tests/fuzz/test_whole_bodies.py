@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import llmroute
+from llmroute.providers.registry import PROTOCOLS as REGISTERED
 from llmroute.testing import Cassette
 
 from ..helpers import CASSETTES
@@ -21,13 +22,8 @@ from ..routes import PROTOCOLS, WireCase
 from .test_protocols import FUZZ, byte_mutations, check, cuts, hostile_values, paths, replace_at
 
 JSON = {"content-type": "application/json"}
-WHOLE = {
-    "openai-chat": "vercel-ai/openai/chat/openai-text.json.yaml",
-    "openai-responses": "vercel-ai/openai/responses/openai-web-search-tool.1.json.yaml",
-    "anthropic": "vercel-ai/anthropic/anthropic-json-tool.1.json.yaml",
-    "gemini": "vercel-ai/google/google-tool-call.json.yaml",
-    "bedrock": "vercel-ai/amazon-bedrock/amazon-bedrock-json-tool.1.json.yaml",
-}
+# each registered protocol's recorded non-streamed body (``ProtocolEntry.whole``)
+WHOLE = {entry.name: entry.whole for entry in REGISTERED}
 
 
 def _whole_case(name: str) -> WireCase:

@@ -77,7 +77,7 @@ def test_sdist_holds_the_source_tests_and_recording_licences(tmp_path: Path, whe
         assert required in names
     for folder in ("opencode", "pydantic-ai", "vercel-ai"):  # every recording ships with its licence
         assert f"cassettes/{folder}/LICENSE" in names
-    assert "src/llmroute/demo/recordings/NOTICE.md" in names and "tests/conftest.py" in names
+    assert "src/llmroute/cli/demo/recordings/NOTICE.md" in names and "tests/conftest.py" in names
     # The sdist is complete: the wheel built from it holds what the one built from the checkout does.
     from_sdist = _wheel(sdist, tmp_path / "wheel")
     assert sorted(zipfile.ZipFile(from_sdist).namelist()) == sorted(zipfile.ZipFile(wheel).namelist())
@@ -87,9 +87,9 @@ def test_wheel_demo_in_a_fresh_venv(tmp_path: Path, wheel: Path) -> None:
     assert wheel.name.startswith(f"llmroute-{llmroute.__version__}-")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "LICENSE not shipped"
-    assert "llmroute/demo/recordings/NOTICE.md" in names
+    assert "llmroute/cli/demo/recordings/NOTICE.md" in names
     for scene in DEMO_SCENES:  # the grounded search's recordings ship too, not only the YAML in the checkout
-        assert f"llmroute/demo/recordings/{scene.recording}.json" in names
+        assert f"llmroute/cli/demo/recordings/{scene.recording}.json" in names
     assert "llmroute/py.typed" in names
 
     env_dir = tmp_path / "venv"

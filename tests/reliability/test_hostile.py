@@ -70,7 +70,7 @@ async def test_invalid_utf8_inside_a_json_string_is_replaced(server: FaultServer
     case = PROTOCOLS[name]
     body = case.body()
     broken = b"Pa\xffris"
-    if case.headers is EVENTSTREAM:
+    if case.headers == EVENTSTREAM:
         body = rewrite_payloads(body, lambda p: p.replace(b"Paris", broken))
     else:
         body = body.replace(b"Paris", broken)
@@ -95,7 +95,7 @@ async def test_a_character_split_across_two_events_is_replaced_not_raised(server
 async def test_deeply_nested_frame_is_typed(server: FaultServer, name: str) -> None:
     case = PROTOCOLS[name]
     body = case.body()
-    if case.headers is EVENTSTREAM:
+    if case.headers == EVENTSTREAM:
         parts = frames(body)
         deep = encode_message(
             {
@@ -173,7 +173,7 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
             id="responses-done-item-not-object",
         ),
         pytest.param(
-            "anthropic",
+            "anthropic-messages",
             _sse(
                 "message_delta",
                 {
@@ -185,7 +185,7 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
             id="anthropic-usage-string",
         ),
         pytest.param(
-            "anthropic",
+            "anthropic-messages",
             _sse(
                 "message_delta", {"type": "message_delta", "delta": {}, "usage": {"output_tokens": {"n": 1}}}
             ),
@@ -240,7 +240,7 @@ def _raw_frame(headers: bytes, payload: bytes) -> bytes:
 
 
 async def test_eventstream_timestamp_out_of_range_is_typed(server: FaultServer) -> None:
-    case = PROTOCOLS["bedrock"]
+    case = PROTOCOLS["bedrock-converse"]
     name = b":date"
     header = bytes([len(name)]) + name + b"\x08" + struct.pack(">q", 2**63 - 1)
     parts = frames(case.body())
@@ -315,7 +315,7 @@ async def test_reused_tool_call_index_with_a_new_id_is_a_new_call(server: FaultS
 
 @pytest.mark.parametrize("together", [True, False], ids=["same-read", "later-read"])
 async def test_anthropic_events_after_message_stop_are_ignored(server: FaultServer, together: bool) -> None:
-    case = PROTOCOLS["anthropic"]
+    case = PROTOCOLS["anthropic-messages"]
     body = case.body()
     late = _sse(
         "content_block_start",
@@ -328,7 +328,7 @@ async def test_anthropic_events_after_message_stop_are_ignored(server: FaultServ
 
 
 async def test_anthropic_replayed_block_start_is_typed(server: FaultServer) -> None:
-    case = PROTOCOLS["anthropic"]
+    case = PROTOCOLS["anthropic-messages"]
     body = case.body()
     start = body.index(b"event: content_block_start")
     end = body.index(b"\n\n", start) + 2
@@ -420,7 +420,7 @@ async def test_sigv4_signing_logs_are_dropped(server: FaultServer, caplog: pytes
         base_url=origin(server),
     )
     request = llmroute.request(model=provider.converse("us.amazon.nova-micro-v1:0"), prompt="hi")
-    server.add(Reply(headers=EVENTSTREAM, parts=frames(PROTOCOLS["bedrock"].body())))
+    server.add(Reply(headers=EVENTSTREAM, parts=frames(PROTOCOLS["bedrock-converse"].body())))
     caplog.set_level(logging.DEBUG)
     with anyio.fail_after(BOUND):
         async with llmroute.Client(retry=RetryPolicy.none()) as client:

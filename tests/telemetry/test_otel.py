@@ -31,15 +31,19 @@ pytestmark = pytest.mark.anyio
 PROVIDER_NAME = {
     "openai-chat": "compatible",  # an OpenAI-compatible endpoint: recorded under its own name
     "openai-responses": "openai",
-    "anthropic": "anthropic",
+    "anthropic-messages": "anthropic",
     "gemini": "gcp.gemini",
-    "bedrock": "aws.bedrock",
+    "bedrock-converse": "aws.bedrock",
 }
 
 
 def serve(server: FaultServer, case: routes.WireCase) -> None:
     body = case.body()
-    parts = frames(body) if case.name == "bedrock" else [body[i : i + 512] for i in range(0, len(body), 512)]
+    parts = (
+        frames(body)
+        if case.name == "bedrock-converse"
+        else [body[i : i + 512] for i in range(0, len(body), 512)]
+    )
     server.add(Reply(headers=case.headers, parts=parts))
 
 
@@ -150,7 +154,7 @@ WHOLE_BODIES: dict[str, dict[str, Any]] = {
         ],
         "usage": {"input_tokens": 11, "output_tokens": 3, "total_tokens": 14},
     },
-    "anthropic": {
+    "anthropic-messages": {
         "id": "msg_w1",
         "type": "message",
         "role": "assistant",
@@ -165,7 +169,7 @@ WHOLE_BODIES: dict[str, dict[str, Any]] = {
         "modelVersion": "gemini-2.5-flash-001",
         "responseId": "gem_w1",
     },
-    "bedrock": {
+    "bedrock-converse": {
         "output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}},
         "stopReason": "end_turn",
         "usage": {"inputTokens": 11, "outputTokens": 3, "totalTokens": 14},

@@ -14,8 +14,9 @@ import anyio
 import pytest
 
 import llmroute
-from llmroute import cli, demo
-from llmroute.console import use_color
+from llmroute import cli
+from llmroute.cli import demo
+from llmroute.cli.console import use_color
 from tests.reliability.server import FaultServer, Reply, chat_stream
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -255,7 +256,7 @@ def test_an_unexpected_exception_is_one_line_without_its_text(
     err = capsys.readouterr().err
     assert exit_info.value.code == 1
     assert (
-        err.startswith("llmroute chat: unexpected ValueError (llmroute/cli.py:")
+        err.startswith("llmroute chat: unexpected ValueError (llmroute/cli/__init__.py:")
         and "LLMROUTE_TRACEBACK=1" in err
     )
     assert "sk-secret" not in err and "Traceback" not in err

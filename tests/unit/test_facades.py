@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -19,30 +19,35 @@ from llmroute.providers import (
     google,
     openai,
     openrouter,
+    registry,
     vertex,
     xai,
 )
 from llmroute.providers._facade import env_default
 from llmroute.route import auth
 
-CLASSES: list[tuple[ModuleType, type]] = [
-    (openai, openai.OpenAI),
-    (anthropic, anthropic.Anthropic),
-    (google, google.Google),
-    (vertex, vertex.Vertex),
-    (azure, azure.Azure),
-    (bedrock, bedrock.Bedrock),
-    (glm, glm.GLM),
-    (openrouter, openrouter.OpenRouter),
-    (xai, xai.XAI),
-    (compatible, compatible.Compatible),
-]
+FACADES = {facade.name: facade.load() for facade in registry.FACADES}
 
 
-@pytest.mark.parametrize(("module", "cls"), CLASSES, ids=lambda v: getattr(v, "__name__", ""))
-def test_configure_is_the_class(module: ModuleType, cls: type) -> None:
-    assert module.configure is cls
+@pytest.mark.parametrize("name", sorted(FACADES))
+def test_configure_is_the_class(name: str) -> None:
+    module = FACADES[name]
+    cls = module.configure
+    assert isinstance(cls, type) and cls.__module__ == module.__name__
     assert callable(cls.model)
+
+
+def test_every_facade_module_is_registered() -> None:
+    import pkgutil
+
+    import llmroute.providers
+
+    modules = {
+        info.name
+        for info in pkgutil.iter_modules(llmroute.providers.__path__)
+        if hasattr(importlib.import_module(f"llmroute.providers.{info.name}"), "configure")
+    }
+    assert modules == {module.__name__.rpartition(".")[2] for module in FACADES.values()}
 
 
 def test_code_assist_is_the_class() -> None:

@@ -1,6 +1,6 @@
 """Every protocol's hosted-tool registry (issue #15 item 6): ``PROTOCOL.hosted_kinds`` is exactly the
 set of ``HostedTool`` kinds its ``build_body`` lowers, and any other kind is an ``InvalidRequestError``
-naming the kinds it offers. Each protocol module is one line of ``PROTOCOLS``."""
+naming the kinds it offers, for each protocol in ``llmroute.providers.registry``."""
 
 from __future__ import annotations
 
@@ -9,19 +9,13 @@ from types import ModuleType
 import pytest
 
 import llmroute
-from llmroute.protocols import anthropic_messages, bedrock_converse, gemini, openai_chat, openai_responses
+from llmroute.providers import registry
 from llmroute.route.auth import NoAuth
 from llmroute.route.model import Model
 from llmroute.schema.errors import InvalidRequestError
 from llmroute.schema.tools import HostedTool
 
-PROTOCOLS: list[ModuleType] = [
-    anthropic_messages,
-    bedrock_converse,
-    gemini,
-    openai_chat,
-    openai_responses,
-]
+PROTOCOLS: list[ModuleType] = [entry.load() for entry in registry.PROTOCOLS]
 
 # options a kind cannot lower without (an MCP server's address); every other kind is sent bare
 OPTIONS: dict[str, dict[str, str]] = {

@@ -2,13 +2,14 @@
 ``PROTOCOL`` values are in ``test_hosted_registry.py``): ``hosted_kinds`` is exactly the set of
 ``HostedTool`` kinds ``build_body`` lowers, and any other kind is an ``InvalidRequestError`` naming the
 kinds offered. Chat has no table of its own: the servers that have hosted tools (OpenRouter, GLM)
-bring theirs as ``ChatQuirks.hosted_tools``; xAI's Responses quirks add ``x_search``; Code Assist is
-Gemini in an envelope."""
+bring theirs as ``ChatQuirks.hosted_tools``; xAI's Responses quirks add ``x_search`` and remove the
+OpenAI kind xAI does not run (``shell``); Code Assist is Gemini in an envelope."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 import llmroute
@@ -46,11 +47,11 @@ ROUTES: list[tuple[str, Route, dict[str, Any]]] = [
         {"web_search": None},
     ),
     (
+        # xAI's server-side tools (docs.x.ai/docs/guides/tools/overview; vercel/ai packages/xai/src/tool)
+        # plus image_generation (recorded: vercel-ai xai-image-generation-tool): no hosted ``shell``
         "openai-responses+xai",
         openai_responses.route(BASE_URL, NoAuth(), quirks=xai.RESPONSES_QUIRKS),
-        dict.fromkeys(
-            ["web_search", "code_execution", "shell", "file_search", "image_generation", "mcp", "x_search"]
-        ),
+        dict.fromkeys(["web_search", "code_execution", "file_search", "image_generation", "mcp", "x_search"]),
     ),
     (
         "gemini-code-assist",
@@ -96,3 +97,26 @@ def test_an_unsupported_kind_names_the_kinds_offered(route: Route, table: dict[s
             assert kind in message
     if not table:
         assert "none" in message
+
+
+def test_a_kind_the_quirks_remove_is_refused_naming_tool_and_route() -> None:
+    """Through the client, before anything is sent: the route's name, the tool and what it offers."""
+    model = xai.configure(api_key="xai-test").responses("grok-4")
+    request = llmroute.request(model=model, prompt="hi", tools=[llmroute.hosted.shell()])
+    with pytest.raises(InvalidRequestError, match=r"xai-responses has no hosted 'shell' tool") as raised:
+        anyio.run(_prepare, request)
+    assert raised.value.param == "tools[0]"
+    assert "x_search" in str(raised.value) and "code_execution" in str(raised.value)
+
+
+def test_removing_a_kind_leaves_the_other_routes_alone() -> None:
+    """OpenAI's own Responses route keeps every kind, hosted ``shell`` included."""
+    assert "shell" in openai_responses.PROTOCOL.hosted_kinds
+    quirks = openai_responses.ResponsesQuirks(hosted_remove=("shell", "mcp"))
+    protocol = openai_responses.route(BASE_URL, NoAuth(), quirks=quirks).protocol
+    assert protocol.hosted_kinds == frozenset(openai_responses.HOSTED_TOOLS) - {"shell", "mcp"}
+
+
+async def _prepare(request: llmroute.LLMRequest) -> object:
+    async with llmroute.Client() as client:
+        return await client.prepare(request)

@@ -41,14 +41,14 @@ def test_same_request_as_build_request(client: object) -> None:
     http: httpx.AsyncClient = client()  # type: ignore[operator]
     p = prepared()
     expected = http.build_request(p.method, p.url, headers=p.headers, content=p.body, timeout=TIMEOUT)
-    transport = HttpTransport()
+    transport = HttpTransport(http)
     for _ in range(2):  # the second time from the URL cache
-        same(transport.request(http, p, TIMEOUT), expected)
+        same(transport.request(p, TIMEOUT), expected)
 
 
 def test_request_headers_override_the_clients_whatever_their_case() -> None:
     http = httpx.AsyncClient(headers={"x-custom-auth": "client"})
-    request = HttpTransport().request(http, prepared(), TIMEOUT)
+    request = HttpTransport(http).request(prepared(), TIMEOUT)
     assert request.headers.get_list("x-custom-auth") == ["token"]
     assert request.headers["user-agent"] == "llmroute/test"
     assert request.headers["accept-encoding"] == "gzip, deflate"  # the client's default stays

@@ -42,7 +42,6 @@ LAYERS: dict[str, int] = {
     "build": 1,  # request constructors: values only
     "catalog": 1,  # model limits, capabilities, prices; data only
     "client_tools": 1,
-    "console": 1,
     "hosted": 1,
     "media": 1,
     "state": 1,  # shared state (in-process / Redis) for router health and gateway limits
@@ -59,8 +58,7 @@ LAYERS: dict[str, int] = {
     "testing": 4,
     "websearch": 5,
     "server": 5,
-    "cli": 5,
-    "demo": 5,
+    "cli": 5,  # the `llmroute` command and its presentation: console (terminal rendering), demo
     "__main__": 5,
     "": 6,  # llmroute/__init__.py: the public surface
 }

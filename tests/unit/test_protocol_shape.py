@@ -13,10 +13,10 @@ from types import ModuleType
 import pytest
 
 import llmroute
-from llmroute.protocols import anthropic_messages, bedrock_converse, gemini, openai_chat, openai_responses
+from llmroute.providers import registry
 
 SRC = Path(llmroute.__file__).parent
-PROTOCOLS: list[ModuleType] = [anthropic_messages, bedrock_converse, gemini, openai_chat, openai_responses]
+PROTOCOLS: list[ModuleType] = sorted((entry.load() for entry in registry.PROTOCOLS), key=lambda m: m.NAME)
 HEADERS = [
     "# 1. quirks, constants and request body Structs ",
     "# 2. stream event Structs ",

@@ -20,7 +20,9 @@ class Sources(msgspec.Struct, frozen=True):
     capabilities) and the genai-prices provider id (prices)."""
 
     models_dev: tuple[str, ...]
+    """models.dev provider ids (limits and capabilities), first match wins."""
     prices: str | None
+    """The genai-prices provider id (``None``: no prices)."""
 
 
 # llmroute provider name -> its rows in each source. A name missing here is looked up under itself.

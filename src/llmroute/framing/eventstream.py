@@ -57,10 +57,15 @@ class EventStreamMessage(msgspec.Struct, frozen=True, gc=False):
     identical); the common headers are also plain attributes."""
 
     headers: Mapping[str, HeaderValue]
+    """Every header, read-only."""
     payload: bytes
-    message_type: str = "event"  # ``:message-type``: event, exception or error
-    event_type: str | None = None  # ``:event-type``
-    exception_type: str | None = None  # ``:exception-type`` (or ``:error-code`` on error messages)
+    """The message's payload bytes."""
+    message_type: str = "event"
+    """``:message-type``: event, exception or error."""
+    event_type: str | None = None
+    """``:event-type``."""
+    exception_type: str | None = None
+    """``:exception-type`` (or ``:error-code`` on error messages)."""
 
 
 def _fail(message: str, raw: bytes | memoryview = b"") -> InvalidProviderOutputError:

@@ -36,10 +36,16 @@ _LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 class SSEEvent(msgspec.Struct, frozen=True, gc=False):
+    """One server-sent event."""
+
     data: bytes
+    """Its ``data:`` lines, joined by newlines."""
     event: str = "message"
+    """Its ``event:`` name (``message`` when none)."""
     id: str | None = None
+    """The last event id seen (``id:``), carried on."""
     retry: int | None = None
+    """A ``retry:`` reconnection time, in milliseconds."""
 
 
 class _Parser:

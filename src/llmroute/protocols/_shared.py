@@ -115,14 +115,19 @@ def parse_tool_input(raw: str) -> Any:
 
 class Blocks:
     """Open/close bookkeeping for text and reasoning blocks, so every protocol emits the same
-    ordering: start before deltas, end after, everything closed before the step finishes."""
+    ordering: start before deltas, end after, everything closed before the step finishes. A block
+    id that has ended is never opened again: a provider stream asking for that (text for a part
+    another part already closed) is malformed, an ``InvalidProviderOutputError`` naming the id. The
+    check costs a set lookup per block opened, nothing per delta."""
 
-    __slots__ = ("_counter", "reasoning", "text")
+    __slots__ = ("_counter", "_ended_reasoning", "_ended_text", "reasoning", "text")
 
     def __init__(self) -> None:
         self.text: str | None = None
         self.reasoning: str | None = None
         self._counter = 0
+        self._ended_text: set[str] = set()
+        self._ended_reasoning: set[str] = set()
 
     def _next(self, kind: str) -> str:
         id = f"{kind}-{self._counter}"
@@ -134,14 +139,18 @@ class Blocks:
         current: str | None,
         start: Callable[[str, dict[str, Any] | None], LLMEvent],
         end: Callable[[str], LLMEvent],
+        ended: set[str],
         kind: str,
         id: str | None,
         metadata: dict[str, Any] | None,
         out: list[LLMEvent],
     ) -> str:
         """Close ``current`` (if open) and open block ``id`` (a new id when ``None``)."""
+        if id is not None and id in ended:
+            raise InvalidProviderOutputError(f"{kind} block {id!r} opened again after it ended")
         if current is not None:
             out.append(end(current))
+            ended.add(current)
         opened = id or self._next(kind)
         out.append(start(opened, metadata))
         return opened
@@ -153,7 +162,9 @@ class Blocks:
         (``metadata`` goes on that ``text-start``)."""
         current = self.text
         if current is None or (id is not None and id != current):
-            current = self.text = self._switch(current, TextStart, TextEnd, "text", id, metadata, out)
+            current = self.text = self._switch(
+                current, TextStart, TextEnd, self._ended_text, "text", id, metadata, out
+            )
         if text:
             out.append(TextDelta(current, text))
         return current
@@ -164,7 +175,7 @@ class Blocks:
         current = self.reasoning
         if current is None or (id is not None and id != current):
             current = self.reasoning = self._switch(
-                current, ReasoningStart, ReasoningEnd, "reasoning", id, metadata, out
+                current, ReasoningStart, ReasoningEnd, self._ended_reasoning, "reasoning", id, metadata, out
             )
         if text:
             out.append(ReasoningDelta(current, text))
@@ -173,6 +184,7 @@ class Blocks:
     def end_text(self, out: list[LLMEvent], metadata: dict[str, Any] | None = None) -> None:
         if self.text is not None:
             out.append(TextEnd(self.text, metadata))
+            self._ended_text.add(self.text)
             self.text = None
 
     def end_reasoning(
@@ -184,6 +196,7 @@ class Blocks:
     ) -> None:
         if self.reasoning is not None:
             out.append(ReasoningEnd(self.reasoning, signature, encrypted, metadata))
+            self._ended_reasoning.add(self.reasoning)
             self.reasoning = None
 
     def close(self, out: list[LLMEvent]) -> None:
@@ -285,7 +298,7 @@ def data_url(part: MediaPart) -> str:
     return f"data:{part.mime_type};base64,{part.base64()}"
 
 
-def with_options(body: Any, options: dict[str, Any]) -> Any:
+def with_options(body: T, options: dict[str, Any]) -> T | dict[str, Any]:
     """Provider options become top-level body keys. They may add fields, never replace one built
     from the request (that would silently drop what the caller asked for)."""
     if not options:

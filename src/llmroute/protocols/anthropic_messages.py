@@ -43,8 +43,8 @@ from ..route.auth import Auth
 from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
-from ..route.model import Model, Route
-from ..route.protocol import Protocol, StreamState
+from ..route.model import Route
+from ..route.protocol import AnyProtocol, Protocol, StreamState
 from ..schema.content import MediaPart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import (
@@ -58,7 +58,7 @@ from ..schema.events import (
     TextEnd,
     TextStart,
 )
-from ..schema.request import LLMRequest
+from ..schema.request import LLMRequest, ModelRef
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
 from ._output_tool import AnswerInput, answer_tool_name, described_schema, native_schema, with_output_tool
@@ -591,7 +591,7 @@ def _apply_cache(request: LLMRequest, body: AnthropicBody) -> None:
             budget -= 1
 
 
-def build_body(request: LLMRequest, model: Model) -> AnthropicBody | dict[str, Any]:
+def build_body(request: LLMRequest, model: ModelRef) -> AnthropicBody | dict[str, Any]:
     g = request.generation
     assert g is not None  # resolved by prepare()
     options = dict(request.options_for(model.provider))
@@ -647,11 +647,11 @@ def reshape_body(body: Any, *, drop: Iterable[str] = (), add: dict[str, Any] | N
 
 def envelope(
     anthropic_version: str, drop: Iterable[str] = ("model", "stream")
-) -> Callable[[Any, LLMRequest, Any], Any]:
+) -> Callable[[AnthropicBody | dict[str, Any], LLMRequest, ModelRef], dict[str, Any]]:
     """A ``wrap_body`` for ``Protocol.wrapped``: e.g. ``envelope("bedrock-2023-05-31")``."""
     dropped = tuple(drop)
 
-    def wrap(body: Any, _request: LLMRequest, _model: Any) -> dict[str, Any]:
+    def wrap(body: AnthropicBody | dict[str, Any], _request: LLMRequest, _model: ModelRef) -> dict[str, Any]:
         return reshape_body(body, drop=dropped, add={"anthropic_version": anthropic_version})
 
     return wrap
@@ -963,7 +963,7 @@ def on_halt(state: AnthropicState, out: list[LLMEvent]) -> None:
 
 # 6. the Protocol value and its default route ------------------------------------------------------
 
-PROTOCOL = Protocol(
+PROTOCOL: Protocol[AnthropicBody | dict[str, Any], bytes | SSEEvent, AnthropicState] = Protocol(
     name=NAME,
     build_body=build_body,
     new_state=AnthropicState.for_request,
@@ -982,7 +982,7 @@ def route(
     *,
     name: str = NAME,
     framing: Framing[Any] | None = None,
-    protocol: Protocol = PROTOCOL,
+    protocol: AnyProtocol = PROTOCOL,
     **changes: Any,
 ) -> Route:
     """A Messages route. ``endpoint`` is an ``Endpoint`` or a base URL (``.../v1``, ``/messages`` is

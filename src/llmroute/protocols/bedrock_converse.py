@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -16,13 +16,13 @@ from ..framing.eventstream import EventStreamFraming, EventStreamMessage
 from ..route.auth import Auth
 from ..route.classify import from_exception_frame
 from ..route.endpoint import Endpoint
-from ..route.model import Model, Route
+from ..route.model import Route
 from ..route.protocol import Protocol, StreamState
 from ..route.support import ALWAYS_CONSTRAINED, Support, no_field
 from ..schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolResult
-from ..schema.request import LLMRequest
+from ..schema.request import LLMRequest, ModelRef
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
 from ._output_tool import AnswerInput, answer_tool_name, native_schema, with_output_tool
@@ -44,6 +44,7 @@ __all__ = [
     "MAX_CACHE_POINTS",
     "PROTOCOL",
     "ConverseBody",
+    "ConverseProtocol",
     "build_body",
     "on_halt",
     "route",
@@ -595,7 +596,7 @@ def _thinks(fields: dict[str, Any] | None) -> bool:
     return False
 
 
-def build_body(request: LLMRequest, model: Model) -> ConverseBody | dict[str, Any]:
+def build_body(request: LLMRequest, model: ModelRef) -> ConverseBody | dict[str, Any]:
     g = request.generation
     options = request.options_for(NAMESPACE)
     request = with_output_tool(
@@ -942,7 +943,10 @@ def on_halt(state: ConverseState, out: list[LLMEvent]) -> None:
 
 # 6. the Protocol value and its default route ------------------------------------------------------
 
-PROTOCOL = Protocol(
+ConverseProtocol: TypeAlias = Protocol[ConverseBody | dict[str, Any], EventStreamMessage, ConverseState]
+"""Converse's body, frames (AWS event-stream messages) and parser state."""
+
+PROTOCOL: ConverseProtocol = Protocol(
     name=NAME,
     build_body=build_body,
     new_state=ConverseState.for_request,

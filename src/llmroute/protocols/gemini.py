@@ -13,7 +13,7 @@ Code Assist (``cloudcode-pa``) is this protocol inside an envelope: see ``gemini
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import msgspec
 
@@ -22,8 +22,8 @@ from ..route.auth import Auth
 from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
-from ..route.model import Model, Route
-from ..route.protocol import Protocol, StreamState
+from ..route.model import Route
+from ..route.protocol import AnyProtocol, Protocol, StreamState
 from ..route.support import ALWAYS_CONSTRAINED, Support, hosted_parts
 from ..schema.content import (
     ApprovalRequestPart,
@@ -49,7 +49,7 @@ from ..schema.events import (
     ToolResult,
 )
 from ..schema.mime import sniff_base64
-from ..schema.request import LLMRequest
+from ..schema.request import LLMRequest, ModelRef
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage, usage_count
 from ._output_tool import described_schema
@@ -72,6 +72,7 @@ __all__ = [
     "NAME",
     "PROTOCOL",
     "Chunk",
+    "GeminiProtocol",
     "GeminiState",
     "build_body",
     "on_chunk",
@@ -533,14 +534,14 @@ _GENERATION_KEYS = {
 }
 
 
-def _options(request: LLMRequest, model: Model) -> dict[str, Any]:
+def _options(request: LLMRequest, model: ModelRef) -> dict[str, Any]:
     options = dict(request.options_for(NS))
     if model.provider != NS:
         options.update(request.options_for(model.provider))
     return options
 
 
-def build_body(request: LLMRequest, model: Model) -> GeminiBody | dict[str, Any]:
+def build_body(request: LLMRequest, model: ModelRef) -> GeminiBody | dict[str, Any]:
     g = request.generation
     assert g is not None  # resolved by prepare()
     options = _options(request, model)
@@ -947,7 +948,10 @@ def on_halt(state: GeminiState, out: list[LLMEvent]) -> None:
 
 # 6. the Protocol value and its default route ------------------------------------------------------
 
-PROTOCOL = Protocol(
+GeminiProtocol: TypeAlias = Protocol[GeminiBody | dict[str, Any], bytes | SSEEvent, GeminiState]
+"""Gemini's body, frames (SSE data bytes, or an ``SSEEvent``) and parser state."""
+
+PROTOCOL: GeminiProtocol = Protocol(
     name=NAME,
     build_body=build_body,
     new_state=lambda _request: GeminiState(),
@@ -960,14 +964,21 @@ PROTOCOL = Protocol(
 )
 
 # Vertex AI's Gemini: the same protocol without the Gemini API's File Search stores
-VERTEX_PROTOCOL = msgspec.structs.replace(PROTOCOL, hosted_kinds=PROTOCOL.hosted_kinds - {"file_search"})
+VERTEX_PROTOCOL: GeminiProtocol = msgspec.structs.replace(
+    PROTOCOL, hosted_kinds=PROTOCOL.hosted_kinds - {"file_search"}
+)
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 _STREAM_QUERY = {"alt": "sse"}
 
 
 def route(
-    endpoint: Endpoint | str, auth: Auth, *, name: str = NAME, protocol: Protocol = PROTOCOL, **changes: Any
+    endpoint: Endpoint | str,
+    auth: Auth,
+    *,
+    name: str = NAME,
+    protocol: AnyProtocol = PROTOCOL,
+    **changes: Any,
 ) -> Route:
     """Google AI Studio / Vertex: ``{base_url}/models/{model}:streamGenerateContent?alt=sse``
     (``:generateContent`` when not streaming). ``endpoint`` is an ``Endpoint`` or that base URL."""

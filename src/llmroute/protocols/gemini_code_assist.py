@@ -16,10 +16,10 @@ from ..framing.sse import SSEEvent, SSEFraming
 from ..route.auth import Auth
 from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
-from ..route.model import Model, Route
+from ..route.model import Route
 from ..route.protocol import Protocol
 from ..schema.events import LLMEvent
-from ..schema.request import LLMRequest
+from ..schema.request import LLMRequest, ModelRef
 from . import gemini
 from ._shared import decode_frame
 
@@ -80,13 +80,15 @@ def _on_chunk(state: gemini.GeminiState, chunk: gemini.Chunk | None, out: list[L
 
 # Gemini whose frames arrive decoded: the step the envelope composes with (``wrapped`` unwraps each
 # frame into the chunk this step reads; Gemini decodes each frame just once, here in the unwrap).
-_DECODED = msgspec.structs.replace(gemini.PROTOCOL, step=_on_chunk)
+_DECODED = gemini.PROTOCOL.with_step(_on_chunk)
 
 
-def code_assist_protocol(project: str) -> Protocol:
+def code_assist_protocol(project: str) -> Protocol[_CodeAssistBody, SSEEvent, gemini.GeminiState]:
     """``gemini.PROTOCOL`` for Code Assist: the body wrapped for ``project``, frames unwrapped."""
 
-    def wrap(body: Any, _request: LLMRequest, model: Model) -> _CodeAssistBody:
+    def wrap(
+        body: gemini.GeminiBody | dict[str, Any], _request: LLMRequest, model: ModelRef
+    ) -> _CodeAssistBody:
         return _CodeAssistBody(model.id, project, body)
 
     return _DECODED.wrapped(NAME, wrap, _unwrap_frame, _unwrap_whole)

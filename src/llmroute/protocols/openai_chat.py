@@ -9,7 +9,7 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import msgspec
 
@@ -19,13 +19,13 @@ from ..route.auth import Auth
 from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
-from ..route.model import Model, Route
+from ..route.model import Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import MediaPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError
 from ..schema.events import Citation, FinishReason, LLMEvent, Media, TextDelta, ToolCall, ToolResult
 from ..schema.mime import sniff, sniff_base64
-from ..schema.request import LLMRequest
+from ..schema.request import LLMRequest, ModelRef
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
 from ._shared import (
@@ -69,6 +69,7 @@ __all__ = [
     "REASONING_MODEL",
     "REASONING_QUIRKS",
     "TOOL_KINDS",
+    "ChatProtocol",
     "ChatQuirks",
     "HostedToolLowering",
     "build_body",
@@ -507,8 +508,8 @@ def _response_format(request: LLMRequest) -> dict[str, Any] | None:
     return {"type": "json_schema", "json_schema": spec}
 
 
-def make_build_body(quirks: ChatQuirks) -> Any:
-    def build_body(request: LLMRequest, model: Model) -> ChatBody | dict[str, Any]:
+def make_build_body(quirks: ChatQuirks) -> Callable[[LLMRequest, ModelRef], ChatBody | dict[str, Any]]:
+    def build_body(request: LLMRequest, model: ModelRef) -> ChatBody | dict[str, Any]:
         g = request.generation
         assert g is not None  # resolved by prepare()
         max_tokens = g.max_tokens
@@ -929,6 +930,9 @@ def on_halt(state: ChatState, out: list[LLMEvent]) -> None:
 
 # 6. the Protocol value and its default route ------------------------------------------------------
 
+ChatProtocol: TypeAlias = Protocol[ChatBody | dict[str, Any], bytes | SSEEvent, ChatState]
+"""Chat's body, frames (SSE data bytes, or an ``SSEEvent``) and parser state."""
+
 
 def _provider_name(request: LLMRequest, default: str) -> str:
     """Who to name in stream errors: the model's provider (``openrouter``, ``groq``, ...)."""
@@ -936,7 +940,7 @@ def _provider_name(request: LLMRequest, default: str) -> str:
     return provider if isinstance(provider, str) and provider else default
 
 
-def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = NAME) -> Protocol:
+def make_protocol(quirks: ChatQuirks = _DEFAULT_QUIRKS, name: str = NAME) -> ChatProtocol:
     return Protocol(
         name=name,
         build_body=make_build_body(quirks),

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, TypeAlias
 
 import msgspec
 
@@ -36,7 +36,7 @@ from ..route.auth import Auth
 from ..route.classify import from_stream_event
 from ..route.decoding import DECODE_ERRORS
 from ..route.endpoint import Endpoint
-from ..route.model import Model, Route
+from ..route.model import Route
 from ..route.protocol import Protocol, StreamState
 from ..schema.content import (
     ApprovalRequestPart,
@@ -54,7 +54,7 @@ from ..schema.events import (
     ReasoningDelta,
     TextDelta,
 )
-from ..schema.request import LLMRequest
+from ..schema.request import LLMRequest, ModelRef
 from ..schema.tools import HostedTool, ToolDefinition
 from ..schema.usage import Usage
 from . import openai_responses_finish as finish
@@ -79,6 +79,7 @@ __all__ = [
     "NAME",
     "PROTOCOL",
     "ResponsesBody",
+    "ResponsesProtocol",
     "ResponsesQuirks",
     "ResponsesState",
     "build_body",
@@ -105,6 +106,9 @@ class ResponsesQuirks(msgspec.Struct, frozen=True):
 
     hosted_custom_tools: bool = False
     hosted_kinds: tuple[str, ...] = ()  # more hosted tool kinds, sent as ``{"type": kind, **options}``
+    hosted_remove: tuple[str, ...] = ()
+    """Kinds of OpenAI's ``HOSTED_TOOLS`` this server does not run (xAI: ``shell``): refused like
+    any kind a route lacks, so a kind OpenAI gains later is not offered here by default."""
 
 
 _NO_QUIRKS = ResponsesQuirks()
@@ -511,7 +515,10 @@ def _lower_tool(tool: ToolDefinition) -> _FunctionTool:
 def _lower_hosted(tool: HostedTool, quirks: ResponsesQuirks) -> dict[str, Any]:
     if tool.kind in quirks.hosted_kinds:  # the server's own (xAI ``x_search``): options as given
         return calls.lower_as_named(tool)
-    return lower_hosted(HOSTED_TOOLS, tool, NAME)
+    table = HOSTED_TOOLS
+    if quirks.hosted_remove:
+        table = {kind: lower for kind, lower in table.items() if kind not in quirks.hosted_remove}
+    return lower_hosted(table, tool, NAME)
 
 
 def _lower_tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
@@ -525,7 +532,7 @@ def _lower_tool_choice(request: LLMRequest) -> str | dict[str, Any] | None:
 
 
 def build_body(
-    request: LLMRequest, model: Model, quirks: ResponsesQuirks = _NO_QUIRKS
+    request: LLMRequest, model: ModelRef, quirks: ResponsesQuirks = _NO_QUIRKS
 ) -> ResponsesBody | dict[str, Any]:
     g = request.generation
     assert g is not None  # resolved by prepare()
@@ -935,8 +942,11 @@ def on_halt(state: ResponsesState, out: list[LLMEvent]) -> None:
 
 # 6. the Protocol value and its default route ------------------------------------------------------
 
+ResponsesProtocol: TypeAlias = Protocol[ResponsesBody | dict[str, Any], SSEEvent, ResponsesState]
+"""Responses' body, frames (SSE events: the parser reads their names) and parser state."""
 
-def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> Protocol:
+
+def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> ResponsesProtocol:
     declared = quirks or ResponsesQuirks()
     return Protocol(
         name=name,
@@ -947,7 +957,7 @@ def make_protocol(quirks: ResponsesQuirks | None = None, name: str = NAME) -> Pr
         native_output_schema=True,
         whole=whole,
         tool_kinds=calls.TOOL_KINDS,
-        hosted_kinds=frozenset(HOSTED_TOOLS).union(declared.hosted_kinds),
+        hosted_kinds=frozenset(HOSTED_TOOLS).difference(declared.hosted_remove).union(declared.hosted_kinds),
         support=calls.SUPPORT,
     )
 

@@ -13,7 +13,7 @@ import base64
 import binascii
 import os
 from functools import cached_property
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import msgspec
 
@@ -125,10 +125,16 @@ def unwrap_chunk(frame: EventStreamMessage) -> SSEEvent:
         ) from None
 
 
-_anthropic: Protocol | None = None
+if TYPE_CHECKING:
+    from ..protocols.anthropic_messages import AnthropicState
+
+AnthropicOnBedrock: TypeAlias = "Protocol[dict[str, Any], EventStreamMessage, AnthropicState]"
+"""Messages' body in Bedrock's envelope, frames unwrapped from event-stream ``chunk`` messages."""
+
+_anthropic: AnthropicOnBedrock | None = None
 
 
-def anthropic_protocol() -> Protocol:
+def anthropic_protocol() -> AnthropicOnBedrock:
     """Anthropic Messages x Bedrock: body without ``model``/``stream`` plus ``anthropic_version``,
     frames unwrapped from event-stream ``chunk`` messages. A composition, not a new protocol."""
     global _anthropic

@@ -27,7 +27,11 @@ FAMILY = Family(
 )
 DEFAULT_BASE_URL = FAMILY.base_url
 QUIRKS = FAMILY.quirks
-RESPONSES_QUIRKS = ResponsesQuirks(hosted_custom_tools=True, hosted_kinds=("x_search",))
+# xAI's server-side tools: web_search, x_search, code_execution, collections (file_search), remote MCP
+# (docs.x.ai/docs/guides/tools/overview) and image_generation (recorded); no hosted ``shell``.
+RESPONSES_QUIRKS = ResponsesQuirks(
+    hosted_custom_tools=True, hosted_kinds=("x_search",), hosted_remove=("shell",)
+)
 
 
 class XAI(FamilyWithResponses):

@@ -10,7 +10,7 @@ from .endpoint import Endpoint
 from .model import Model, Route
 from .policy import RetryPolicy, Timeouts
 from .prepared import PreparedRequest
-from .protocol import Protocol, StreamState
+from .protocol import AnyProtocol, Protocol, StreamState
 from .redact import Secret
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "Model",
     "NoAuth",
     "PreparedRequest",
+    "AnyProtocol",
     "Protocol",
     "RetryPolicy",
     "Route",

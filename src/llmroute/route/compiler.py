@@ -46,9 +46,10 @@ def is_streaming(request: LLMRequest) -> bool:
 def _check_whole(route: Route) -> None:
     if route.protocol.whole is None:
         raise InvalidRequestError(f"{route.protocol.name} has no non-streaming mode; drop stream=False")
-    if getattr(route.transport, "streams_only", False):
+    transport = route.transport
+    if transport is not None and transport.streams_only:
         raise InvalidRequestError(
-            f"{route.name}: the {getattr(route.transport, 'name', 'route')} transport always streams; "
+            f"{route.name}: the {transport.name} transport always streams; "
             "use the HTTP route for stream=False"
         )
 

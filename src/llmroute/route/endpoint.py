@@ -25,18 +25,21 @@ def check_base_url(base: str) -> None:
 
 
 class Endpoint(msgspec.Struct, frozen=True):
-    """``base_url`` + ``path`` + ``query``. ``{model}`` in ``path`` is replaced by the URL-quoted model
-    id; a callable ``path`` receives the model id for anything more involved.
-
-    Where the non-streaming request goes elsewhere, ``whole_path`` is its path (Gemini
-    ``:generateContent``, Bedrock ``/converse``) and ``stream_query`` the query only the streaming
-    request carries (Gemini's ``alt=sse``)."""
+    """Where a route's requests go: ``base_url`` + ``path`` + ``query`` (``url(model_id)``)."""
 
     base_url: str
+    """The API's base URL (``https://api.openai.com/v1``); a query on it (``?api-version=...``) goes
+    after the path."""
     path: str | Callable[[str], str] = ""
+    """Appended to ``base_url``; ``{model}`` becomes the URL-quoted model id, a callable receives the
+    model id."""
     query: Mapping[str, str] | None = None
+    """Query parameters every request carries."""
     whole_path: str | Callable[[str], str] | None = None
+    """The non-streaming request's path where it differs (Gemini ``:generateContent``, Bedrock
+    ``/converse``)."""
     stream_query: Mapping[str, str] | None = None
+    """Query parameters only the streaming request carries (Gemini's ``alt=sse``)."""
 
     def __post_init__(self) -> None:
         check_base_url(self.base_url)

@@ -44,19 +44,17 @@ from .hooks import CallInfo, CallResult
 from .model import ModelGroup, model_of
 from .prepared import PreparedRequest
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
-from .transport import HttpTransport, HttpWire, Transport, Wire, may_resend, transport_error
+from .transport import ClientTransports, HttpWire, Wire, may_resend, transport_error
 from .watchdog import DeadlineExceeded, Watchdog
 
 if TYPE_CHECKING:
     from .hooks import HookRunner, LoopInfo
     from .policy import RetryPolicy, Timeouts
-    from .socket_pool import SocketPool
 
 __all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_model_step", "run_step"]
 
 log = get_logger(__name__)
 
-DEFAULT_TRANSPORT = HttpTransport()
 DEFAULT_MAX_WHOLE_BODY_BYTES = 64 * 1024 * 1024  # a non-streamed body is held whole before decoding
 # Keep-alive: what may follow the terminal event before the body ends. More, or slower, and the
 # connection is closed rather than returned to the pool.
@@ -67,44 +65,38 @@ Sleep = Callable[[float], Awaitable[Any]]
 
 
 class ExecutionContext:
-    """What a call needs from the client: the HTTP client, policies, limits and the sleep used for
+    """What a call needs from the client: its transports, policies, limits and the sleep used for
     retry backoff (injectable so tests do not wait)."""
 
     __slots__ = (
         "hooks",
-        "http",
         "max_connections",
         "max_error_bytes",
         "max_response_bytes",
         "retry",
         "sleep",
-        "sockets",
         "timeouts",
-        "transport",
+        "transports",
     )
 
     def __init__(
         self,
-        http: httpx.AsyncClient,
+        transports: ClientTransports,
         timeouts: Timeouts,
         retry: RetryPolicy,
         max_error_bytes: int = 64 * 1024,
-        transport: Transport = DEFAULT_TRANSPORT,
         sleep: Sleep | None = None,
         max_response_bytes: int | None = None,
         max_connections: int | None = None,
         hooks: HookRunner | None = None,
-        sockets: SocketPool | None = None,
     ) -> None:
-        self.http = http
+        self.transports = transports  # the client's HTTP pool and WebSocket connections
         self.hooks = hooks  # None: no hook at all, and the executor skips every hook call
-        self.sockets = sockets  # the client's WebSocket connections, kept across calls
         self.max_connections = max_connections  # the pool size, when the client built the pool
         self.timeouts = timeouts
         self.retry = retry
         self.max_error_bytes = max_error_bytes
         self.max_response_bytes = max_response_bytes
-        self.transport = transport
         self.sleep: Sleep = sleep if sleep is not None else anyio.sleep
 
     def http_timeout(self) -> httpx.Timeout:
@@ -195,23 +187,13 @@ async def _open(
     prepared.secrets = collect_secrets(prepared.headers, prepared.url, prepared.secrets)
     attempt.prepared = prepared
     model = model_of(request)
-    transport: Transport = model.route.transport or ctx.transport
+    transport = ctx.transports.for_route(model.route.transport)
     hooks = ctx.hooks
     if hooks is not None and call is not None:
         await hooks.before_send(call, prepared)  # may add headers (a traceparent)
     log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
     with secrets_in_scope(prepared.secrets):  # what the HTTP stack logs meanwhile is redacted
-        # ``open_pooled``: a ``PooledTransport`` (found by attribute: an isinstance check against
-        # the runtime-checkable protocol costs ~20 us a call on Python 3.11)
-        pooled: Any = (
-            getattr(transport, "open_pooled", None)
-            if ctx.sockets is not None and transport is not ctx.transport
-            else None
-        )
-        if pooled is not None:
-            wire = await pooled(ctx.sockets, prepared, ctx.http_timeout())
-        else:
-            wire = await transport.open(ctx.http, prepared, ctx.http_timeout())  # httpx errors: run_step
+        wire = await transport.open(prepared, ctx.http_timeout())  # httpx errors: run_step
     attempt.wire = wire
     if hooks is not None and call is not None:
         await hooks.on_response(call, wire.status, wire.headers)

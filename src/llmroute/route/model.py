@@ -16,23 +16,27 @@ from ..schema.request import LLMRequest
 from ..schema.validate import check_model
 from .auth import Auth
 from .endpoint import Endpoint
-from .protocol import Protocol
+from .protocol import AnyProtocol
 
 if TYPE_CHECKING:
     from ..catalog.info import ModelInfo
+    from .transport import TransportKind  # httpx loads with the client, not with the route
 
 __all__ = ["Model", "ModelGroup", "Route", "model_of", "models_of"]
 
 
 class Route(msgspec.Struct, frozen=True):
-    """Protocol x Endpoint x Auth x Framing, moved by a transport (``None`` = the client's HTTP)."""
+    """Protocol x Endpoint x Auth x Framing, moved by a kind of transport (``None`` = the
+    client's HTTP; ``route.websocket.WebSocketTransport`` for OpenAI Responses' WebSocket mode),
+    which each client binds to its own connections."""
 
     name: str
-    protocol: Protocol
+    protocol: AnyProtocol
+    """The wire format: body lowering and frame parsing (any protocol; its types erased here)."""
     endpoint: Endpoint
     auth: Auth
     framing: Framing[Any]
-    transport: Any = None
+    transport: TransportKind | None = None
     headers: Mapping[str, str] | None = None
     defaults: GenerationOptions | None = None
 
@@ -55,10 +59,15 @@ class Model(msgspec.Struct, frozen=True):
     """A model id on a route. Hand it to ``llmroute.request(model=...)``."""
 
     id: str
+    """The provider's model id (``gpt-4o-mini``, ``claude-haiku-4-5``), sent as is."""
     route: Route
+    """How calls reach the provider."""
     provider: str
+    """The provider's name (``openai``, ``anthropic``, ...): the catalog, prices and telemetry key on it."""
     defaults: GenerationOptions | None = None
+    """Generation options for every call to this model; over the route's, under the request's."""
     provider_options: dict[str, dict[str, Any]] | None = None
+    """Provider-specific body keys by namespace for every call; the request's own win key by key."""
 
     def with_(self, **changes: Any) -> Model:
         return msgspec.structs.replace(self, **changes)

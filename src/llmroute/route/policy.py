@@ -34,20 +34,21 @@ def _number(owner: str, field: str, value: object, *, low: float, above: bool, o
 
 
 class Timeouts(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Seconds; each deadline raises ``llmroute.TimeoutError`` whose ``deadline`` names it.
-
-    ``connect``: opening the TCP/TLS connection. ``first_byte``: from sending the request to the
-    first body byte (long, because reasoning models think before they speak). ``idle``: the longest
-    gap between two body chunks once bytes flow. ``total``: the whole call, retries and backoff
-    included (``None``: unbounded). ``pool``: waiting for a free connection while all of the
-    client's ``max_connections`` are busy (``None``: as long as ``first_byte`` and ``total`` allow;
-    a queue of streams is normal load, not a failure to connect)."""
+    """Deadlines in seconds; each raises ``llmroute.TimeoutError`` whose ``deadline`` names it."""
 
     connect: float = 10.0
+    """Opening the TCP/TLS connection."""
     first_byte: float = 600.0
+    """From sending the request to the first body byte; long, because reasoning models think
+    before they speak."""
     idle: float = 120.0
+    """The longest gap between two body chunks once bytes flow."""
     total: float | None = None
+    """The whole call, retries and backoff included (``None``: unbounded)."""
     pool: float | None = None
+    """Waiting for a free connection while all of the client's ``max_connections`` are busy
+    (``None``: as long as ``first_byte`` and ``total`` allow; a queue of streams is normal load,
+    not a failure to connect)."""
 
     def __post_init__(self) -> None:
         for field in ("connect", "first_byte", "idle"):
@@ -78,21 +79,31 @@ class RetryPolicy(msgspec.Struct, frozen=True, omit_defaults=True):
     """Retries happen only before any event reached the caller.
 
     Retried: an HTTP status in ``statuses`` (a 429 that means quota exhaustion is not), a connection
-    failure that provably never delivered the request (when ``retry_connect``; a reset after the
-    whole request was sent only when it carries an ``Idempotency-Key`` header, since the provider
-    may already be generating), and a 200 stream whose first event is an overloaded / rate-limit
-    error. The wait is the provider's ``retry-after-ms`` / ``Retry-After`` capped at
-    ``max_retry_after`` plus up to ``jitter`` of it, else ``initial_backoff * multiplier**n`` capped
-    at ``max_backoff``, spread by +/- ``jitter`` (a fraction)."""
+    failure that provably never delivered the request (when ``retry_connect``), and a 200 stream
+    whose first event is an overloaded / rate-limit error. The wait is the provider's
+    ``retry-after-ms`` / ``Retry-After`` when it sends one, else exponential backoff (see
+    ``delay``)."""
 
     max_retries: int = 2
+    """Retries after the first attempt (``0``: never retry; ``RetryPolicy.none()``)."""
     initial_backoff: float = 0.5
+    """Seconds before the first retry when the provider gives no hint."""
     max_backoff: float = 30.0
+    """Cap in seconds on the computed backoff (``initial_backoff * multiplier**n``)."""
     multiplier: float = 2.0
+    """Growth of the backoff per retry (at least 1)."""
     jitter: float = 0.25
+    """Spread, a fraction between 0 and 1: a computed backoff moves by +/- this much of itself; a
+    provider's hint only grows, by up to this much of it, so many callers told "retry in 1 s" do not
+    all come back in the same millisecond."""
     max_retry_after: float = 60.0
+    """Cap in seconds on a provider's ``retry-after-ms`` / ``Retry-After`` hint."""
     statuses: frozenset[int] = RETRY_STATUSES
+    """HTTP statuses that are retried (default: 408, 409, 429, 500, 502, 503, 504, 529)."""
     retry_connect: bool = True
+    """Retry a connection failure that provably never delivered the request; a reset after the
+    whole request was sent only when it carries an ``Idempotency-Key`` header, since the provider
+    may already be generating."""
 
     def __post_init__(self) -> None:
         retries = cast(object, self.max_retries)

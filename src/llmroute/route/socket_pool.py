@@ -11,6 +11,7 @@ closed when that response ends. No background task: nothing runs between calls.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import anyio
@@ -27,12 +28,23 @@ DEFAULT_MAX_AGE = 55 * 60.0
 
 
 class PooledSocket(Protocol):
+    """A connection the pool keeps (``websocket.WebSocketWire``): what the pool and the pooled
+    transport read and send through it."""
+
     chain: Any
+    """What the server holds for this connection (the ``SocketDialect``'s, opaque here)."""
     opened_at: float
     last_used: float
+    headers: Mapping[str, str]
+    """The upgrade response's headers."""
+    socket_url: str
 
     @property
     def usable(self) -> bool: ...
+
+    async def send_text(self, message: bytes) -> None: ...
+
+    async def next_message(self) -> bytes | None: ...
 
     async def aclose(self) -> None: ...
 
@@ -63,7 +75,7 @@ class SocketPool:
         self.max_idle = max_idle
         self.idle_timeout = float(idle_timeout)
         self.max_age = float(max_age)
-        self._idle: dict[str, list[Any]] = {}
+        self._idle: dict[str, list[PooledSocket]] = {}
         self._closed = False
         self.reused = 0
 
@@ -71,7 +83,7 @@ class SocketPool:
     def closed(self) -> bool:
         return self._closed
 
-    def idle(self, key: str) -> list[Any]:
+    def idle(self, key: str) -> list[PooledSocket]:
         """The idle connections for ``key``, least recently used first (a copy)."""
         return list(self._idle.get(key, ()))
 

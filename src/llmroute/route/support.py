@@ -61,16 +61,16 @@ def no_field(api: str, *fields: str) -> dict[str, str]:
 
 
 class Support(msgspec.Struct, frozen=True):
-    """A protocol's (or a quirk set's, or a facade variant's) declared gaps.
-
-    ``unsent``: option path -> why it is not sent (warned). ``refused``: option path -> why the
-    request is refused. Options in neither are lowered by ``build_body``. A content part type is
-    ``parts.<type>`` (``parts.reasoning``); ``keeps_part`` names the parts of an unsent type the
-    protocol sends all the same (its own reasoning, carrying its ids)."""
+    """A protocol's (or a quirk set's, or a facade variant's) declared gaps. Options in neither
+    table are lowered by ``build_body``; a content part type is ``parts.<type>``
+    (``parts.reasoning``)."""
 
     unsent: Mapping[str, str] = msgspec.field(default_factory=dict[str, str])
+    """Option path -> why it is not sent (with a ``RequestWarning``)."""
     refused: Mapping[str, str] = msgspec.field(default_factory=dict[str, str])
+    """Option path -> why a request using it is refused (``InvalidRequestError``)."""
     keeps_part: Callable[[Part], bool] | None = None
+    """The parts of an unsent type the protocol sends all the same (its own reasoning, carrying its ids)."""
 
     def with_(
         self, *, unsent: Mapping[str, str] | None = None, refused: Mapping[str, str] | None = None

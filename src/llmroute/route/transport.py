@@ -1,9 +1,16 @@
-"""Transports move a prepared request and yield raw body chunks. HTTP (httpx) is the default."""
+"""Transports move a prepared request and yield raw body chunks. HTTP (httpx) is the default.
+
+A ``Route`` declares which kind of transport moves it (``TransportKind``; ``None``: HTTP). A
+``Client`` holds its ``ClientTransports``: its HTTP transport around its ``httpx.AsyncClient``, its
+``SocketPool``, and each other kind bound to them once (``TransportKind.bind``). A bound
+``Transport`` owns what it sends through, as an httpx transport owns its connection pool, so
+``open`` takes only the request.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
@@ -14,7 +21,15 @@ from .redact import redact_text, redact_url
 if TYPE_CHECKING:
     from .socket_pool import SocketPool
 
-__all__ = ["HttpTransport", "PooledTransport", "Transport", "Wire", "may_resend", "transport_error"]
+__all__ = [
+    "ClientTransports",
+    "HttpTransport",
+    "Transport",
+    "TransportKind",
+    "Wire",
+    "may_resend",
+    "transport_error",
+]
 
 
 class Wire(Protocol):
@@ -31,25 +46,64 @@ class Wire(Protocol):
 
 
 class Transport(Protocol):
+    """A transport bound to one client's resources: it sends through what it holds."""
+
     async def open(
         self,
-        http: httpx.AsyncClient,
         prepared: PreparedRequest,
-        timeout: httpx.Timeout,  # noqa: ASYNC109
+        timeout: httpx.Timeout,  # noqa: ASYNC109 - httpx's per-phase timeouts, enforced by the stack
     ) -> Wire: ...
 
 
-@runtime_checkable
-class PooledTransport(Protocol):
-    """A transport whose connections outlive a call, kept in the client's ``SocketPool``
-    (the WebSocket transport)."""
+class TransportKind(Protocol):
+    """What a ``Route`` declares: the kind of transport that moves its requests, bound once per
+    client to the client's resources (``ClientTransports.for_route``)."""
 
-    async def open_pooled(
-        self,
-        pool: SocketPool,
-        prepared: PreparedRequest,
-        timeout: httpx.Timeout,  # noqa: ASYNC109
-    ) -> Wire: ...
+    @property
+    def name(self) -> str:
+        """Named in errors (``"websocket"``)."""
+        ...
+
+    @property
+    def streams_only(self) -> bool:
+        """Every response is a stream of messages: ``stream=False`` is refused."""
+        ...
+
+    @property
+    def pooled(self) -> bool:
+        """Connections outlive a call (kept in the client's ``SocketPool``): a response's headers
+        are its connection's, not the call's."""
+        ...
+
+    def bind(self, transports: ClientTransports) -> Transport:
+        """This kind of transport, sending through ``transports``' client resources."""
+        ...
+
+
+_BOUND_CACHE_SIZE = 256  # kinds bound per client: a few per facade; a cap, not a working set
+
+
+class ClientTransports:
+    """One client's transports: ``http`` (around its ``httpx.AsyncClient``), ``sockets`` (its
+    WebSocket connections), and every other kind a route declares, bound to them on first use."""
+
+    __slots__ = ("_bound", "http", "sockets")
+
+    def __init__(self, http: httpx.AsyncClient, sockets: SocketPool) -> None:
+        self.http = HttpTransport(http)
+        self.sockets = sockets
+        self._bound: dict[TransportKind, Transport] = {}
+
+    def for_route(self, kind: TransportKind | None) -> Transport:
+        """The transport of this client for a route's ``transport`` (``None``: HTTP)."""
+        if kind is None:
+            return self.http
+        bound = self._bound.get(kind)
+        if bound is None:
+            if len(self._bound) >= _BOUND_CACHE_SIZE:
+                self._bound.clear()
+            bound = self._bound[kind] = kind.bind(self)
+        return bound
 
 
 _TIMEOUT_PHASE = {"ConnectTimeout": "connect", "PoolTimeout": "pool"}
@@ -154,30 +208,28 @@ _URL_CACHE_SIZE = 256
 
 
 class HttpTransport:
-    name = "http"
+    """Sends through the client's ``httpx.AsyncClient`` (its connection pool)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_urls", "http")
+
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.http = http
         self._urls: dict[str, httpx.URL] = {}  # parsed once: a route sends to the same few URLs
 
     async def open(
         self,
-        http: httpx.AsyncClient,
         prepared: PreparedRequest,
         timeout: httpx.Timeout,  # noqa: ASYNC109
     ) -> HttpWire:
-        response = await http.send(self.request(http, prepared, timeout), stream=True)
+        response = await self.http.send(self.request(prepared, timeout), stream=True)
         return HttpWire(response)
 
-    def request(
-        self,
-        http: httpx.AsyncClient,
-        prepared: PreparedRequest,
-        timeout: httpx.Timeout,
-    ) -> httpx.Request:
+    def request(self, prepared: PreparedRequest, timeout: httpx.Timeout) -> httpx.Request:
         """What ``http.build_request`` would build, without its per-request work that does not
         apply to an absolute URL and no client cookies or params (parsing the URL again, merging
         ``Headers`` objects): a third of a short call's cost. A client that carries cookies or
         params gets ``build_request`` itself."""
+        http = self.http
         if http.cookies or http.params:
             return http.build_request(
                 prepared.method,

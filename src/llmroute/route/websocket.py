@@ -39,11 +39,13 @@ if TYPE_CHECKING:
     from websockets.client import ClientProtocol
     from websockets.frames import Frame
 
-    from .socket_pool import SocketPool
+    from .socket_pool import PooledSocket, SocketPool
+    from .transport import ClientTransports
 
 __all__ = [
     "MessageDecoder",
     "MessageFraming",
+    "PooledSocketTransport",
     "SocketCall",
     "SocketDialect",
     "WebSocketTransport",
@@ -126,6 +128,111 @@ class WebSocketWire:
         # when it was opened and last given back.
         self.chain: Any = None
         self.opened_at = self.last_used = anyio.current_time()
+
+    @classmethod
+    async def connect(
+        cls,
+        prepared: PreparedRequest,
+        timeouts: httpx.Timeout,
+        *,
+        max_message_bytes: int,
+        close_timeout: float,
+        ssl_context: ssl.SSLContext | None,
+    ) -> WebSocketWire:
+        """Open ``wss://`` for the prepared URL with the prepared headers: the upgraded connection
+        (``status`` 200), or the refusal (its status and body). A connect that fails or times out
+        is a ``TransportError`` / ``TimeoutError`` naming the redacted URL."""
+        try:
+            return await cls._open(prepared, timeouts, max_message_bytes, close_timeout, ssl_context)
+        except _DeadlineExceeded as exc:
+            raise TimeoutError(
+                f"connecting to {redact_url(prepared.url)} timed out",
+                deadline="connect",
+                http=http_context(prepared.method, prepared.url, None, None),
+            ) from exc
+        except (OSError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:  # ssl.SSLError is an OSError
+            raise TransportError(
+                f"{type(exc).__name__} opening a WebSocket to {redact_url(prepared.url)}",
+                http=http_context(prepared.method, prepared.url, None, None),
+                code=type(exc).__name__,
+            ) from None
+
+    @classmethod
+    async def _open(
+        cls,
+        prepared: PreparedRequest,
+        timeouts: httpx.Timeout,
+        max_message_bytes: int,
+        close_timeout: float,
+        ssl_context: ssl.SSLContext | None,
+    ) -> WebSocketWire:
+        from websockets.client import ClientProtocol
+        from websockets.uri import parse_uri
+
+        uri = parse_uri(_ws_url(prepared.url))
+        protocol = ClientProtocol(uri, max_size=max_message_bytes)
+        request = protocol.connect()
+        for key, value in prepared.headers.items():
+            if key.lower() in _SKIP_HEADERS:
+                continue
+            if key in request.headers:
+                del request.headers[key]
+            request.headers[key] = value
+        protocol.send_request(request)
+        with anyio.fail_after(timeouts.connect):
+            stream: anyio.abc.ByteStream
+            if uri.secure:
+                tls = ssl_context or ssl.create_default_context()
+                stream = await anyio.connect_tcp(
+                    uri.host, uri.port, ssl_context=tls, tls_standard_compatible=False
+                )
+            else:
+                stream = await anyio.connect_tcp(uri.host, uri.port)
+        wire = cls(
+            stream,
+            protocol,
+            status=101,
+            headers={},
+            url=prepared.url,
+            read_timeout=timeouts.read,
+            close_timeout=close_timeout,
+        )
+        try:
+            await wire.upgrade(timeouts.read if timeouts.read is not None else timeouts.connect)
+        except BaseException:
+            await wire.aclose()
+            raise
+        return wire
+
+    async def upgrade(self, seconds: float | None) -> None:
+        """The handshake: send the upgrade request, read the reply within ``seconds``. Upgraded:
+        ``status`` 200 and the reply's headers. Refused: the reply's status (502 for a 101 that
+        fails the checks), headers and body, and no session (``upgraded`` is false)."""
+        from websockets.http11 import Response
+
+        protocol = self._protocol
+        assert protocol is not None
+        with anyio.fail_after(seconds):
+            await self._flush()
+            # A reply that is not HTTP fails the parser (handshake_exc) without an event: stop at
+            # once instead of waiting out the deadline.
+            while not self._pending and not self._eof and protocol.handshake_exc is None:
+                await self._receive()
+        response = self._pending.popleft() if self._pending else None
+        if not isinstance(response, Response):
+            why = f" ({type(protocol.handshake_exc).__name__})" if protocol.handshake_exc else ""
+            raise TransportError(
+                f"no valid WebSocket handshake response from {redact_url(self._url)}{why}",
+                code="websocket_handshake",
+            )
+        self.headers = {k.lower(): v for k, v in response.headers.raw_items()}
+        if protocol.handshake_exc is not None:
+            self.status = response.status_code if response.status_code != 101 else 502
+            self._body = bytes(response.body or b"")
+            self._protocol = None
+            return
+        self.status = 200
+        _check_protocol(protocol, self._url)  # frames right after the 101 may have broken it
 
     async def _flush(self) -> None:
         assert self._protocol is not None
@@ -332,9 +439,11 @@ def socket_key(url: str, headers: Mapping[str, str]) -> str:
 
 
 class WebSocketTransport:
-    """Opens ``wss://`` for the prepared URL with the prepared headers, sends
-    ``to_message(prepared.body)`` as one text message, and returns the wire. With a ``dialect``,
-    connections are pooled by the client (``open_pooled``) and continued incrementally."""
+    """The WebSocket kind of transport (a ``TransportKind``): opens ``wss://`` for the prepared URL
+    with the prepared headers and sends ``to_message(prepared.body)`` as one text message. With a
+    ``dialect``, a client binds it to its ``SocketPool`` (``PooledSocketTransport``): connections
+    are kept across calls and continued incrementally. Without one, every call opens and closes
+    its own connection, so it needs nothing of the client's and is its own bound transport."""
 
     name = "websocket"
     streams_only = True  # every response is a stream of messages: stream=False is refused
@@ -355,16 +464,22 @@ class WebSocketTransport:
         self.close_timeout = close_timeout
         self.ssl_context = ssl_context
 
+    @property
+    def pooled(self) -> bool:
+        """Connections outlive a call (a ``dialect`` says where a response ends)."""
+        return self.dialect is not None
+
+    def bind(self, transports: ClientTransports) -> PooledSocketTransport | WebSocketTransport:
+        if self.dialect is None:
+            return self
+        return PooledSocketTransport(self, self.dialect, transports.sockets)
+
     async def open(
         self,
-        http: httpx.AsyncClient,
         prepared: PreparedRequest,
         timeout: httpx.Timeout,  # noqa: ASYNC109 - the Transport signature
     ) -> WebSocketWire:
         """A connection of its own for this call, closed with the wire."""
-        return await self._own(prepared, timeout)
-
-    async def _own(self, prepared: PreparedRequest, timeout: httpx.Timeout) -> WebSocketWire:  # noqa: ASYNC109
         wire = await self.connect(prepared, timeout)
         if wire.upgraded:
             try:
@@ -374,23 +489,49 @@ class WebSocketTransport:
                 raise
         return wire
 
-    async def open_pooled(
+    async def connect(
         self,
-        pool: SocketPool,
+        prepared: PreparedRequest,
+        timeout: httpx.Timeout,  # noqa: ASYNC109
+    ) -> WebSocketWire:
+        """The upgraded connection (``status`` 200), or the refusal (its status and body)."""
+        return await WebSocketWire.connect(
+            prepared,
+            timeout,
+            max_message_bytes=self.max_message_bytes,
+            close_timeout=self.close_timeout,
+            ssl_context=self.ssl_context,
+        )
+
+    def __repr__(self) -> str:
+        return "WebSocketTransport()"
+
+
+class PooledSocketTransport:
+    """``WebSocketTransport`` bound to a client's ``SocketPool``: each call is sent on a pooled
+    connection (``open``) and answered through a ``SocketCall``."""
+
+    __slots__ = ("dialect", "kind", "pool")
+
+    def __init__(self, kind: WebSocketTransport, dialect: SocketDialect, pool: SocketPool) -> None:
+        self.kind = kind
+        self.dialect = dialect
+        self.pool = pool
+
+    async def open(
+        self,
         prepared: PreparedRequest,
         timeout: httpx.Timeout,  # noqa: ASYNC109 - the Transport signature
     ) -> SocketCall | WebSocketWire:
         """Send on a pooled connection: the one whose last response this request continues
         (only the new input is sent), else a free one, else a new one. A reused connection that
         fails to take the message is replaced by a new one, transparently."""
-        dialect = self.dialect
-        if dialect is None:
-            return await self._own(prepared, timeout)  # no way to tell where a response ends
+        dialect, pool = self.dialect, self.pool
         key = socket_key(_ws_url(prepared.url), prepared.headers)
         turn = dialect.plan(prepared.body)
         await pool.reap(key)
-        idle: list[WebSocketWire] = pool.idle(key)
-        chosen: WebSocketWire | None = None
+        idle = pool.idle(key)
+        chosen: PooledSocket | None = None
         message: bytes | None = None
         for socket in reversed(idle):  # the most recently used first
             if socket.chain is not None and (message := dialect.incremental(turn, socket.chain)) is not None:
@@ -411,11 +552,11 @@ class WebSocketTransport:
             except TransportError:
                 await chosen.abort()
             else:
-                return SocketCall(self, pool, key, prepared, timeout, turn, chosen, message is not None, True)
-        socket = await self.connect(prepared, timeout)
+                return SocketCall(self, key, prepared, timeout, turn, chosen, message is not None, True)
+        socket = await self.kind.connect(prepared, timeout)
         if not socket.upgraded:
             return socket  # a refused upgrade: the executor reads its status and body
-        call = SocketCall(self, pool, key, prepared, timeout, turn, socket, False, False)
+        call = SocketCall(self, key, prepared, timeout, turn, socket, False, False)
         try:
             await socket.send_text(dialect.full(turn))
         except BaseException:
@@ -423,90 +564,8 @@ class WebSocketTransport:
             raise
         return call
 
-    async def connect(
-        self,
-        prepared: PreparedRequest,
-        timeout: httpx.Timeout,  # noqa: ASYNC109
-    ) -> WebSocketWire:
-        """The upgraded connection (``status`` 200), or the refusal (its status and body)."""
-        try:
-            return await self._open(prepared, timeouts=timeout)
-        except _DeadlineExceeded as exc:
-            raise TimeoutError(
-                f"connecting to {redact_url(prepared.url)} timed out",
-                deadline="connect",
-                http=http_context(prepared.method, prepared.url, None, None),
-            ) from exc
-        except (OSError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:  # ssl.SSLError is an OSError
-            raise TransportError(
-                f"{type(exc).__name__} opening a WebSocket to {redact_url(prepared.url)}",
-                http=http_context(prepared.method, prepared.url, None, None),
-                code=type(exc).__name__,
-            ) from None
-
-    async def _open(self, prepared: PreparedRequest, *, timeouts: httpx.Timeout) -> WebSocketWire:
-        from websockets.client import ClientProtocol
-        from websockets.http11 import Response
-        from websockets.uri import parse_uri
-
-        url = _ws_url(prepared.url)
-        uri = parse_uri(url)
-        protocol = ClientProtocol(uri, max_size=self.max_message_bytes)
-        request = protocol.connect()
-        for key, value in prepared.headers.items():
-            if key.lower() in _SKIP_HEADERS:
-                continue
-            if key in request.headers:
-                del request.headers[key]
-            request.headers[key] = value
-        protocol.send_request(request)
-        with anyio.fail_after(timeouts.connect):
-            stream: anyio.abc.ByteStream
-            if uri.secure:
-                tls = self.ssl_context or ssl.create_default_context()
-                stream = await anyio.connect_tcp(
-                    uri.host, uri.port, ssl_context=tls, tls_standard_compatible=False
-                )
-            else:
-                stream = await anyio.connect_tcp(uri.host, uri.port)
-        wire = WebSocketWire(
-            stream,
-            protocol,
-            status=101,
-            headers={},
-            url=prepared.url,
-            read_timeout=timeouts.read,
-            close_timeout=self.close_timeout,
-        )
-        try:
-            with anyio.fail_after(timeouts.read if timeouts.read is not None else timeouts.connect):
-                await wire._flush()  # pyright: ignore[reportPrivateUsage]
-                # A reply that is not HTTP fails the parser (handshake_exc) without an event: stop
-                # at once instead of waiting out the deadline.
-                while not wire._pending and not wire._eof and protocol.handshake_exc is None:  # pyright: ignore[reportPrivateUsage]
-                    await wire._receive()  # pyright: ignore[reportPrivateUsage]
-            response = wire._pending.popleft() if wire._pending else None  # pyright: ignore[reportPrivateUsage]
-            if not isinstance(response, Response):
-                why = f" ({type(protocol.handshake_exc).__name__})" if protocol.handshake_exc else ""
-                raise TransportError(
-                    f"no valid WebSocket handshake response from {redact_url(prepared.url)}{why}",
-                    code="websocket_handshake",
-                )
-            wire.headers = {k.lower(): v for k, v in response.headers.raw_items()}
-            if protocol.handshake_exc is not None:
-                wire.status = response.status_code if response.status_code != 101 else 502
-                wire._body = bytes(response.body or b"")  # pyright: ignore[reportPrivateUsage]
-                wire._protocol = None  # pyright: ignore[reportPrivateUsage]
-                return wire
-            wire.status = 200
-            _check_protocol(protocol, prepared.url)  # frames right after the 101 may have broken it
-        except BaseException:
-            await wire.aclose()
-            raise
-        return wire
-
     def __repr__(self) -> str:
-        return "WebSocketTransport()"
+        return f"PooledSocketTransport({self.pool!r})"
 
 
 class SocketCall:
@@ -521,20 +580,18 @@ class SocketCall:
 
     def __init__(
         self,
-        transport: WebSocketTransport,
-        pool: SocketPool,
+        transport: PooledSocketTransport,
         key: str,
         prepared: PreparedRequest,
         timeout: httpx.Timeout,
         turn: Any,
-        socket: WebSocketWire,
+        socket: PooledSocket,
         incremental: bool,
         reused: bool,
     ) -> None:
-        assert transport.dialect is not None
-        self._transport = transport
+        self._transport = transport.kind
         self._dialect = transport.dialect
-        self._pool = pool
+        self._pool = transport.pool
         self._key = key
         self._prepared = prepared
         self._timeout = timeout

@@ -33,12 +33,14 @@ _encoder = msgspec.json.Encoder()
 
 
 class RateLimits(msgspec.Struct, frozen=True):
-    """``blocked_for``: seconds with nothing left (skip the target); ``tokens``: tokens left, kept
-    for ``tokens_for`` seconds."""
+    """What a provider's rate-limit headers say is left."""
 
     blocked_for: float | None = None
+    """Seconds with nothing left: skip the target that long."""
     tokens: int | None = None
+    """Tokens left."""
     tokens_for: float = DEFAULT_RESET
+    """Seconds ``tokens`` stays true (until the provider's reset)."""
 
 
 def _int(value: str | None) -> int | None:

@@ -12,10 +12,10 @@ from typing import Any, Literal, get_args
 import httpx
 import msgspec
 
-from ..route.executor import DEFAULT_TRANSPORT, ExecutionContext, run_model_step
+from ..route.executor import ExecutionContext, run_model_step
 from ..route.model import Model, ModelGroup
 from ..route.prepared import PreparedRequest
-from ..route.transport import Transport, Wire
+from ..route.transport import ClientTransports, Transport, TransportKind, Wire
 from ..schema.attempt import Attempt
 from ..schema.errors import (
     AuthenticationError,
@@ -117,30 +117,53 @@ def _catalog_window(model: Model) -> int | None:
 
 
 class _Observer:
-    """A transport around the target's own that reads rate-limit headers off every response."""
+    """The target's kind of transport, bound so that every response's rate-limit headers are read."""
 
-    __slots__ = ("inner", "open_pooled", "router", "slot")
+    __slots__ = ("inner", "router", "slot")
 
-    def __init__(self, inner: Transport | None, router: Router, slot: _Slot) -> None:
+    def __init__(self, inner: TransportKind | None, router: Router, slot: _Slot) -> None:
         self.inner = inner
         self.router = router
         self.slot = slot
-        # a pooled (WebSocket) transport keeps its own path; its rate-limit headers are not read
-        self.open_pooled: Any = getattr(inner, "open_pooled", None)
 
-    def __getattr__(self, name: str) -> Any:  # ``streams_only``, ``name``: the inner transport's
-        return getattr(self.inner or DEFAULT_TRANSPORT, name)
+    @property
+    def name(self) -> str:
+        return "http" if self.inner is None else self.inner.name
+
+    @property
+    def streams_only(self) -> bool:
+        return self.inner is not None and self.inner.streams_only
+
+    @property
+    def pooled(self) -> bool:
+        return self.inner is not None and self.inner.pooled
+
+    def bind(self, transports: ClientTransports) -> Transport:
+        inner = transports.for_route(self.inner)
+        if self.pooled:  # a pooled connection's headers are its upgrade's, not this response's
+            return inner
+        return _Observing(inner, self.router, self.slot)
 
     def __repr__(self) -> str:
         return repr(self.inner)
 
+
+class _Observing:
+    """``_Observer`` bound to a client: the target's transport, then its rate-limit headers read."""
+
+    __slots__ = ("inner", "router", "slot")
+
+    def __init__(self, inner: Transport, router: Router, slot: _Slot) -> None:
+        self.inner = inner
+        self.router = router
+        self.slot = slot
+
     async def open(
         self,
-        http: httpx.AsyncClient,
         prepared: PreparedRequest,
         timeout: httpx.Timeout,  # noqa: ASYNC109
     ) -> Wire:
-        wire = await (self.inner or DEFAULT_TRANSPORT).open(http, prepared, timeout)
+        wire = await self.inner.open(prepared, timeout)
         limits = read_limits(wire.status, wire.headers)
         if limits is not None:
             await self.router.remember_limits(self.slot, limits)
@@ -470,11 +493,10 @@ def _context(ctx: ExecutionContext, target: Target) -> ExecutionContext:
     if target.retry is None and target.timeouts is None:
         return ctx
     return ExecutionContext(
-        ctx.http,
+        ctx.transports,
         target.timeouts or ctx.timeouts,
         target.retry or ctx.retry,
         ctx.max_error_bytes,
-        ctx.transport,
         sleep=ctx.sleep,
         max_response_bytes=ctx.max_response_bytes,
         max_connections=ctx.max_connections,

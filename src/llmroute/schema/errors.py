@@ -1,4 +1,29 @@
-"""The error hierarchy. Every failure is an ``LLMError`` with ``.retryable`` and redacted ``.http``."""
+"""The error hierarchy. Every failure is an ``LLMError`` with ``.retryable`` and redacted ``.http``.
+
+The whole tree (classes defined elsewhere are named by module; ``tests/unit/test_errors_tree.py``
+holds this drawing to the real classes)::
+
+    LLMError
+      InvalidRequestError .................. the request is wrong (``param`` names the argument)
+        ContextOverflowError ............... the prompt does not fit the context window
+        ConfigError ........................ a configuration file or engine list is wrong
+        llmroute.websearch.config.ConfigError   web-search config or stored logins unreadable
+      NoRouteError ......................... no usable route for the model
+      AuthenticationError .................. credentials missing, invalid, expired or forbidden
+      QuotaExceededError ................... billing quota exhausted (not retried)
+      RateLimitError ....................... too many requests (retryable)
+      ContentPolicyError ................... refused by the provider's content policy
+      ProviderInternalError ................ 5xx or overloaded (retryable)
+      TransportError ....................... connect failure, reset, interrupted body (retryable)
+        TimeoutError ....................... a deadline fired (also a built-in ``TimeoutError``)
+      InvalidProviderOutputError ........... a malformed or truncated provider response
+        ResponseTooLargeError .............. the body passed ``max_response_bytes``
+        llmroute.websearch.cited.UngroundedAnswerError   an answer with nothing to cite
+      ToolExecutionError ................... a tool handler raised under ``tool_errors="raise"``
+      ClientClosedError .................... the client was used after it was closed
+      StreamConsumedError .................. an event stream was iterated again
+      llmroute.websearch.limits.LimitExceeded   a web-search limit was passed
+"""
 
 from __future__ import annotations
 
@@ -35,11 +60,17 @@ class HttpContext(msgspec.Struct, frozen=True, omit_defaults=True):
     """What is safe to show of the HTTP exchange: secrets are already removed."""
 
     method: str | None = None
+    """The request's method."""
     url: str | None = None
+    """The request's URL (secrets removed)."""
     status: int | None = None
+    """The HTTP status, when the provider answered."""
     request_id: str | None = None
+    """The provider's request id (``x-request-id``, ``request-id``, ...), for its support."""
     headers: dict[str, str] | None = None  # rate-limit and retry headers only
+    """The rate-limit and retry headers of the answer, nothing else."""
     body: str | None = None  # error body excerpt, capped
+    """An excerpt of the error body, redacted and capped."""
 
 
 class LLMError(Exception):

@@ -59,7 +59,9 @@ class _Event(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, tag_fiel
 class StepStart(_Event, frozen=True, tag="step-start"):
     type: ClassVar[Literal["step-start"]] = "step-start"
     index: int = 0
+    """The step's number in the response, from 0 (one step per model call of a tool loop)."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
     target: str | None = None
     """Through a ``Router``: the name of the target answering this step."""
     attempts: tuple[Attempt, ...] = ()
@@ -71,41 +73,58 @@ class StepStart(_Event, frozen=True, tag="step-start"):
 class StepFinish(_Event, frozen=True, tag="step-finish"):
     type: ClassVar[Literal["step-finish"]] = "step-finish"
     index: int = 0
+    """The step's number, as on its ``step-start``."""
     reason: FinishReason = "unknown"
+    """Why the model stopped this step (``tool-calls`` when it asked for tools)."""
     usage: Usage | None = None
+    """This step's token counts (``None`` when the provider reported none)."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class TextStart(_Event, frozen=True, tag="text-start"):
     type: ClassVar[Literal["text-start"]] = "text-start"
     id: str
+    """The block's id, unique within the response; its deltas and end carry the same id."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class TextDelta(_Event, frozen=True, tag="text-delta"):
     type: ClassVar[Literal["text-delta"]] = "text-delta"
     id: str
+    """The open text block this text belongs to."""
     text: str
+    """More of the answer's text."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class TextEnd(_Event, frozen=True, tag="text-end"):
     type: ClassVar[Literal["text-end"]] = "text-end"
     id: str
+    """The text block that ends."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip. Set at
+    the end when the provider sends it last (Anthropic citations)."""
 
 
 class ReasoningStart(_Event, frozen=True, tag="reasoning-start"):
     type: ClassVar[Literal["reasoning-start"]] = "reasoning-start"
     id: str
+    """The block's id, unique within the response; its deltas and end carry the same id."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class ReasoningDelta(_Event, frozen=True, tag="reasoning-delta"):
     type: ClassVar[Literal["reasoning-delta"]] = "reasoning-delta"
     id: str
+    """The open reasoning block this text belongs to."""
     text: str
+    """More of the model's reasoning (or its summary)."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class ReasoningEnd(_Event, frozen=True, tag="reasoning-end"):
@@ -113,32 +132,49 @@ class ReasoningEnd(_Event, frozen=True, tag="reasoning-end"):
 
     type: ClassVar[Literal["reasoning-end"]] = "reasoning-end"
     id: str
+    """The reasoning block that ends."""
     signature: str | None = None
+    """The provider's signature over the reasoning (Anthropic, Bedrock, Gemini); sent back with it next
+    turn."""
     encrypted: str | None = None
+    """Reasoning the provider returns only encrypted (Responses ``encrypted_content``, Anthropic redacted
+    thinking); sent back as is."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class ToolInputStart(_Event, frozen=True, tag="tool-input-start"):
     type: ClassVar[Literal["tool-input-start"]] = "tool-input-start"
     id: str
+    """The tool call's id (its ``tool-call`` and result carry the same)."""
     name: str
+    """The tool's name."""
     provider_executed: bool = False
+    """The provider runs this tool (a hosted tool), not the caller."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class ToolInputDelta(_Event, frozen=True, tag="tool-input-delta"):
     type: ClassVar[Literal["tool-input-delta"]] = "tool-input-delta"
     id: str
+    """The tool call being streamed."""
     name: str
+    """The tool's name."""
     text: str
+    """More of the arguments' JSON text."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class ToolInputEnd(_Event, frozen=True, tag="tool-input-end"):
     type: ClassVar[Literal["tool-input-end"]] = "tool-input-end"
     id: str
+    """The tool call whose arguments are complete."""
     name: str
+    """The tool's name."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class ToolCall(_Event, frozen=True, tag="tool-call"):
@@ -146,20 +182,31 @@ class ToolCall(_Event, frozen=True, tag="tool-call"):
 
     type: ClassVar[Literal["tool-call"]] = "tool-call"
     id: str
+    """The call's id; its result answers to it."""
     name: str
+    """The tool's name."""
     input: Any
+    """The arguments: parsed JSON, or the raw text when it was not JSON."""
     provider_executed: bool = False
+    """The provider runs this tool (a hosted tool): its result follows in the stream."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class ToolResult(_Event, frozen=True, tag="tool-result"):
     type: ClassVar[Literal["tool-result"]] = "tool-result"
     id: str
+    """The id of the call this answers."""
     name: str
+    """The tool's name."""
     result: Any
+    """What the tool returned: any JSON value, or content parts (text and images)."""
     is_error: bool = False
+    """The tool failed; ``result`` says how."""
     provider_executed: bool = False
+    """A hosted tool's result, reported by the provider."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class ToolError(_Event, frozen=True, tag="tool-error"):
@@ -169,10 +216,15 @@ class ToolError(_Event, frozen=True, tag="tool-error"):
 
     type: ClassVar[Literal["tool-error"]] = "tool-error"
     id: str
+    """The id of the call that failed."""
     name: str
+    """The tool's name."""
     message: str
+    """What went wrong, as the model reads it."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
     exception: Any = None
+    """What a local handler raised (``None`` otherwise); never serialised."""
 
 
 class Citation(_Event, frozen=True, tag="citation"):
@@ -181,12 +233,19 @@ class Citation(_Event, frozen=True, tag="citation"):
 
     type: ClassVar[Literal["citation"]] = "citation"
     block_id: str
+    """The text block the cited span is in."""
     url: str | None = None
+    """The source's URL."""
     title: str | None = None
+    """The source's title."""
     start: int | None = None
+    """Where the span starts in the block's text (a Python str index; ``None``: no span given)."""
     end: int | None = None
+    """Where the span ends, exclusive (``None``: no span given)."""
     cited_text: str | None = None
+    """The source's text the claim rests on, when the provider quotes it."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class ApprovalRequest(_Event, frozen=True, tag="approval-request"):
@@ -196,24 +255,35 @@ class ApprovalRequest(_Event, frozen=True, tag="approval-request"):
 
     type: ClassVar[Literal["approval-request"]] = "approval-request"
     id: str
+    """The request's id; the ``ApprovalResponsePart`` answers to it."""
     name: str
+    """The tool the provider wants to run."""
     input: Any
+    """The arguments it would run it with."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class Finish(_Event, frozen=True, tag="finish"):
     type: ClassVar[Literal["finish"]] = "finish"
     reason: FinishReason = "unknown"
+    """Why the response ended (the last step's reason)."""
     usage: Usage | None = None
+    """Token counts over every step (``None`` when no step reported any)."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class ProviderError(_Event, frozen=True, tag="provider-error"):
     type: ClassVar[Literal["provider-error"]] = "provider-error"
     message: str
+    """The provider's error message, redacted."""
     code: str | None = None
+    """The provider's error code or type, when it gives one."""
     retryable: bool = False
+    """Whether trying again may succeed."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
 
 class Media(_Event, frozen=True, tag="media"):
@@ -223,9 +293,13 @@ class Media(_Event, frozen=True, tag="media"):
 
     type: ClassVar[Literal["media"]] = "media"
     id: str
+    """The media item's id, unique within the response."""
     mime_type: str
+    """Its MIME type (``image/png``, ``audio/wav``, ...)."""
     data: str
+    """The payload, base64 (``to_bytes()`` decodes it)."""
     provider_metadata: Meta = None
+    """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
 
     def to_bytes(self) -> bytes:
         """The decoded payload; text that is not base64 is an ``InvalidProviderOutputError``."""

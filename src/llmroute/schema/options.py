@@ -10,21 +10,31 @@ __all__ = ["CachePolicy", "GenerationOptions", "HttpOverlay", "merge_generation"
 
 
 class GenerationOptions(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Sampling and length options. ``None`` means "not set": the next layer down decides.
-
-    ``stream=False`` sends the provider's non-streaming request (``:generateContent``,
-    ``stream: false``, Converse without ``-stream``, ...) and decodes the whole JSON body into the
-    same events a stream would give; ``None`` (the default) and ``True`` stream."""
+    """Sampling and length options. ``None`` means "not set": the next layer down decides
+    (``merge_generation``: route, then model, then request)."""
 
     max_tokens: int | None = None
+    """Most tokens the model may generate (output, reasoning included where the provider counts it
+    so); protocols that require a value (Anthropic) send their default when unset."""
     temperature: float | None = None
+    """Sampling temperature; the provider's range applies (usually 0 to 2, Anthropic 0 to 1)."""
     top_p: float | None = None
+    """Nucleus sampling: sample from the smallest token set whose probability reaches this."""
     top_k: int | None = None
+    """Sample from the ``top_k`` most likely tokens only; not sent (with a ``RequestWarning``) where
+    the provider has no such knob (OpenAI)."""
     frequency_penalty: float | None = None
+    """Penalise tokens by how often they already appeared; not sent where unsupported (warned)."""
     presence_penalty: float | None = None
+    """Penalise tokens that already appeared at all; not sent where unsupported (warned)."""
     seed: int | None = None
+    """Best-effort deterministic sampling; not sent where unsupported (warned)."""
     stop: tuple[str, ...] | None = None
+    """Stop sequences: generation ends before any of them; not sent where unsupported (warned)."""
     stream: bool | None = None
+    """``False`` sends the provider's non-streaming request (``:generateContent``,
+    ``stream: false``, Converse without ``-stream``, ...) and decodes the whole JSON body into the
+    same events a stream would give; ``None`` (the default) and ``True`` stream."""
 
 
 def merge_generation(*layers: GenerationOptions | None) -> GenerationOptions:
@@ -47,9 +57,14 @@ class CachePolicy(msgspec.Struct, frozen=True, omit_defaults=True):
     """
 
     tools: bool = True
+    """A breakpoint after the tool definitions."""
     system: bool = True
+    """A breakpoint after the system prompt."""
     messages: int = 2
+    """Breakpoints on the last this many messages (``0``: none)."""
     ttl: Literal["5m", "1h"] | None = None
+    """How long the cached prefix lives (``None``: the provider's default, five minutes on
+    Anthropic)."""
 
 
 class HttpOverlay(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -59,5 +74,8 @@ class HttpOverlay(msgspec.Struct, frozen=True, omit_defaults=True):
     """
 
     headers: dict[str, str] | None = None
+    """Extra request headers."""
     query: dict[str, str] | None = None
+    """Extra URL query parameters."""
     body: dict[str, Any] | None = None
+    """Extra top-level JSON body keys."""

@@ -21,9 +21,14 @@ class OutputSchema(msgspec.Struct, frozen=True, omit_defaults=True):
     (Anthropic and Bedrock models without the mode)."""
 
     name: str
+    """A name for the schema (OpenAI's ``json_schema.name``, the forced tool's name)."""
     schema: dict[str, Any]
+    """The JSON Schema the answer must match."""
     description: str | None = None
+    """What the answer is, for the model."""
     strict: bool = True
+    """Ask the provider to enforce the schema exactly, where it can (OpenAI strict mode); the
+    schema must then meet the provider's strict rules."""
 
 
 @runtime_checkable
@@ -42,15 +47,28 @@ class LLMRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     ``msgspec.structs.replace``."""
 
     model: Any  # a route.Model; typed loosely because schema imports nothing from the package
+    """The model to call: a ``route.Model`` (``openai.configure().chat("gpt-4o-mini")``) or a
+    ``Router``."""
     system: tuple[TextPart, ...] = ()
+    """System instructions, sent the way each protocol takes them."""
     messages: tuple[Message, ...] = ()
+    """The conversation so far, oldest first."""
     tools: tuple[ToolSpec, ...] = ()
+    """Tools the model may call: function tools (``ToolDefinition``) and provider-hosted ones
+    (``HostedTool``)."""
     tool_choice: ToolChoice | None = None
+    """Whether and which tool the model must call (``None``: the provider's default, ``auto``)."""
     generation: GenerationOptions | None = None
+    """Sampling and length options; merged over the model's and route's defaults."""
     provider_options: dict[str, dict[str, Any]] | None = None
+    """Provider-specific body keys by namespace (``{"openai": {"service_tier": "flex"}}``): added
+    to the body of a route of that provider, never replacing a key built from the request."""
     http: HttpOverlay | None = None
+    """Extra headers, query parameters and body keys for this call."""
     cache: CachePolicy | None = None
+    """Prompt-cache breakpoints, for protocols with explicit caching (Anthropic, Bedrock)."""
     output_schema: OutputSchema | None = None
+    """Structured output: the answer's text is JSON matching this schema."""
     metadata: dict[str, Any] | None = None
     """The caller's own notes (tool loops and server tools record decisions here): never sent."""
     json_mode: bool = False

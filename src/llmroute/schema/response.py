@@ -50,10 +50,15 @@ class StepResult(msgspec.Struct, frozen=True):
     """One model call inside a (possibly multi-step) response."""
 
     index: int
+    """The step's number, from 0."""
     message: Message
+    """The assistant message this step produced."""
     finish_reason: FinishReason
+    """Why the model stopped this step."""
     usage: Usage | None
+    """This step's token counts (``None``: none reported)."""
     tool_results: tuple[ToolResult, ...] = ()
+    """Results of the caller-run tools this step's calls asked for."""
     target: str | None = None
     """Through a ``Router``: the target that answered this step."""
     provider: str | None = None
@@ -73,22 +78,37 @@ class LLMResponse(msgspec.Struct, frozen=True):
     ``citations``, ``media`` and ``usage`` cover every step."""
 
     text: str
+    """The final step's answer text."""
     reasoning: str
+    """The final step's reasoning text."""
     tool_calls: tuple[ToolCall, ...]
+    """Every tool call, over every step."""
     tool_results: tuple[ToolResult, ...]
+    """Every tool result, over every step (hosted and local)."""
     citations: tuple[Citation, ...]
+    """Every citation, over every step."""
     usage: Usage | None
+    """Token counts over every step (``None`` when none was reported)."""
     finish_reason: FinishReason
+    """Why the response ended (``unknown`` when the stream did not finish)."""
     message: Message
+    """The final step's assistant message."""
     steps: tuple[StepResult, ...]
+    """One ``StepResult`` per model call, in order."""
     text_blocks: dict[str, str]
+    """The text of every text block by block id, over every step (``Citation.block_id`` indexes it)."""
     errors: tuple[ProviderError, ...]
+    """``provider-error`` events the stream carried."""
     events: tuple[LLMEvent, ...]
-    media: tuple[Media, ...] = ()  # images / audio the model produced, in order
+    """Every event, in order (empty when the stream was folded without keeping them)."""
+    media: tuple[Media, ...] = ()
+    """Images and audio the model produced, in order, over every step."""
     complete: bool = True
+    """The stream reached its ``finish`` (``False``: a partial response, e.g. on ``LLMError.partial``)."""
     tool_errors: tuple[ToolError, ...] = ()
     """Failed local tool calls of every step; ``.exception`` holds what a handler raised."""
-    approval_requests: tuple[ApprovalRequest, ...] = ()  # to answer with ``llmroute.approval``
+    approval_requests: tuple[ApprovalRequest, ...] = ()
+    """Calls the provider wants approved before it runs them; answer with ``llmroute.approval``."""
     attempts: tuple[Attempt, ...] = ()
     """Through a ``Router``: every target that failed (or refused) before another answered, in
     order, over all steps; empty when the first choice answered (or without a router)."""

@@ -15,25 +15,32 @@ __all__ = ["Usage", "usage_count", "usage_section"]
 
 
 class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Token counts for one step (or a sum of steps).
+    """Token counts for one step (or a sum of steps); ``None`` where the provider reported nothing.
 
     ``input_tokens`` and ``output_tokens`` are inclusive totals. The breakdown never overlaps:
     ``non_cached_input_tokens + cache_read_tokens + cache_write_tokens == input_tokens`` whenever the
     provider reports caching, and ``reasoning_tokens`` is the part of ``output_tokens`` spent thinking.
-    ``cache_write_1h_tokens`` is the part of ``cache_write_tokens`` written with a 1-hour TTL (the rest
-    used the 5-minute default). Raw provider usage stays in ``provider_metadata``.
     """
 
     input_tokens: int | None = None
+    """All input (prompt) tokens, cached ones included."""
     output_tokens: int | None = None
+    """All generated tokens, reasoning included."""
     non_cached_input_tokens: int | None = None
+    """Of ``input_tokens``, those neither read from nor written to the prompt cache."""
     cache_read_tokens: int | None = None
+    """Of ``input_tokens``, those read from the prompt cache."""
     cache_write_tokens: int | None = None
+    """Of ``input_tokens``, those written to the prompt cache."""
     reasoning_tokens: int | None = None
+    """Of ``output_tokens``, those spent thinking."""
     web_search_requests: int | None = None
+    """Searches a provider-hosted web search ran (billed per search by most providers)."""
     provider_metadata: dict[str, Any] | None = None
+    """The provider's raw usage object, as reported."""
     cache_write_1h_tokens: int | None = None
-    """Of ``cache_write_tokens``, those written with a 1-hour TTL (Anthropic ``usage.cache_creation``)."""
+    """Of ``cache_write_tokens``, those written with a 1-hour TTL (Anthropic ``usage.cache_creation``);
+    the rest used the 5-minute default."""
     service_tier: str | None = None
     """The service tier the provider says served the call (OpenAI ``flex``/``priority``/``default``)."""
     reported_cost: Decimal | None = None

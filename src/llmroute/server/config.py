@@ -49,6 +49,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from ..providers.registry import facade_names, named_facades
 from ..route.auth import HeaderAuth
 from ..route.model import Model
 from ..route.policy import RetryPolicy
@@ -76,18 +77,27 @@ __all__ = [
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 
-_FACADES = ("openai", "anthropic", "google", "glm", "xai", "openrouter", "azure", "bedrock")
-
 
 class ModelEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One ``models`` entry: an upstream model and how to reach it."""
+
     provider: str
+    """A facade (``openai``, ``anthropic``, ...), ``compatible`` (with ``base_url``) or an
+    OpenAI-compatible family (``groq``, ...)."""
     model: str
+    """The upstream model id."""
     base_url: str | None = None
+    """The upstream's base URL (required for ``compatible``; else the facade's)."""
     api_key: str | None = None
+    """The upstream key itself (prefer ``api_key_env``)."""
     api_key_env: str | None = None
+    """The environment variable holding the upstream key (must be set at start)."""
     public: bool = True
+    """Clients may call it by name; ``false`` hides it (a search backend, a route target)."""
     settings: dict[str, Any] = msgspec.field(default_factory=dict[str, Any])
+    """Extra ``configure(...)`` arguments of the facade (``region``, ...)."""
     options: dict[str, Any] = msgspec.field(default_factory=dict[str, Any])
+    """Extra arguments of the facade's ``model(...)`` (``facade.model(model, **options)``)."""
 
 
 BudgetPeriod = Literal["hour", "day", "week", "month", "total"]
@@ -121,9 +131,13 @@ class RetryEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename
     """The gateway's own retries of a failed upstream call (before any byte reached the client)."""
 
     max_retries: int = 2
+    """``RetryPolicy.max_retries``."""
     initial_backoff: float = 0.5
+    """``RetryPolicy.initial_backoff`` (seconds)."""
     max_backoff: float = 30.0
+    """``RetryPolicy.max_backoff`` (seconds)."""
     max_retry_after: float = 60.0
+    """``RetryPolicy.max_retry_after`` (seconds)."""
 
 
 class RouteTarget(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
@@ -145,10 +159,15 @@ class CooldownEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, ren
     """``llmroute.router.Cooldown`` in the config file."""
 
     failures: int = 3
+    """``Cooldown.failures``: consecutive failures that start a cooldown."""
     seconds: float = 30.0
+    """``Cooldown.seconds``: the first cooldown."""
     max_seconds: float = 300.0
+    """``Cooldown.max_seconds``: the longest cooldown."""
     auth_seconds: float = 300.0
+    """``Cooldown.auth_seconds``: the cooldown after an authentication failure."""
     probe_timeout: float = 60.0
+    """``Cooldown.probe_timeout``: how long one caller holds the half-open probe."""
 
 
 class VirtualRouter(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
@@ -166,30 +185,53 @@ LONG_CONTEXT = "longcontext"
 
 
 class GatewayConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
+    """The configuration file (camelCase keys; see the module docstring and
+    ``docs/gateway-operations.md``)."""
+
     keys: list[str | KeyEntry]
+    """Client keys: a string is a key, an object (``KeyEntry``) gives it an id and limits."""
     models: dict[str, Any]  # each a ModelEntry, converted one by one so errors name the entry
+    """Public model name -> upstream (a ``ModelEntry`` each)."""
     web_search: WebSearchConfig | None = None
+    """The server-side ``web_search`` tool's engines and when it is injected."""
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    """Larger request bodies are refused with 413 before they are read whole."""
     redis_url: str | None = None
+    """Count limits and budgets in Redis, shared by every worker and instance (``redis://``,
+    ``rediss://``, ``unix://``)."""
     cors: Cors | None = None
+    """Browser origins allowed to call the gateway."""
     retry: RetryEntry | None = None
+    """The gateway's own retries of an upstream call (default: the library's, 2 retries)."""
     metrics: bool = True
+    """Serve ``GET /metrics`` (needs ``llmroute[metrics]``)."""
     access_log: bool = True
+    """One JSON line per request on the ``llmroute.server.access`` logger."""
     header_timeout: float = 10.0
+    """Seconds a connection may take to send a request head (slow-loris connections are closed)."""
     body_timeout: float = 30.0
+    """Seconds a request body may take to arrive (then 408 ``body_timeout``)."""
     virtualrouter: VirtualRouter | None = None
+    """Named routes over the ``models`` entries, selected by a client's ``model``."""
 
 
 class Key(msgspec.Struct, frozen=True):
     """A loaded client key: its id, the SHA-256 of the secret, and its limits."""
 
     id: str
+    """Shown in logs, metrics and limit errors instead of the key."""
     digest: bytes
+    """SHA-256 of the secret (the secret is not kept)."""
     models: frozenset[str] | None = None
+    """Public models this key may use (``None``: all)."""
     rpm: int | None = None
+    """Requests per minute."""
     tpm: int | None = None
+    """Tokens (input + output) per minute."""
     budget_usd: float | None = None
+    """Spend allowed per ``budget_period``, in USD."""
     budget_period: BudgetPeriod = "month"
+    """Calendar period (UTC) the budget resets on; ``total`` never resets."""
 
     def __repr__(self) -> str:
         return f"Key({self.id!r})"
@@ -489,9 +531,10 @@ def _model(entry: ModelEntry, key: str | None, path: str) -> Model:
     if entry.base_url is not None:
         kwargs["base_url"] = entry.base_url
     compatible = importlib.import_module("llmroute.providers.compatible")
+    named = named_facades()
     try:
-        if provider in _FACADES:
-            facade = importlib.import_module(f"llmroute.providers.{provider}").configure(**kwargs)
+        if provider in named:
+            facade = named[provider].load().configure(**kwargs)
         elif provider == "compatible":
             if entry.base_url is None:
                 raise ConfigError(f"{path}.base_url: required for provider 'compatible'")
@@ -499,7 +542,7 @@ def _model(entry: ModelEntry, key: str | None, path: str) -> Model:
         elif provider in compatible.FAMILIES:
             facade = compatible.configure(provider, **kwargs)
         else:
-            known = ", ".join(sorted({*_FACADES, "compatible", *compatible.FAMILIES}))
+            known = ", ".join(facade_names())
             raise ConfigError(f"{path}.provider: unknown provider {provider!r} (known: {known})")
         return facade.model(entry.model, **entry.options)
     except ConfigError:

@@ -33,19 +33,30 @@ class CassetteSecretError(Exception):
 
 
 class RecordedRequest(msgspec.Struct):
+    """A request as recorded (secrets scrubbed)."""
+
     method: str
+    """The HTTP method."""
     url: str
+    """The URL."""
     headers: dict[str, list[str]]
+    """Headers by name, each with every value."""
     body: bytes
+    """The body bytes."""
 
     def json(self) -> Any:
         return msgspec.json.decode(self.body) if self.body else None
 
 
 class RecordedResponse(msgspec.Struct):
+    """A response as recorded."""
+
     status: int
+    """The HTTP status."""
     headers: dict[str, list[str]]
+    """Headers by name, each with every value."""
     body: bytes
+    """The whole body."""
 
     def header(self, name: str) -> str | None:
         values = self.headers.get(name.lower())
@@ -53,8 +64,12 @@ class RecordedResponse(msgspec.Struct):
 
 
 class Interaction(msgspec.Struct):
+    """One request and the response it got."""
+
     request: RecordedRequest
+    """What was sent."""
     response: RecordedResponse
+    """What came back."""
 
 
 def _yaml() -> Any:

@@ -26,8 +26,11 @@ class Chunking(msgspec.Struct, frozen=True):
     """How a body is cut: whole, fixed-size, seeded random sizes in [1, max_size], or byte by byte."""
 
     mode: Literal["whole", "fixed", "random", "bytewise"] = "whole"
+    """``whole``, ``fixed``, ``random`` or ``bytewise``."""
     size: int = 16384
+    """The chunk size (``fixed``), or the largest one (``random``)."""
     seed: int = 0
+    """The random generator's seed (``random``)."""
 
     @classmethod
     def whole(cls) -> Chunking:

@@ -17,35 +17,43 @@ __all__ = ["CitedSpan", "GroundedAnswer", "Source", "marker_groups", "splice"]
 
 
 class Source(msgspec.Struct, frozen=True, omit_defaults=True):
-    """One source the answer may cite. ``url``/``title`` are ``None`` when the provider gave none
-    (renderers fall back to ``No URI`` / ``Untitled``)."""
+    """One source the answer may cite."""
 
     url: str | None = None
+    """The source's URL (``None``: the provider gave none; renderers show ``No URI``)."""
     title: str | None = None
+    """Its title (``None``: none given; renderers show ``Untitled``)."""
 
 
 class CitedSpan(msgspec.Struct, frozen=True, omit_defaults=True):
-    """``text[start:end]`` (Python ``str`` indices, end exclusive) is supported by ``sources``
-    (0-based indices into ``GroundedAnswer.sources``, as given by the provider: may repeat).
-    ``start``/``end`` are ``None`` when the provider gave no usable span: the sources are listed
-    but no marker is placed."""
+    """``text[start:end]`` of the answer is supported by ``sources``. ``start``/``end`` are ``None``
+    when the provider gave no usable span: the sources are listed but no marker is placed."""
 
     start: int | None
+    """Where the span starts in ``GroundedAnswer.text`` (a Python ``str`` index)."""
     end: int | None
+    """Where it ends, exclusive."""
     sources: tuple[int, ...]
+    """0-based indices into ``GroundedAnswer.sources``, as the provider gave them (may repeat)."""
 
 
 class GroundedAnswer(msgspec.Struct, frozen=True, omit_defaults=True):
-    """The answer text (thought parts excluded), its ordered sources, the citations binding spans
-    of ``text`` to sources, the queries the provider ran, and who answered."""
+    """A provider's answer to a search, normalised: text, sources and the citations binding them."""
 
     text: str
+    """The answer text, thought parts excluded."""
     sources: tuple[Source, ...] = ()
+    """The sources, in the provider's order."""
     citations: tuple[CitedSpan, ...] = ()
+    """Spans of ``text`` bound to sources."""
     queries: tuple[str, ...] = ()
+    """The search queries the provider ran."""
     provider: str | None = None
+    """Who answered (``google``, ``openai``, ...)."""
     model: str | None = None
+    """The model that answered."""
     usage: Usage | None = None
+    """The answering call's token counts."""
 
     @classmethod
     def from_parts(

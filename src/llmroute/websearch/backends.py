@@ -61,27 +61,40 @@ _RECENCY_PROMPT: dict[str, str] = {
 
 
 class SearchQuery(msgspec.Struct, frozen=True):
+    """One search a backend runs."""
+
     query: str
+    """What to search for."""
     recency: Recency = "noLimit"
+    """Only results from this recent period (``noLimit``: any age)."""
     count: int = DEFAULT_COUNT
+    """How many results to ask for."""
 
 
 class SearchHit(msgspec.Struct, frozen=True):
     """One result as the main model sees it; ``source`` is the site / publisher name."""
 
     title: str | None
+    """The result's title (``None``: none given)."""
     url: str
+    """Its URL."""
     source: str | None = None
+    """The site or publisher name."""
     date: str | None = None
+    """Its publication date, as the backend gave it."""
 
 
 class SearchOutcome(msgspec.Struct, frozen=True):
     """What a backend found: its answer text, the hits, and what the backend call cost."""
 
     summary: str
+    """The backend's answer text."""
     hits: tuple[SearchHit, ...] = ()
+    """The results it found."""
     usage: Usage | None = None
+    """The backend call's token counts."""
     model: str | None = None
+    """The model that answered."""
     cost: Cost | None = None
     """What the backend call cost (``None``: unknown, or a custom backend that does not say)."""
 

@@ -153,16 +153,22 @@ def _cited(answer: GroundedAnswer, query: str, fmt: str, out: TextIO) -> int:
 
 
 class SearchScene(msgspec.Struct, frozen=True):
-    """One grounded answer replayed offline. ``recording`` is bundled with ``llmroute demo``
-    (``llmroute/demo/recordings``, made by ``scripts/bundle_demo.py`` from the first, non-streamed
-    interaction of ``source`` under ``cassettes/``); ``query`` is the question as recorded."""
+    """One grounded answer replayed offline."""
 
     title: str
+    """The heading shown above the scene."""
     provider: str
+    """The provider that answered."""
     model: str
+    """The model that answered."""
     recording: str
+    """The recording bundled with ``llmroute demo`` (``llmroute/demo/recordings``, made by
+    ``scripts/bundle_demo.py``)."""
     source: str
+    """The cassette under ``cassettes/`` whose first, non-streamed interaction the recording was made
+    from."""
     query: str
+    """The question, as recorded."""
 
 
 DEMO_SCENES: tuple[SearchScene, ...] = (
@@ -198,9 +204,9 @@ async def demo(out: TextIO, limit: int = 1200) -> None:
     model reads (``[n]`` markers, ``Sources:``), an answer over ``limit`` characters cut (``_cut``)."""
     import httpx
 
+    from ..cli.console import Style, use_color
+    from ..cli.demo import load_recording
     from ..client import Client
-    from ..console import Style, use_color
-    from ..demo import load_recording
     from ..testing.replay import ReplayTransport
 
     style = Style(use_color(out))

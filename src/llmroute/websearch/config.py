@@ -67,35 +67,45 @@ class ConfigError(InvalidRequestError):
 
 
 class ApiKeyLogin(msgspec.Struct, frozen=True):
-    """An API key and where it came from (``config``, ``auth``, or the environment variable)."""
+    """An API key and where it came from."""
 
     key: Secret
+    """The key."""
     source: str
+    """Where it came from: ``config``, ``auth``, or the environment variable's name."""
 
 
 class OAuthLogin(msgspec.Struct, frozen=True):
-    """An OAuth login from ``auth.json``: access token, refresh token, expiry (ms since the epoch)
-    and, for ChatGPT, the account id opencode stores beside it."""
+    """An OAuth login from ``auth.json``."""
 
     access: Secret
+    """The access token."""
     refresh: Secret | None = None
+    """The refresh token."""
     expires: int | None = None
+    """When ``access`` expires (ms since the epoch)."""
     account_id: str | None = None
+    """For ChatGPT, the account id opencode stores beside the tokens."""
     source: str = "auth"
+    """Where it came from."""
 
 
 Login = ApiKeyLogin | OAuthLogin
 
 
 class ProviderSettings(msgspec.Struct, frozen=True):
-    """What the search needs for one provider: its login (``None``: not configured), model,
-    base URL override, and the provider's raw ``options`` (project id, OAuth client, ...)."""
+    """What the search needs for one provider."""
 
     id: str
+    """The provider (``google``, ``openai``, ...)."""
     login: Login | None
+    """Its login (``None``: not configured)."""
     model: str
+    """The model that searches."""
     base_url: str | None = None
+    """A base URL instead of the provider's."""
     options: dict[str, Any] = {}
+    """The provider's raw options from the config (project id, OAuth client, ...)."""
 
 
 # -- reading files ------------------------------------------------------------------------------------

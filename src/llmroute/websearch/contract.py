@@ -79,23 +79,29 @@ _DETAIL_URL_MAX: Final = 200
 
 
 class Violation(msgspec.Struct, frozen=True, omit_defaults=True):
-    """One broken rule. ``start``/``end``: the offending part of the text (``str`` indices), ``line``:
-    its 1-based line; all ``None`` for a rule about the answer as a whole."""
+    """One broken rule; the position fields are all ``None`` for a rule about the answer as a whole."""
 
     rule: RuleId
+    """The rule broken."""
     detail: str
+    """What is wrong, in a sentence."""
     start: int | None = None
+    """Where the offending text starts (a ``str`` index)."""
     end: int | None = None
+    """Where it ends, exclusive."""
     line: int | None = None
+    """Its 1-based line."""
 
 
 class CitationReport(msgspec.Struct, frozen=True):
-    """``violations`` in rule order; ``inline_urls`` / ``source_urls`` as written, first appearance,
-    each once (by comparison key)."""
+    """What ``check_citations`` found in an answer."""
 
     violations: tuple[Violation, ...]
+    """Every broken rule, in rule order."""
     inline_urls: tuple[str, ...]
+    """URLs cited inline, as written, in order of first appearance, each once (by comparison key)."""
     source_urls: tuple[str, ...]
+    """URLs of the sources list, the same way."""
 
     @property
     def ok(self) -> bool:

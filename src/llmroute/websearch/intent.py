@@ -31,14 +31,16 @@ __all__ = ["SearchIntent", "classify_intent", "system_hint"]
 
 
 class SearchIntent(msgspec.Struct, frozen=True):
-    """``web_search``: the message asks for a web search. ``google_preferred``: it names Google (or a
-    Chinese hard hit). ``recency``: it asks about something current. ``hits``: the words that fired,
-    in order of first appearance (English lower-cased)."""
+    """What a user message asks for, read from its words."""
 
     web_search: bool
+    """The message asks for a web search."""
     google_preferred: bool
+    """It names Google (or a Chinese hard hit)."""
     recency: bool
+    """It asks about something current."""
     hits: tuple[str, ...]
+    """The words that fired, in order of first appearance (English lower-cased)."""
 
 
 def _words(*terms: str) -> re.Pattern[str]:

@@ -42,14 +42,16 @@ class LimitExceeded(LLMError):
 
 
 class SearchLimits(msgspec.Struct, frozen=True, kw_only=True):
-    """``max_query_units``: query length in UTF-16 code units. ``max_prompt_bytes``: system and user
-    prompt together, UTF-8 bytes. ``max_response_bytes``: the provider's response body.
-    ``timeout``: seconds of wall clock for the whole search, retries and fallback included."""
+    """Caps on one search; passing one is a ``LimitExceeded``."""
 
     max_query_units: int = 32_768
+    """Query length, in UTF-16 code units."""
     max_prompt_bytes: int = 98_304
+    """System and user prompt together, in UTF-8 bytes."""
     max_response_bytes: int = 50 * 1024 * 1024
+    """The provider's response body, in bytes."""
     timeout: float = 600.0
+    """Seconds of wall clock for the whole search, retries and fallback included."""
 
     def __post_init__(self) -> None:
         for name in ("max_query_units", "max_prompt_bytes", "max_response_bytes", "timeout"):

@@ -58,31 +58,37 @@ _GEMINI = "google"
 
 
 class SearchError(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Why a search gave no answer. ``type`` is the contract's code; ``status`` the provider's HTTP
-    status when there was one (the Markdown report titles 401/403 and 429 by it); ``provider``
-    which provider failed last. ``message`` never holds a credential."""
+    """Why a search gave no answer."""
 
     message: str
+    """What went wrong, for the model; never holds a credential."""
     type: ErrorType
+    """The contract's error code."""
     status: int | None = None
+    """The provider's HTTP status, when there was one (the Markdown report titles 401/403 and 429 by it)."""
     provider: str | None = None
+    """The provider that failed last."""
     display: str | None = None
     """What the user is shown (``returnDisplay``) when the contract words it apart from ``message``
     (bad arguments: the one sentence, without the details the model reads)."""
 
 
 class WebSearchResult(msgspec.Struct, frozen=True, omit_defaults=True):
-    """The tool's result: ``llm_content`` for the model, ``return_display`` for the user,
-    ``sources`` as numbered in ``llm_content`` (source *n* is ``sources[n-1]``), ``error`` when the
-    search failed. ``answer`` (the normalised answer) and ``provider`` (who answered) are extra
-    context; ``to_json()`` writes only the contract's fields."""
+    """The tool's result; ``to_json()`` writes only the contract's fields (not ``answer``,
+    ``provider``)."""
 
     llm_content: str
+    """What the model reads: the answer with numbered citations and its sources."""
     return_display: str
+    """What the user is shown."""
     sources: tuple[Source, ...] = ()
+    """The sources as numbered in ``llm_content`` (source *n* is ``sources[n-1]``)."""
     error: SearchError | None = None
+    """Why the search failed (``None``: it did not)."""
     answer: GroundedAnswer | None = None
+    """The normalised answer (extra context, not in the contract's JSON)."""
     provider: str | None = None
+    """Who answered (extra context, not in the contract's JSON)."""
 
     def to_builtins(self) -> dict[str, Any]:
         """``{"llmContent", "returnDisplay", "sources": [{"web": {"title", "uri"}}], "error":

@@ -59,15 +59,18 @@ InjectionReason = Literal["always", "intent", "sticky", "no-intent", "reset"]
 
 
 class Engine(msgspec.Struct, frozen=True):
-    """A search engine the main model may pick: an id, the backend model, a description the model
-    reads, whether it is the default. ``backend`` overrides the one chosen for ``model``
-    (``backends.backend_for``): any ``SearchBackend``."""
+    """A search engine the main model may pick."""
 
     id: str
+    """The name the main model picks the engine by."""
     model: Any
+    """The backend model that runs the search (a ``Model``)."""
     description: str = ""
+    """What the engine is good at, for the main model."""
     default: bool = False
+    """Used when the main model names no engine."""
     backend: Any = None
+    """A ``SearchBackend`` to use instead of the one chosen for ``model`` (``backends.backend_for``)."""
 
     def __post_init__(self) -> None:
         # Caught here, not at the first search (backend_for(None) fails there); an empty id is
@@ -124,17 +127,24 @@ def tool_definition(engines: Sequence[Engine]) -> ToolDefinition:
 
 
 class Injection(msgspec.Struct, frozen=True):
-    """One step's decision: is ``web_search`` offered, why (``always``, ``intent``, ``sticky``,
-    ``no-intent``, ``reset``: sticky ended by a ``stop`` step), and which engine ids it lists."""
+    """One step's decision about offering ``web_search`` (in ``metadata["web_search"]``)."""
 
     injected: bool
+    """``web_search`` is offered on this step."""
     reason: InjectionReason
+    """Why: ``always``, ``intent``, ``sticky``, ``no-intent``, or ``reset`` (sticky ended by a ``stop``
+    step)."""
     engines: tuple[str, ...] = ()
+    """The engine ids the tool lists."""
 
 
 class SearchIntentView(msgspec.Struct, frozen=True):
+    """The two flags of a classifier's answer this tool reads."""
+
     web_search: bool
+    """The message asks for a web search."""
     google_preferred: bool = False
+    """It names Google."""
 
 
 Classifier = Callable[[str], Any]
@@ -163,17 +173,26 @@ def _latest_user_text(request: LLMRequest) -> str:
 
 
 class EngineConfig(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    """One engine in a config file (``webSearch.engines[n]``)."""
+
     id: str
+    """The name the main model picks the engine by."""
     provider_key: str
+    """The ``models`` entry (or route) that runs the search."""
     description: str = ""
+    """What the engine is good at, for the main model."""
     default: bool = False
+    """Used when the main model names no engine."""
 
 
 class WebSearchConfig(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
-    """``{"engines": [{"id", "providerKey", "description", "default"}], "injectPolicy"}``."""
+    """The config file's ``webSearch``: ``{"engines": [...], "injectPolicy": ...}``."""
 
     engines: list[EngineConfig]
+    """The engines the main model may pick from."""
     inject_policy: InjectPolicy = "selective"
+    """``always``: offer the tool on every step; ``selective``: once the user's message shows search
+    intent or a search ran, until a step ends with ``stop``."""
 
 
 class _ConfigRoot(msgspec.Struct, frozen=True, rename="camel"):

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from llmroute import cli
-from llmroute.demo import load_recording
+from llmroute.cli.demo import load_recording
 from llmroute.websearch.cli import DEMO_SCENES, demo
 
 

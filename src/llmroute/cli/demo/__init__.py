@@ -17,14 +17,14 @@ from typing import Any, TextIO
 import httpx
 import msgspec
 
-from ..build import request
-from ..client import Client
+from ...build import request
+from ...client import Client
+from ...route.model import Model
+from ...schema.options import GenerationOptions
+from ...schema.tools import ToolDefinition
+from ...testing.cassette import Cassette
+from ...testing.replay import Chunking, ReplayTransport
 from ..console import Renderer, Style
-from ..route.model import Model
-from ..schema.options import GenerationOptions
-from ..schema.tools import ToolDefinition
-from ..testing.cassette import Cassette
-from ..testing.replay import Chunking, ReplayTransport
 
 __all__ = ["SCENES", "SCENE_SECONDS", "Scene", "load_recording", "run"]
 
@@ -34,16 +34,24 @@ _REASONING_SHOWN = 240
 
 
 class Scene(msgspec.Struct, frozen=True):
-    """``source`` is the cassette under ``cassettes/`` the bundled ``recording`` was made from."""
+    """One recorded exchange the demo replays."""
 
     title: str
+    """The heading shown above the scene."""
     recording: str
+    """The bundled recording's name (``recordings/<name>.json``)."""
     source: str
+    """The cassette under ``cassettes/`` the recording was made from."""
     provider: str
+    """The provider facade module (``llmroute.providers.<provider>``)."""
     model: Callable[[Any], Model]
+    """Builds the model from that facade module."""
     prompt: str
+    """The user's message."""
     tools: tuple[ToolDefinition, ...] = ()
+    """Tools offered to the model."""
     tool_choice: str | None = None
+    """The tool choice sent, if any."""
 
 
 def _weather() -> ToolDefinition:

@@ -1,5 +1,9 @@
 """The ``llmroute`` command: ``demo`` (offline, bundled recordings), ``chat`` (live), and the
-subcommands other packages register in ``SUBCOMMANDS``."""
+subcommands other packages register in ``SUBCOMMANDS``.
+
+The presentation layer lives in this package: ``console`` (an event stream written to a terminal)
+and ``demo`` (the bundled recordings and their scenes). ``python -m llmroute`` and
+``python -m llmroute.cli`` both run ``main``."""
 
 from __future__ import annotations
 
@@ -13,14 +17,15 @@ from typing import Any, NoReturn, TextIO
 
 import anyio
 
-from ._version import __version__
-from .build import request
-from .client import Client
+from .._version import __version__
+from ..build import request
+from ..client import Client
+from ..providers.registry import facade_names, named_facades
+from ..route.model import Model
+from ..schema.errors import LLMError
+from ..schema.options import GenerationOptions
+from ..schema.response import LLMResponse
 from .console import Renderer, use_color
-from .route.model import Model
-from .schema.errors import LLMError
-from .schema.options import GenerationOptions
-from .schema.response import LLMResponse
 
 __all__ = ["EXIT_ERROR", "EXIT_USAGE", "UsageError", "main", "resolve_model"]
 
@@ -32,23 +37,6 @@ class UsageError(Exception):
     """Bad options or configuration: printed as ``llmroute <command>: <message>``, exit code 2."""
 
 
-_FACADES: dict[str, tuple[str, str]] = {
-    "openai": ("openai", "model"),
-    "anthropic": ("anthropic", "messages"),
-    "google": ("google", "gemini"),
-    "gemini": ("google", "gemini"),
-    "bedrock": ("bedrock", "converse"),
-    "openrouter": ("openrouter", "chat"),
-    "xai": ("xai", "chat"),
-    "glm": ("glm", "chat"),
-    "azure": ("azure", "chat"),
-}
-
-
-def _facade(module: str) -> Any:
-    return importlib.import_module(f"llmroute.providers.{module}")
-
-
 def resolve_model(spec: str, base_url: str | None = None) -> Model:
     """``provider:model-id`` -> a Model with credentials from the environment. ``compatible:ID``
     (with ``base_url``) is any OpenAI-compatible server; ``base_url`` overrides any provider's."""
@@ -56,11 +44,12 @@ def resolve_model(spec: str, base_url: str | None = None) -> Model:
     if not sep or not model_id:
         raise UsageError(f"--model must look like provider:model-id, e.g. openai:gpt-4o-mini (got {spec!r})")
     extra = {"base_url": base_url} if base_url else {}
+    facades = named_facades(aliases=True)
     try:
-        if provider in _FACADES:
-            module, method = _FACADES[provider]
-            return getattr(_facade(module).configure(**extra), method)(model_id)
-        compatible = _facade("compatible")
+        if provider in facades:
+            facade = facades[provider]
+            return getattr(facade.load().configure(**extra), facade.chat)(model_id)
+        compatible = importlib.import_module("llmroute.providers.compatible")
         if provider == "compatible":
             if not base_url:
                 raise UsageError("compatible:MODEL needs --base-url (the server's OpenAI-compatible /v1 URL)")
@@ -69,8 +58,7 @@ def resolve_model(spec: str, base_url: str | None = None) -> Model:
             return compatible.configure(provider, **extra).model(model_id)
     except ImportError as exc:
         raise UsageError(f"provider {provider!r} is not available: {exc}") from None
-    known = ", ".join(sorted({*_FACADES, *compatible.FAMILIES, "compatible"}))
-    raise UsageError(f"unknown provider {provider!r}; known: {known}")
+    raise UsageError(f"unknown provider {provider!r}; known: {', '.join(facade_names(aliases=True))}")
 
 
 # The facades' messages name Python keywords (``pass api_key=...``); at the command line only the
@@ -130,7 +118,7 @@ def _cost_line(response: LLMResponse) -> str:
         return f"  cost: ${cost.total:f} ({cost.source})\n"
     if response.usage is None or response.provider is None or response.model_id is None:
         return "  cost: unknown\n"
-    from .catalog import cost_reason
+    from ..catalog import cost_reason
 
     return f"  cost: unknown ({cost_reason(response.provider, response.model_id, response.usage)})\n"
 
@@ -231,7 +219,7 @@ _BUG = "set LLMROUTE_TRACEBACK=1 to see the traceback, and please report it"
 
 def _origin(exc: BaseException) -> str:
     """``llmroute/module.py:line`` of the innermost frame inside llmroute (else the innermost one)."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # llmroute/, this package's parent
     frames = traceback.extract_tb(exc.__traceback__)
     ours = [f for f in frames if Path(f.filename).resolve().is_relative_to(package)]
     if ours:
@@ -264,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         _fail(args.command, str(exc), EXIT_USAGE)
     except LLMError as exc:
         # Missing credentials and requests rejected before sending are configuration errors.
-        from .schema.errors import AuthenticationError, InvalidRequestError, NoRouteError
+        from ..schema.errors import AuthenticationError, InvalidRequestError, NoRouteError
 
         config = isinstance(exc, NoRouteError | InvalidRequestError) and exc.http is None
         config = config or (isinstance(exc, AuthenticationError) and exc.kind == "missing")
@@ -280,7 +268,3 @@ def main(argv: list[str] | None = None) -> int:
         # A bug, or input a check missed: its text may hold request data (a key, a prompt), so only
         # its type and where it was raised are shown.
         _fail(args.command, f"unexpected {type(exc).__name__} ({_origin(exc)}); {_BUG}", EXIT_ERROR)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

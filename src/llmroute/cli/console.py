@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any, TextIO
 
-from .schema.events import LLMEvent
-from .terminal import StreamSanitizer, sanitize
+from ..schema.events import LLMEvent
+from ..terminal import StreamSanitizer, sanitize
 
 __all__ = ["Renderer", "Style", "use_color"]
 
