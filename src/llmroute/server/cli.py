@@ -48,6 +48,12 @@ def add_parser(subparsers: Any) -> None:
         metavar="SECONDS",
         help="on SIGTERM/SIGINT, how long open requests and streams may take to finish (default %(default)s)",
     )
+    serve.add_argument(
+        "--otel",
+        action="store_true",
+        help="OpenTelemetry traces and metrics (as config telemetry.otel; needs llmroute[otel]; "
+        "exported per the OTEL_* environment)",
+    )
     serve.set_defaults(run=_serve)
 
 
@@ -107,6 +113,16 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.otel:
+        gateway.otel = True
+    if gateway.otel:
+        from . import otel
+
+        try:
+            otel.check()
+        except ConfigError as exc:
+            print(f"llmroute serve: {exc}", file=sys.stderr)
+            return 2
     problem = _bind_problem(args.host, args.port)
     if problem:
         print(f"llmroute serve: {problem}", file=sys.stderr)
@@ -114,7 +130,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
     public = ", ".join(gateway.public)
     out.write(f"llmroute gateway on http://{args.host}:{args.port}/v1 (models: {public})\n")
     out.flush()
-    from .serving import CONFIG_ENV, HEADER_TIMEOUT_ENV, http_protocol, tune_gc
+    from .serving import CONFIG_ENV, HEADER_TIMEOUT_ENV, OTEL_ENV, http_protocol, tune_gc
 
     common: dict[str, Any] = {
         "host": args.host,
@@ -132,6 +148,8 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
     # workers: each process loads the config; metrics from all of them are summed on scrape
     os.environ[CONFIG_ENV] = str(Path(args.config).resolve())
     os.environ[HEADER_TIMEOUT_ENV] = repr(gateway.header_timeout)
+    if args.otel:
+        os.environ[OTEL_ENV] = "1"
     metrics_dir = None
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         metrics_dir = tempfile.mkdtemp(prefix="llmroute-metrics-")
