@@ -124,8 +124,9 @@ def test_two_workers_share_the_socket_limits_and_metrics(upstream: FaultServer, 
                     ).status_code
                 )
         text = httpx.get(f"http://127.0.0.1:{gateway.port}/metrics", timeout=5).text
+        started = gateway.output()
+    assert "; uvloop, httptools)" in started  # the [server] extra's loop and parser, in use
     assert sorted(statuses) == [200, 200, 200, 429]
-    assert "; uvloop, httptools)" in gateway.output()  # the [server] extra's loop and parser, in use
     total = sum(
         s.value
         for f in text_string_to_metric_families(text)
