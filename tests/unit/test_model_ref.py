@@ -4,10 +4,6 @@ field still holds the value as given: a value that is not a model gets the same 
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-import sys
 import typing
 from pathlib import Path
 
@@ -19,6 +15,7 @@ import llmroute
 from llmroute.providers import openai
 from llmroute.route.model import Model, ModelGroup
 from llmroute.schema.request import LLMRequest, ModelRef
+from tests.helpers import pyright_report
 
 
 def _model() -> Model:
@@ -77,19 +74,9 @@ bad = LLMRequest(model="gpt-4o")  # ERROR
 
 @pytest.mark.timeout(120)
 def test_pyright_sees_the_model_type(tmp_path: Path) -> None:
-    pyright = shutil.which("pyright", path=str(Path(sys.executable).parent)) or shutil.which("pyright")
-    assert pyright is not None, "pyright is a dev dependency: pip install -e '.[dev]'"
     (tmp_path / "probe.py").write_text(PROBE, encoding="utf-8")
     config = {"include": ["probe.py"], "pythonVersion": "3.11", "reportMissingModuleSource": "none"}
-    (tmp_path / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
-    result = subprocess.run(
-        [pyright, "--outputjson", "--pythonpath", sys.executable],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=110,
-    )
-    diagnostics = json.loads(result.stdout)["generalDiagnostics"]
+    diagnostics = pyright_report(tmp_path, config)["generalDiagnostics"]
     lines = PROBE.splitlines()
     errors = [lines[d["range"]["start"]["line"]] for d in diagnostics if d["severity"] == "error"]
     revealed = [d["message"] for d in diagnostics if d["severity"] == "information"]
