@@ -798,15 +798,6 @@ def _reasoning_delta(state: ResponsesState, ev: _Event, index: int, out: list[LL
         out.append(ReasoningDelta(state.blocks.reasoning, delta))  # type: ignore[arg-type]
 
 
-def _on_arguments_delta(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
-    tool = state.tools.get(ev.item_id or "")
-    if tool is not None and ev.delta:
-        tool.delta(ev.delta, out)
-    elif ev.delta and ev.item_id not in state.added and ev.item_id not in state.called:
-        # no call to give them to (a delta after the done item is a replay, dropped as the done is)
-        raise InvalidProviderOutputError(f"{NAME}: arguments for item {ev.item_id!r}, which was never added")
-
-
 def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
     item = _decode_item(ev.item)
     if item is None:
@@ -922,6 +913,10 @@ def _close_all(state: ResponsesState, out: list[LLMEvent]) -> None:
     for tool in state.tools.values():
         tool.finish(out)
     state.tools.clear()
+
+
+def _on_arguments_delta(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
+    calls.on_arguments_delta(state, ev.item_id, ev.delta, out)
 
 
 _HANDLERS: dict[str, Callable[[ResponsesState, _Event, list[LLMEvent]], None]] = {

@@ -85,6 +85,7 @@ __all__ = [
     "lower_shell",
     "lower_web_search",
     "on_approval_request",
+    "on_arguments_delta",
     "on_call_done",
     "on_hosted_call",
     "on_image_generation_call",
@@ -430,6 +431,18 @@ def first_done(state: ResponsesState, item_id: str) -> bool:
         return False
     state.called.add(item_id)
     return True
+
+
+def on_arguments_delta(
+    state: ResponsesState, item_id: str | None, delta: str | None, out: list[LLMEvent]
+) -> None:
+    """A piece of a streamed call's input (function arguments, custom tool text). One for an item
+    never added has no call to go to; one after the item's done is a replay, dropped as the done is."""
+    tool = state.tools.get(item_id or "")
+    if tool is not None and delta:
+        tool.delta(delta, out)
+    elif delta and item_id not in state.added and item_id not in state.called:
+        raise InvalidProviderOutputError(f"{_NAME}: arguments for item {item_id!r}, which was never added")
 
 
 def on_call_done(
