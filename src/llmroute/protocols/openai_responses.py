@@ -302,8 +302,10 @@ _raw_decoder = msgspec.json.Decoder(dict[str, Any])
 
 class ResponsesState(StreamState):
     __slots__ = (
+        "added",
         "awaiting",
         "blocks",
+        "call_ids",
         "called",
         "cited",
         "cited_urls",
@@ -342,9 +344,11 @@ class ResponsesState(StreamState):
         # output index -> the id its item was added with: some servers give every event a new
         # item id, so parts are matched by position
         self.item_ids: dict[int, str] = {}
+        self.added: set[str] = set()  # ids of the items added so far
         self.cited: set[tuple[str, str, str | None, int | None, int | None]] = set()
         self.client_calls = 0
         self.called: set[str] = set()  # item ids of the calls already completed
+        self.call_ids: set[str] = set()  # ids of the calls opened: two items under one id are refused
         # hosted calls whose result is a later output item: call id -> (item id, tool name)
         self.awaiting: dict[str | None, tuple[str, str]] = {}
         self.quirks = quirks
@@ -734,6 +738,7 @@ def _on_item_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> No
         return
     if ev.output_index >= 0:
         state.item_ids[ev.output_index] = item.id
+    state.added.add(item.id)
     kind = item.type
     if kind == "message":
         if item.phase:
@@ -743,9 +748,11 @@ def _on_item_added(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> No
         if role is None or (kind not in _STREAMED_INPUT and kind not in HOSTED_ITEMS):
             # no call, or one whose input (and final call id) only the done item carries
             return
+        if item.id in state.tools or item.id in state.called:
+            return  # added again (a proxy replaying events): one call, as a repeated done is
         _close_text(state, out)
         _end_reasoning(state, out)
-        tool = state.tools[item.id] = calls.tool_input(item, role, out)
+        tool = state.tools[item.id] = calls.tool_input(state, item, role, out)
         if isinstance(item.arguments, str) and item.arguments:
             tool.delta(item.arguments, out)
 
@@ -789,12 +796,6 @@ def _reasoning_delta(state: ResponsesState, ev: _Event, index: int, out: list[LL
         if state.reasoning_index != index or state.reasoning_item != item_id:
             _open_reasoning(state, item_id, index, out)
         out.append(ReasoningDelta(state.blocks.reasoning, delta))  # type: ignore[arg-type]
-
-
-def _on_arguments_delta(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
-    tool = state.tools.get(ev.item_id or "")
-    if tool is not None and ev.delta:
-        tool.delta(ev.delta, out)
 
 
 def _on_item_done(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
@@ -912,6 +913,10 @@ def _close_all(state: ResponsesState, out: list[LLMEvent]) -> None:
     for tool in state.tools.values():
         tool.finish(out)
     state.tools.clear()
+
+
+def _on_arguments_delta(state: ResponsesState, ev: _Event, out: list[LLMEvent]) -> None:
+    calls.on_arguments_delta(state, ev.item_id, ev.delta, out)
 
 
 _HANDLERS: dict[str, Callable[[ResponsesState, _Event, list[LLMEvent]], None]] = {
