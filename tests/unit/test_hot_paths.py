@@ -245,7 +245,7 @@ def test_anthropic_text_delta_lean_path_gives_the_general_paths_events(
     frames = [json.dumps(e, ensure_ascii=False).encode() + b" " * (i % 3) for i, e in enumerate(stream)]
     lean = _run_anthropic(frames, as_events)
     mp = pytest.MonkeyPatch()
-    mp.setattr(anthropic_messages, "_text_decode", _NeverDecodes().decode)
+    mp.setattr(anthropic_messages.parse, "_text_decode", _NeverDecodes().decode)
     try:
         general = _run_anthropic(frames, as_events)
     finally:
