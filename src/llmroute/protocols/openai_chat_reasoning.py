@@ -18,7 +18,7 @@ from ..schema.content import Message, ReasoningPart
 from ..schema.events import LLMEvent
 
 if TYPE_CHECKING:
-    from .openai_chat import ChatState
+    from .openai_chat.state import ChatState
 
 __all__ = [
     "ContentChunk",
