@@ -247,7 +247,15 @@ _META = ("metadata", {"usage": {"inputTokens": 1, "outputTokens": 1, "totalToken
                 ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"text": "b"}}),
                 ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "c"}}),
             ],
-            "text for block 0, which already ended",
+            "text block 'text-0' opened again after it ended",
+        ),
+        (
+            [
+                ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "a"}}}),
+                ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"text": "b"}}),
+                ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "c"}}}),
+            ],
+            "reasoning block 'reasoning-0' opened again after it ended",
         ),
         (
             [
@@ -281,6 +289,7 @@ _META = ("metadata", {"usage": {"inputTokens": 1, "outputTokens": 1, "totalToken
         "content-after-stop",
         "second-stop",
         "text-block-reopened",
+        "reasoning-block-reopened",
         "tool-block-restarted",
         "tool-id-repeated",
     ],

@@ -306,6 +306,26 @@ def test_guide_provider_rows_prepare(expression: str) -> None:
     assert url_part in anyio.run(prepare)
 
 
+def test_guide_providers_table_covers_every_registered_facade_and_protocol() -> None:
+    """A facade or protocol added to ``llmroute.providers.registry`` needs its row in the guide."""
+    import importlib
+
+    from llmroute.providers import registry
+
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    table = guide[guide.index("## Providers") :]
+    table = table[: table.index("\n## ")]
+    assert [f.name for f in registry.FACADES if f"`{f.name}.configure" not in table] == []
+    assert {module for module, _ in PROVIDER_ROWS.values()} == {f.name for f in registry.FACADES}
+    reached = {
+        eval(
+            expression, {module: importlib.import_module(f"llmroute.providers.{module}"), "token": _token}
+        ).route.protocol.name
+        for expression, (module, _) in PROVIDER_ROWS.items()
+    }
+    assert sorted({entry.name for entry in registry.PROTOCOLS} - reached) == []
+
+
 @pytest.mark.timeout(60)
 def test_readme_grounded_search_snippet_runs(
     fake: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

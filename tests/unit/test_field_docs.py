@@ -28,10 +28,6 @@ WIRE_SHAPES = {
     "llmroute.server.responses.ResponsesRequest",  # OpenAI POST /v1/responses
 }
 
-# Being retyped by the concurrent #27 moves (generic Protocol, typed Route.transport): documented
-# once those land. TODO(#27): empty this before the issue closes.
-PENDING = {"llmroute.route.model.Route", "llmroute.route.protocol.Protocol"}
-
 
 def _public_structs() -> list[type[msgspec.Struct]]:
     for module in pkgutil.walk_packages(llmroute.__path__, "llmroute."):
@@ -48,7 +44,7 @@ def _public_structs() -> list[type[msgspec.Struct]]:
                 and not cls.__name__.startswith("_")
                 and not any(part.startswith("_") for part in module.split("."))
                 and not module.startswith("llmroute.protocols.")
-                and f"{module}.{cls.__qualname__}" not in WIRE_SHAPES | PENDING
+                and f"{module}.{cls.__qualname__}" not in WIRE_SHAPES
                 and getattr(sys.modules[module], cls.__qualname__, None) is cls  # not a defstruct
                 and cls not in found
             ):

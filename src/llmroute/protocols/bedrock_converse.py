@@ -356,7 +356,6 @@ class ConverseState(StreamState):
         "answered",
         "blocks",
         "client_tools",
-        "ended",
         "reasoning_index",
         "redacted",
         "results",
@@ -380,7 +379,6 @@ class ConverseState(StreamState):
         self.signature: str | None = None  # of the open reasoning block
         self.redacted: str | None = None
         self.stop_reason: str | None = None
-        self.ended: set[str] = set()  # text / reasoning block ids already closed (never reopened)
         self.answer_tool: str | None = None  # the forced output tool: its call is the answer's text
         self.answered = False
 
@@ -736,9 +734,7 @@ def _on_content_block_delta(state: ConverseState, event: _BlockDelta, out: list[
         else:
             _end_reasoning(state, out)
             _end_text(state, out)
-            if f"text-{index}" in state.ended:
-                raise _violation(f"text for block {index}, which already ended")
-            state.blocks.text_delta(text, out, f"text-{index}")
+            state.blocks.text_delta(text, out, f"text-{index}")  # an ended block is refused there
             state.text_index = index
     if delta.reasoningContent is not None:
         _on_reasoning(state, index, delta.reasoningContent, out)
@@ -768,8 +764,6 @@ def _on_reasoning(state: ConverseState, index: int, delta: _ReasoningDelta, out:
     else:
         _end_text(state, out)
         _end_reasoning(state, out)
-        if f"reasoning-{index}" in state.ended:
-            raise _violation(f"reasoning for block {index}, which already ended")
         state.blocks.reasoning_delta(delta.text or "", out, f"reasoning-{index}")
         state.reasoning_index = index
     if delta.signature:
@@ -779,8 +773,6 @@ def _on_reasoning(state: ConverseState, index: int, delta: _ReasoningDelta, out:
 
 
 def _end_text(state: ConverseState, out: list[LLMEvent]) -> None:
-    if state.blocks.text is not None:
-        state.ended.add(state.blocks.text)
     state.blocks.end_text(out)
     state.text_index = -1
 
@@ -788,7 +780,6 @@ def _end_text(state: ConverseState, out: list[LLMEvent]) -> None:
 def _end_reasoning(state: ConverseState, out: list[LLMEvent]) -> None:
     if state.blocks.reasoning is None:
         return
-    state.ended.add(state.blocks.reasoning)
     signature, redacted = state.signature, state.redacted
     metadata = {NAMESPACE: {"signature": signature}} if signature else None
     state.blocks.end_reasoning(out, signature, redacted, metadata)

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import httpx
 
+from ..framing.base import FrameDecoder, Framing
 from ..framing.whole import WHOLE_BODY
 from ..schema.errors import (
     InvalidProviderOutputError,
@@ -43,9 +44,10 @@ from .decoding import output_error
 from .hooks import CallInfo, CallResult
 from .model import ModelGroup, model_of
 from .prepared import PreparedRequest
+from .protocol import StreamState
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
 from .transport import ClientTransports, HttpWire, Wire, may_resend, transport_error
-from .watchdog import DeadlineExceeded, Watchdog
+from .watchdog import Watchdog
 
 if TYPE_CHECKING:
     from .hooks import HookRunner, LoopInfo
@@ -62,6 +64,7 @@ DRAIN_BYTES = 64 * 1024
 DRAIN_SECONDS = 1.0
 
 Sleep = Callable[[float], Awaitable[Any]]
+Step = Callable[[Any, Any, list[LLMEvent]], None]  # a protocol's ``step`` or ``whole``, types erased
 
 
 class ExecutionContext:
@@ -110,16 +113,44 @@ class ExecutionContext:
 
 
 class _Attempt:
-    """One try: what was sent and how far it got."""
+    """One try: what was sent, how far it got, and what the read loop leaves for its error handling."""
 
-    __slots__ = ("chunks", "prepared", "read_body", "watchdog", "wire")
+    __slots__ = (
+        "call",
+        "chunks",
+        "decoder",
+        "delivered",
+        "failure",
+        "kept",
+        "prepared",
+        "read_body",
+        "state",
+        "timeouts",
+        "watchdog",
+        "wire",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, timeouts: Timeouts, call: CallInfo | None = None) -> None:
+        self.timeouts = timeouts
+        self.call = call  # hooks' view of the attempt (None: no hooks)
+        self.kept: list[LLMEvent] = []  # the attempt's events, when a finish hook will fold them
         self.prepared: PreparedRequest | None = None
         self.wire: Wire | None = None
         self.watchdog: Watchdog | None = None
         self.chunks: AsyncIterator[bytes] | None = None
+        self.state: StreamState | None = None
+        self.decoder: FrameDecoder[Any] | None = None
         self.read_body = False  # a body byte arrived: transport failures are no longer retried
+        self.delivered = False  # an event reached the caller: nothing is retried any more
+        self.failure: httpx.HTTPError | None = None  # for ``_transport_failed``, outside the ``except``
+
+    def deadline_error(self, which: str) -> TimeoutError:
+        """The typed error of a read the watchdog stopped (``which`` deadline)."""
+        return _deadline_error(which, _limit(self.timeouts, which), self.prepared)
+
+    async def too_large(self, limit: int) -> None:
+        await self.close()  # drop the connection now, never drain the rest
+        raise ResponseTooLargeError(f"response body exceeded max_response_bytes={limit}", limit=limit)
 
     async def drain(self, seconds: float) -> None:
         """After the terminal event: read the rest of the body (a ``[DONE]``, the chunked trailer),
@@ -179,56 +210,6 @@ def _deadline_error(which: str, seconds: float | None, prepared: PreparedRequest
     return TimeoutError(f"{which} deadline{limit} exceeded{where}", deadline=which, http=ctx, code="timeout")
 
 
-async def _open(
-    ctx: ExecutionContext, request: LLMRequest, attempt: _Attempt, deadline: float, call: CallInfo | None
-) -> Wire:
-    """Prepare, send and return an open 2xx response; a non-2xx becomes its typed error."""
-    prepared = await prepare(request)
-    prepared.secrets = collect_secrets(prepared.headers, prepared.url, prepared.secrets)
-    attempt.prepared = prepared
-    model = model_of(request)
-    transport = ctx.transports.for_route(model.route.transport)
-    hooks = ctx.hooks
-    if hooks is not None and call is not None:
-        await hooks.before_send(call, prepared)  # may add headers (a traceparent)
-    log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
-    with secrets_in_scope(prepared.secrets):  # what the HTTP stack logs meanwhile is redacted
-        wire = await transport.open(prepared, ctx.http_timeout())  # httpx errors: run_step
-    attempt.wire = wire
-    if hooks is not None and call is not None:
-        await hooks.on_response(call, wire.status, wire.headers)
-    if 200 <= wire.status < 300 and not is_web_page(wire.headers):
-        return wire
-    body = b""
-    with anyio.CancelScope(deadline=min(deadline, anyio.current_time() + ctx.timeouts.idle)):
-        with contextlib.suppress(httpx.HTTPError), secrets_in_scope(prepared.secrets):
-            body = await wire.read_capped(ctx.max_error_bytes)
-    await attempt.close()  # never drain a large error body: the connection is dropped instead
-    raise from_response(
-        wire.status,
-        wire.headers,
-        body,
-        method=prepared.method,
-        url=prepared.url,
-        provider=model.provider,
-        secrets=prepared.secrets,
-    )
-
-
-def _should_retry(exc: BaseException, attempt: _Attempt, policy: RetryPolicy) -> bool:
-    if isinstance(exc, httpx.HTTPError):
-        prepared = attempt.prepared
-        idempotent = prepared is not None and any(k.lower() == "idempotency-key" for k in prepared.headers)
-        return policy.retry_connect and not attempt.read_body and may_resend(exc, idempotent)
-    if not isinstance(exc, LLMError) or not exc.retryable or isinstance(exc, TransportError):
-        return False  # transport failures are decided on the raw httpx error above
-    status = exc.http.status if exc.http is not None else None
-    if status is not None and status >= 300:
-        return status in policy.statuses
-    # An error event inside a 200 stream (Anthropic overloaded_error, Bedrock throttlingException).
-    return attempt.wire is not None
-
-
 def run_step(
     ctx: ExecutionContext,
     request: LLMRequest,
@@ -246,83 +227,107 @@ def run_step(
     return run_model_step(ctx, request, index, finish, loop)
 
 
-async def run_model_step(
+def run_model_step(
     ctx: ExecutionContext,
     request: LLMRequest,
     index: int = 0,
     finish: bool = False,
     loop: LoopInfo | None = None,
 ) -> AsyncGenerator[list[LLMEvent], None]:
-    """``run_step`` on the ``Model`` in ``request.model``."""
-    model = model_of(request)
-    route = model.route
-    protocol = route.protocol
-    streaming = is_streaming(request)
-    framing = route.framing if streaming else WHOLE_BODY
-    # prepare() refuses stream=False for a protocol without a ``whole`` handler before any read
-    step = protocol.step if streaming or protocol.whole is None else protocol.whole
-    limit = ctx.max_response_bytes
-    if limit is None and not streaming:
-        limit = DEFAULT_MAX_WHOLE_BODY_BYTES
-    policy = ctx.retry
-    timeouts = ctx.timeouts
-    clock = anyio.current_time
-    total_at = clock() + timeouts.total if timeouts.total is not None else math.inf
-    idle = timeouts.idle
-    hooks = ctx.hooks
-    tries = 0
-    while True:
-        tries += 1
-        attempt = _Attempt()
-        call: CallInfo | None = None
-        kept: list[LLMEvent] = []  # the attempt's events, when a finish hook will fold them
-        if hooks is not None:
-            call = CallInfo(request, model, tries, index, streaming, loop)
-        delivered = False
-        state: Any = None
-        failure: httpx.HTTPError | None = None
+    """``run_step`` on the ``Model`` in ``request.model`` (resolved when the first batch is asked
+    for: a request that names no model fails there, as any other error of the call)."""
+    return _send(_Run(ctx, request, index, finish, loop))
+
+
+# The send chain, one concern per rung (as httpx's ``send`` -> ``_send_handling_auth`` -> ...):
+#   _send              the attempt loop (retry, backoff) around one attempt's read loop, inline:
+#                      the caller iterates this generator, and a generator between would cost
+#                      every batch
+#   _begin -> _open    one attempt up to its first read: prepare, send under the first-byte
+#                      deadline, a refused response as its typed error (``_refused``)
+#   _end               the step's last batch: the decoder's tail, on_halt, step-finish, finish
+#   _transport_failed  an httpx failure -> its typed error, retried or raised
+#   _failed            error decoration (``_decorate``: provider, scrub, HTTP context, usage) and
+#                      the retry decision for typed errors; hooks hear of every ending
+
+
+class _Run:
+    """One model call across its attempts: what it resolves once (model, route, framing, the
+    parser's entry point, the body cap), when its total deadline falls, how many attempts it made."""
+
+    __slots__ = (
+        "ctx",
+        "finish",
+        "framing",
+        "index",
+        "limit",
+        "loop",
+        "model",
+        "protocol",
+        "request",
+        "route",
+        "step",
+        "streaming",
+        "total_at",
+        "tries",
+    )
+
+    def __init__(
+        self, ctx: ExecutionContext, request: LLMRequest, index: int, finish: bool, loop: LoopInfo | None
+    ) -> None:
+        self.ctx = ctx
+        self.request = request
+        self.index = index
+        self.finish = finish
+        self.loop = loop
+        self.tries = 0
+
+    def resolve(self) -> tuple[Step, int | None, float, float]:
+        """Resolve the call; returns the read loop's constants: the parser's entry point, the body
+        cap, the idle gap and when the total deadline falls."""
+        model = self.model = model_of(self.request)
+        route = self.route = model.route
+        protocol = self.protocol = route.protocol
+        streaming = self.streaming = is_streaming(self.request)
+        self.framing: Framing[Any] = route.framing if streaming else WHOLE_BODY
+        # prepare() refuses stream=False for a protocol without a ``whole`` handler before any read
+        step = self.step = protocol.step if streaming or protocol.whole is None else protocol.whole
+        limit = self.ctx.max_response_bytes
+        if limit is None and not streaming:
+            limit = DEFAULT_MAX_WHOLE_BODY_BYTES
+        self.limit = limit
+        timeouts = self.ctx.timeouts
+        self.total_at = anyio.current_time() + timeouts.total if timeouts.total is not None else math.inf
+        return step, limit, timeouts.idle, self.total_at
+
+    def attempts(self) -> Iterator[_Attempt]:
+        """A new attempt each time the previous one is retried (the attempt loop ends the call)."""
+        while True:
+            self.tries += 1
+            call = None
+            if self.ctx.hooks is not None:
+                call = CallInfo(self.request, self.model, self.tries, self.index, self.streaming, self.loop)
+            yield _Attempt(self.ctx.timeouts, call)
+
+
+async def _send(run: _Run) -> AsyncGenerator[list[LLMEvent], None]:
+    """The attempt loop around one attempt's read loop (kept inline: see the chain above)."""
+    step, limit, idle, total_at = run.resolve()
+    for attempt in run.attempts():
+        call, kept, hooks = attempt.call, attempt.kept, run.ctx.hooks
         try:
             try:
-                first_at = min(clock() + timeouts.first_byte, total_at)
-                wire: Wire | None = None
-                with anyio.CancelScope(deadline=first_at):
-                    wire = await _open(ctx, request, attempt, first_at, call)
-                if wire is None:
-                    which = "total" if first_at >= total_at else "first_byte"
-                    raise _deadline_error(which, _limit(timeouts, which), attempt.prepared)
-                state = protocol.new_state(request)
-                decoder = framing.decoder()
-                feed = decoder.feed
-                received = 0
-                warnings = attempt.prepared.warnings if attempt.prepared is not None else ()
-                out: list[LLMEvent] = [StepStart(index, warnings=warnings)]
-                pending = 1  # step-start waits for the first real event (so a first-event error can retry)
-                secrets = attempt.prepared.secrets if attempt.prepared is not None else ()
-                scope = secrets_in_scope(secrets)  # entered once per read, built once per attempt
-                chunks: AsyncIterator[bytes] = wire.chunks().__aiter__()
-                attempt.chunks = chunks
-                read = chunks.__anext__
-                watchdog = attempt.watchdog = Watchdog(
-                    first_at, "total" if first_at >= total_at else "first_byte"
-                )
-                guarded, move, now = watchdog.read, watchdog.set, watchdog.now
+                state, out, feed, read, guarded, scope, extend = await _begin(run, attempt)
+                received, pending = 0, 1  # step-start waits for the first real event (so it can retry)
                 while True:
                     try:
                         with scope:
                             chunk = await guarded(read)
                     except StopAsyncIteration:
                         break
-                    except DeadlineExceeded:
-                        which = watchdog.which
-                        raise _deadline_error(which, _limit(timeouts, which), attempt.prepared) from None
                     attempt.read_body = True
-                    if limit is not None:
-                        received += len(chunk)
-                        if received > limit:
-                            await attempt.close()  # drop the connection now, never drain the rest
-                            raise ResponseTooLargeError(
-                                f"response body exceeded max_response_bytes={limit}", limit=limit
-                            )
+                    if limit is not None and (received := received + len(chunk)) > limit:
+                        await attempt.too_large(limit)
                     frame: Any = None
                     try:
                         for frame in feed(chunk):
@@ -332,101 +337,219 @@ async def run_model_step(
                     except LLMError:
                         raise
                     except Exception as exc:  # a shape the parser did not foresee: typed, never raw
-                        raise output_error(exc, protocol.name, frame) from None
+                        raise output_error(exc, run.protocol.name, frame) from None
                     if len(out) > pending:
-                        delivered = True
-                        pending = 0
+                        attempt.delivered, pending = True, 0
                         if call is not None and hooks is not None:
                             await hooks.batch(call, out, kept)
                         yield out
                         out = []
                     if state.done:
                         break
-                    at = now() + idle
-                    if at >= total_at:
-                        move(total_at, "total")
-                    else:
-                        move(at, "idle")
-                try:
-                    if not state.done:
-                        for frame in decoder.close():
-                            step(state, frame, out)
-                    protocol.on_halt(state, out)
-                    out.append(StepFinish(index, state.reason, state.usage, state.metadata))
-                    if finish:
-                        out.append(Finish(state.reason, state.usage, state.metadata))
-                except LLMError:
-                    raise
-                except Exception as exc:
-                    raise output_error(exc, protocol.name) from None
-                delivered = True
-                if call is not None and hooks is not None:
-                    await hooks.batch(call, out, kept)
-                    await hooks.finish(call, state.reason, state.usage, state.metadata, kept)
-                yield out
-                # Resumed: the consumer read to the end (a ``break`` closes the generator at the
-                # yield above and the connection with it). Keep the connection alive for reuse.
-                await attempt.drain(min(DRAIN_SECONDS, max(0.0, total_at - clock())))
+                    extend(idle, total_at)
+                yield await _end(run, attempt, out)
+                # Resumed: the consumer read to the end (a ``break`` closed it at the yield): reuse.
+                await attempt.drain(min(DRAIN_SECONDS, max(0.0, total_at - anyio.current_time())))
                 return
             except httpx.HTTPError as exc:
-                failure = exc
-            # Handled outside the ``except`` block: the typed error must not keep the httpx
-            # exception -- which holds the request, its Authorization header and raw URL -- as its
-            # ``__context__``.
-            prepared = attempt.prepared
-            if prepared is None:
-                raise failure
-            phase = "idle" if attempt.read_body else "first_byte"
-            error = transport_error(failure, prepared, phase, ctx.max_connections)
-            retry = not delivered and tries <= policy.max_retries and _should_retry(failure, attempt, policy)
-            del failure
-            if retry:
-                if call is not None and hooks is not None:
-                    await hooks.error(call, error, _partial(state, kept))
-                await _backoff(ctx, tries, error, total_at, route.name)
-                continue
-            raise error
-        except LLMError as exc:
-            if exc.provider is None:
-                exc.provider = model.provider
-            _scrub(exc, attempt.prepared.secrets if attempt.prepared is not None else ())
-            if exc.http is None and attempt.prepared is not None:
-                wire_now = attempt.wire
-                # A message on an open WebSocket has no HTTP status: the error names the socket.
-                socket: str | None = getattr(wire_now, "socket_url", None)
-                exc.http = http_context(
-                    "WEBSOCKET" if socket else attempt.prepared.method,
-                    socket or attempt.prepared.url,
-                    wire_now.status if wire_now is not None and not socket else None,
-                    wire_now.headers if wire_now is not None else None,
-                    secrets=attempt.prepared.secrets,
-                )
-            if state is not None and exc.usage is None:
-                exc.usage = state.usage  # folded into .partial by EventStream
-            retry = not delivered and tries <= policy.max_retries and _should_retry(exc, attempt, policy)
-            if not retry:
-                exc.attempts = tries
-            if call is not None and hooks is not None:
-                await hooks.error(call, exc, _partial(state, kept))
-            if retry:
-                await attempt.close()
-                await _backoff(ctx, tries, exc, total_at, route.name)
-                continue
-            raise
-        except BaseException as exc:  # ``break`` / ``aclose()`` (GeneratorExit), cancellation, a bug
-            if call is not None and hooks is not None:
-                if isinstance(exc, Exception):
-                    await hooks.error(call, exc, _partial(state, kept))
-                else:
-                    await hooks.abort(call, exc, _partial(state, kept))
-            raise
+                attempt.failure = exc
+            await _transport_failed(run, attempt)  # raises its typed error, or backs off to retry
+        except BaseException as exc:  # a typed error, ``break`` / ``aclose()``, a cancellation, a bug
+            if not await _failed(run, attempt, exc):
+                raise
         finally:
             await attempt.close()
 
 
-def _partial(state: Any, kept: list[LLMEvent]) -> CallResult | None:
+_Reading = tuple[
+    StreamState,
+    list[LLMEvent],
+    Callable[[bytes], Sequence[Any]],
+    Callable[[], Awaitable[bytes]],
+    Callable[[Callable[[], Awaitable[bytes]]], Awaitable[bytes]],
+    secrets_in_scope,
+    Callable[[float, float], None],
+]
+
+
+async def _begin(run: _Run, attempt: _Attempt) -> _Reading:
+    """One attempt up to its first read: the wire, opened under the first-byte deadline (capped by
+    the total), and what the read loop needs (parser state, first batch, decoder, read, deadline)."""
+    timeouts = run.ctx.timeouts
+    total_at = run.total_at
+    first_at = min(anyio.current_time() + timeouts.first_byte, total_at)
+    which = "total" if first_at >= total_at else "first_byte"
+    wire: Wire | None = None
+    with anyio.CancelScope(deadline=first_at):
+        wire = await _open(run, attempt, first_at)
+    if wire is None:
+        raise _deadline_error(which, _limit(timeouts, which), attempt.prepared)
+    prepared = attempt.prepared
+    state = attempt.state = run.protocol.new_state(run.request)
+    decoder = attempt.decoder = run.framing.decoder()
+    out: list[LLMEvent] = [StepStart(run.index, warnings=prepared.warnings if prepared is not None else ())]
+    scope = secrets_in_scope(prepared.secrets if prepared is not None else ())  # entered once per read
+    chunks: AsyncIterator[bytes] = wire.chunks().__aiter__()
+    attempt.chunks = chunks
+    watchdog = attempt.watchdog = Watchdog(first_at, which, attempt.deadline_error)
+    return state, out, decoder.feed, chunks.__anext__, watchdog.read, scope, watchdog.extend
+
+
+async def _open(run: _Run, attempt: _Attempt, deadline: float) -> Wire:
+    """Prepare, send and return an open 2xx response; a non-2xx becomes its typed error."""
+    ctx, call, hooks = run.ctx, attempt.call, run.ctx.hooks
+    prepared = await prepare(run.request)
+    prepared.secrets = collect_secrets(prepared.headers, prepared.url, prepared.secrets)
+    attempt.prepared = prepared
+    transport = ctx.transports.for_route(run.route.transport)
+    if hooks is not None and call is not None:
+        await hooks.before_send(call, prepared)  # may add headers (a traceparent)
+    log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
+    with secrets_in_scope(prepared.secrets):  # what the HTTP stack logs meanwhile is redacted
+        wire = attempt.wire = await transport.open(prepared, ctx.http_timeout())  # httpx: _transport_failed
+    if hooks is not None and call is not None:
+        await hooks.on_response(call, wire.status, wire.headers)
+    if 200 <= wire.status < 300 and not is_web_page(wire.headers):
+        return wire
+    raise await _refused(run, attempt, wire, deadline)
+
+
+async def _refused(run: _Run, attempt: _Attempt, wire: Wire, deadline: float) -> LLMError:
+    """A non-2xx response (or a web page where an API answer belongs) as its typed error, from at
+    most ``max_error_bytes`` of its body read within the idle gap."""
+    prepared = attempt.prepared
+    assert prepared is not None
+    ctx = run.ctx
+    body = b""
+    with anyio.CancelScope(deadline=min(deadline, anyio.current_time() + ctx.timeouts.idle)):
+        with contextlib.suppress(httpx.HTTPError), secrets_in_scope(prepared.secrets):
+            body = await wire.read_capped(ctx.max_error_bytes)
+    await attempt.close()  # never drain a large error body: the connection is dropped instead
+    return from_response(
+        wire.status,
+        wire.headers,
+        body,
+        method=prepared.method,
+        url=prepared.url,
+        provider=run.model.provider,
+        secrets=prepared.secrets,
+    )
+
+
+async def _end(run: _Run, attempt: _Attempt, out: list[LLMEvent]) -> list[LLMEvent]:
+    """The step's last batch: what the decoder still holds, ``on_halt``, step-finish (and finish)."""
+    state, decoder, protocol = attempt.state, attempt.decoder, run.protocol
+    assert state is not None and decoder is not None
+    try:
+        if not state.done:
+            for frame in decoder.close():
+                run.step(state, frame, out)
+        protocol.on_halt(state, out)
+        out.append(StepFinish(run.index, state.reason, state.usage, state.metadata))
+        if run.finish:
+            out.append(Finish(state.reason, state.usage, state.metadata))
+    except LLMError:
+        raise
+    except Exception as exc:
+        raise output_error(exc, protocol.name) from None
+    attempt.delivered = True
+    hooks, call = run.ctx.hooks, attempt.call
+    if call is not None and hooks is not None:
+        await hooks.batch(call, out, attempt.kept)
+        await hooks.finish(call, state.reason, state.usage, state.metadata, attempt.kept)
+    return out
+
+
+async def _transport_failed(run: _Run, attempt: _Attempt) -> None:
+    """An httpx failure as its typed error: backs off when it is retried, else raises it. Called
+    outside the ``except`` block: the typed error must not keep the httpx exception -- which holds
+    the request, its Authorization header and raw URL -- as its ``__context__``."""
+    failure, attempt.failure = attempt.failure, None
+    assert failure is not None
+    prepared = attempt.prepared
+    if prepared is None:
+        raise failure
+    phase = "idle" if attempt.read_body else "first_byte"
+    error = transport_error(failure, prepared, phase, run.ctx.max_connections)
+    retry = _retries(run, attempt, failure)
+    del failure
+    if not retry:
+        raise error
+    hooks, call = run.ctx.hooks, attempt.call
+    if call is not None and hooks is not None:
+        await hooks.error(call, error, _partial(attempt))
+    await _backoff(run.ctx, run.tries, error, run.total_at, run.route.name)
+
+
+async def _failed(run: _Run, attempt: _Attempt, exc: BaseException) -> bool:
+    """The attempt ended with ``exc`` (the caller re-raises it unless this returns ``True``: it is
+    retried, after the backoff). A typed error is decorated first; hooks hear of every ending."""
+    error = exc if isinstance(exc, LLMError) else None
+    retry = False
+    if error is not None:
+        _decorate(run, attempt, error)
+        retry = _retries(run, attempt, error)
+        if not retry:
+            error.attempts = run.tries
+    hooks, call = run.ctx.hooks, attempt.call
+    if call is not None and hooks is not None:
+        if isinstance(exc, Exception):
+            await hooks.error(call, exc, _partial(attempt))
+        else:  # ``break`` / ``aclose()`` (GeneratorExit), a cancellation
+            await hooks.abort(call, exc, _partial(attempt))
+    if retry and error is not None:
+        await attempt.close()
+        await _backoff(run.ctx, run.tries, error, run.total_at, run.route.name)
+    return retry
+
+
+def _decorate(run: _Run, attempt: _Attempt, exc: LLMError) -> None:
+    """What any error of the attempt carries: the provider, no known secret, the HTTP context and
+    the usage the parser had counted (folded into ``.partial`` by ``EventStream``)."""
+    if exc.provider is None:
+        exc.provider = run.model.provider
+    prepared = attempt.prepared
+    _scrub(exc, prepared.secrets if prepared is not None else ())
+    if exc.http is None and prepared is not None:
+        wire = attempt.wire
+        # A message on an open WebSocket has no HTTP status: the error names the socket.
+        socket: str | None = getattr(wire, "socket_url", None)
+        exc.http = http_context(
+            "WEBSOCKET" if socket else prepared.method,
+            socket or prepared.url,
+            wire.status if wire is not None and not socket else None,
+            wire.headers if wire is not None else None,
+            secrets=prepared.secrets,
+        )
+    if attempt.state is not None and exc.usage is None:
+        exc.usage = attempt.state.usage
+
+
+def _retries(run: _Run, attempt: _Attempt, exc: BaseException) -> bool:
+    """Whether the attempt's failure is tried again: nothing delivered, retries left, a kind the
+    policy retries."""
+    policy = run.ctx.retry
+    return not attempt.delivered and run.tries <= policy.max_retries and _should_retry(exc, attempt, policy)
+
+
+def _should_retry(exc: BaseException, attempt: _Attempt, policy: RetryPolicy) -> bool:
+    if isinstance(exc, httpx.HTTPError):
+        prepared = attempt.prepared
+        idempotent = prepared is not None and any(k.lower() == "idempotency-key" for k in prepared.headers)
+        return policy.retry_connect and not attempt.read_body and may_resend(exc, idempotent)
+    if not isinstance(exc, LLMError) or not exc.retryable or isinstance(exc, TransportError):
+        return False  # transport failures are decided on the raw httpx error above
+    status = exc.http.status if exc.http is not None else None
+    if status is not None and status >= 300:
+        return status in policy.statuses
+    # An error event inside a 200 stream (Anthropic overloaded_error, Bedrock throttlingException).
+    return attempt.wire is not None
+
+
+def _partial(attempt: _Attempt) -> CallResult | None:
     """For hooks: what an attempt that ended early had received (no cost: it was not completed)."""
-    return None if state is None else CallResult(state.reason, state.usage, state.metadata, kept)
+    state = attempt.state
+    return None if state is None else CallResult(state.reason, state.usage, state.metadata, attempt.kept)
 
 
 def _scrub(exc: LLMError, secrets: tuple[str, ...]) -> None:

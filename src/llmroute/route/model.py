@@ -31,14 +31,21 @@ class Route(msgspec.Struct, frozen=True):
     which each client binds to its own connections."""
 
     name: str
+    """Named in errors, warnings, logs and telemetry (``openai-chat``, ``azure-responses``, ...)."""
     protocol: AnyProtocol
     """The wire format: body lowering and frame parsing (any protocol; its types erased here)."""
     endpoint: Endpoint
+    """Where requests go (base URL, path, query)."""
     auth: Auth
+    """How requests are signed: an API key header, a bearer token, SigV4, ..."""
     framing: Framing[Any]
+    """How a streamed response body splits into frames (SSE, the AWS event stream)."""
     transport: TransportKind | None = None
+    """The kind of transport that moves requests (``None``: the client's HTTP)."""
     headers: Mapping[str, str] | None = None
+    """Extra headers every request carries."""
     defaults: GenerationOptions | None = None
+    """Generation options for every model on this route; the model's and the request's win."""
 
     def with_(self, **changes: Any) -> Route:
         return msgspec.structs.replace(self, **changes)

@@ -24,15 +24,22 @@ class DeadlineExceeded(Exception):
     """The read was stopped by the deadline; ``Watchdog.which`` names it."""
 
 
+def _exceeded(which: str) -> Exception:
+    return DeadlineExceeded()
+
+
 class Watchdog:
     """``read(next_chunk)`` awaits one chunk under the deadline ``at`` (``which`` names it);
-    ``stop()`` drops the pending timer (call it when the stream ends, however it ends)."""
+    ``stop()`` drops the pending timer (call it when the stream ends, however it ends).
+    ``expired(which)`` makes the error a read stopped by the deadline raises (``DeadlineExceeded``
+    unless given: the executor raises its typed ``TimeoutError`` straight from the read)."""
 
-    __slots__ = ("_armed", "_handle", "_loop", "_reading", "_task", "at", "which")
+    __slots__ = ("_armed", "_expired", "_handle", "_loop", "_reading", "_task", "at", "which")
 
-    def __init__(self, at: float, which: str) -> None:
+    def __init__(self, at: float, which: str, expired: Callable[[str], Exception] = _exceeded) -> None:
         self.at = at
         self.which = which
+        self._expired = expired
         self._armed = 0.0  # when the pending timer fires
         self._handle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[Any] | None = None
@@ -52,18 +59,32 @@ class Watchdog:
             self._handle.cancel()
             self._handle = None
 
+    def extend(self, seconds: float, cap: float) -> None:
+        """After a chunk: the next read's deadline is ``seconds`` from now (``idle``), or ``cap``
+        (``total``) when that comes first. ``set`` with the clock read inside (one call per chunk)."""
+        loop = self._loop
+        at = (loop.time() if loop is not None else anyio.current_time()) + seconds
+        which = "idle"
+        if at >= cap:
+            at, which = cap, "total"
+        self.at = at
+        self.which = which
+        if at < self._armed and self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
     def now(self) -> float:
         loop = self._loop
         return loop.time() if loop is not None else anyio.current_time()
 
     async def read(self, next_chunk: Callable[[], Awaitable[bytes]]) -> bytes:
-        """The next chunk; ``DeadlineExceeded`` when the deadline passes first. The iterator's
+        """The next chunk; ``expired(which)`` when the deadline passes first. The iterator's
         ``StopAsyncIteration`` passes through."""
         loop = self._loop
         if loop is None:
             with anyio.CancelScope(deadline=self.at):
                 return await next_chunk()
-            raise DeadlineExceeded  # reached only when the scope cancelled the read
+            raise self._expired(self.which)  # reached only when the scope cancelled the read
         task = self._task = asyncio.current_task(loop)
         if self._handle is None:
             self._armed = self.at
@@ -78,10 +99,12 @@ class Watchdog:
             task.uncancel()
             if task.cancelling():
                 raise  # cancelled by someone else as well: theirs wins, as it would over a cancel scope
-            raise DeadlineExceeded from None  # also when the code below turned our cancel into an error
+            raise self._expired(
+                self.which
+            ) from None  # also when the code below turned our cancel into an error
         if not self._reading and task is not None:
             task.uncancel()  # ours fired, but the code below swallowed the cancellation
-            raise DeadlineExceeded
+            raise self._expired(self.which)
         self._reading = False
         return chunk
 
