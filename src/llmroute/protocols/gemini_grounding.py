@@ -19,7 +19,7 @@ from ._offsets import byte_span_in
 from ._shared import ToolInput
 
 if TYPE_CHECKING:
-    from .gemini import GeminiState
+    from .gemini.state import GeminiState
 
 __all__ = [
     "NS",
