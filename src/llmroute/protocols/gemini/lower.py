@@ -24,8 +24,8 @@ from ...schema.request import LLMRequest, ModelRef
 from ...schema.tools import HostedTool, ToolDefinition
 from .._output_tool import described_schema
 from .._shared import lower_hosted, ns, result_text, with_options
-from ..gemini_grounding import NS
 from ..gemini_schema import sanitize_schema
+from .grounding import NS
 from .wire import (
     NAME,
     Blob,

@@ -27,7 +27,7 @@ from ...schema.mime import sniff_base64
 from ...schema.usage import Usage, usage_count
 from .._partial_json import parse_path
 from .._shared import ToolInput, decode_frame
-from ..gemini_grounding import NS, PartText, emit_grounding, hosted_id
+from .grounding import NS, PartText, emit_grounding, hosted_id
 from .state import GeminiState, StreamedCall
 from .wire import NAME, Chunk, InlineData, PartIn
 

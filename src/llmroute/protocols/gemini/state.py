@@ -2,14 +2,63 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from ...route.protocol import StreamState
 from .._partial_json import PathWriter
 from .._shared import ToolInput
-from ..gemini_grounding import MergedGrounding, PartText, UrlMetadata
+from .wire import GroundingChunk, GroundingMetadata, Support, UrlMetadata
 
 # 3. parser state ----------------------------------------------------------------------------------
+
+
+class PartText:
+    """One logical part as the non-streamed response would hold it: consecutive streamed deltas of
+    the same kind are one part. ``kind`` is ``text``, ``thought`` or ``other`` (calls, code); only
+    ``text`` parts keep their ``chunks`` (grounding spans point into answer text alone)."""
+
+    __slots__ = ("_final", "block_id", "chunks", "kind", "signature")
+
+    def __init__(self, kind: str, block_id: str, signature: str | None) -> None:
+        self.kind = kind
+        self.block_id = block_id
+        self.chunks: list[str] = []
+        self.signature = signature
+        self._final: tuple[str, bytes] | None = None
+
+    def final(self) -> tuple[str, bytes]:
+        """The whole text and its UTF-8 bytes (once the stream has ended)."""
+        if self._final is None:
+            text = "".join(self.chunks)
+            self._final = (text, text.encode())
+        return self._final
+
+
+class MergedGrounding:
+    """Field-wise merge across chunks: the latest non-empty value of each field wins."""
+
+    __slots__ = ("chunks", "entry_point", "queries", "retrieval", "supports")
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+        self.chunks: list[GroundingChunk] = []
+        self.supports: list[Support] = []
+        self.entry_point: dict[str, Any] | None = None
+        self.retrieval: dict[str, Any] | None = None
+
+    def merge(self, g: GroundingMetadata) -> None:
+        if g.web_search_queries:
+            self.queries = g.web_search_queries
+        if g.grounding_chunks:
+            self.chunks = g.grounding_chunks
+        if g.grounding_supports:
+            self.supports = g.grounding_supports
+        if g.search_entry_point:
+            self.entry_point = g.search_entry_point
+        if g.retrieval_metadata:
+            self.retrieval = g.retrieval_metadata
 
 
 class StreamedCall:

@@ -8,7 +8,6 @@ from typing import Any
 import msgspec
 
 from ...schema.errors import InvalidProviderOutputError
-from ..gemini_grounding import GroundingMetadata, UrlContext
 
 NAME = "gemini"
 
@@ -192,3 +191,52 @@ class Chunk(msgspec.Struct, rename="camel"):
     model_version: str | None = None
     response_id: str | None = None
     error: dict[str, Any] | None = None
+
+
+# grounding (read into hosted calls and citations by ``grounding``)
+
+
+class Source(msgspec.Struct, rename="camel", omit_defaults=True):
+    """``web``, ``retrievedContext`` (file search / RAG) and ``maps`` grounding chunks alike."""
+
+    uri: str | None = None
+    title: str | None = None
+    domain: str | None = None
+    text: str | None = None
+    file_search_store: str | None = None
+
+
+class GroundingChunk(msgspec.Struct, rename="camel", omit_defaults=True):
+    web: Source | None = None
+    retrieved_context: Source | None = None
+    maps: Source | None = None
+
+
+class Segment(msgspec.Struct, rename="camel"):
+    part_index: int | None = None
+    start_index: int | None = None
+    end_index: int | None = None
+    text: str | None = None
+
+
+class Support(msgspec.Struct, rename="camel"):
+    segment: Segment | None = None
+    grounding_chunk_indices: list[int] | None = None
+    confidence_scores: list[float] | None = None
+
+
+class GroundingMetadata(msgspec.Struct, rename="camel"):
+    web_search_queries: list[str] | None = None
+    grounding_chunks: list[GroundingChunk] | None = None
+    grounding_supports: list[Support] | None = None
+    search_entry_point: dict[str, Any] | None = None
+    retrieval_metadata: dict[str, Any] | None = None
+
+
+class UrlMetadata(msgspec.Struct, rename="camel"):
+    retrieved_url: str | None = None
+    url_retrieval_status: str | None = None
+
+
+class UrlContext(msgspec.Struct, rename="camel"):
+    url_metadata: list[UrlMetadata] | None = None

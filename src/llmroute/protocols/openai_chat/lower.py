@@ -12,7 +12,7 @@ from ...schema.request import LLMRequest, ModelRef
 from ...schema.tools import HostedTool, ToolDefinition
 from .._shared import content_parts, data_url, json_arguments, lower_hosted, result_text, with_options
 from ..openai_chat_custom import CustomCallOut, custom_names, is_custom_call, lower_custom, lower_custom_call
-from ..openai_chat_reasoning import reasoning_details_out
+from .reasoning import reasoning_details_out
 from .wire import (
     DEFAULT_QUIRKS,
     NAME,

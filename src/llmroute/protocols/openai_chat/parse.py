@@ -21,8 +21,8 @@ from ...schema.usage import Usage
 from .._shared import RAW_LIMIT, ToolInput, decode_frame, only_fields, parse_tool_input
 from .._websearch import emit_search, hit_pairs, search_from_citations
 from ..openai_chat_custom import call_metadata
-from ..openai_chat_reasoning import details_text, end_reasoning, on_content_chunks, on_reasoning_details
 from ..openai_usage import chat_usage
+from .reasoning import details_text, end_reasoning, on_content_chunks, on_reasoning_details
 from .state import ChatState
 from .wire import (
     NAME,

@@ -11,7 +11,6 @@ import msgspec
 
 from ...schema.tools import HostedTool
 from ..openai_chat_custom import CustomCallOut
-from ..openai_chat_reasoning import ContentChunk
 
 NAME = "openai-chat"
 
@@ -192,6 +191,21 @@ class Audio(msgspec.Struct):
     data: str | None = None
     transcript: str | None = None
     expires_at: int | None = None
+
+
+class ThinkingText(msgspec.Struct):
+    type: str = ""
+    text: str | None = None
+
+
+class ContentChunk(msgspec.Struct):
+    """Mistral's reasoning models (``magistral``) send ``content`` as a list of chunks:
+    ``{"type": "thinking", "thinking": [{"type": "text", "text": ...}]}`` and
+    ``{"type": "text", "text": ...}``; other chunk types (``reference``, ``image_url``) carry no text."""
+
+    type: str = ""
+    text: str | None = None
+    thinking: list[ThinkingText] | str | None = None
 
 
 class Delta(msgspec.Struct):
