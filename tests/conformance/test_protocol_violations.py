@@ -1,8 +1,15 @@
-"""Provider streams that break their own protocol's order (a block reopened, a call id repeated,
-content after the stop, a second message inside an open one) are a typed
-``InvalidProviderOutputError``, never a stream the caller cannot trust: for any sequence of
-well-formed Anthropic, Bedrock Converse and Gemini events, the replay through ``Client`` either
-fails typed or yields events that ``event_order_problems`` finds nothing wrong with."""
+"""Every registered protocol (``llmroute.providers.registry.PROTOCOLS``), held to the same properties
+by hypothesis, with each protocol's stream generators from ``stream_generators.GENERATORS``:
+
+- any order of its events (repeated, missing, out of place) is refused as a typed ``LLMError`` or
+  replays to events ``event_order_problems`` finds nothing wrong with;
+- a well-formed answer replays to well-ordered events whose text and reasoning join to what was
+  sent, whose tool calls carry the sent ids, names and arguments (their input deltas byte for byte
+  where the protocol streams them), with the sent finish reason and usage;
+- the events do not depend on where the body is cut into reads.
+
+Below them, each violation with its own message: a typed ``InvalidProviderOutputError``, never a
+stream the caller cannot trust."""
 
 from __future__ import annotations
 
@@ -16,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import llmroute
-from llmroute.framing.eventstream import encode_message
-from llmroute.providers import anthropic, bedrock, google, openai
+from llmroute.providers.registry import PROTOCOLS, ProtocolEntry
 from llmroute.testing import (
     Cassette,
+    Chunking,
     Interaction,
     RecordedRequest,
     RecordedResponse,
@@ -27,163 +34,141 @@ from llmroute.testing import (
     event_order_problems,
 )
 
-ANTHROPIC = anthropic.configure(api_key="sk-ant-test").messages("m")
-BEDROCK = bedrock.configure(region="us-east-1", api_key="test-bedrock-key").converse("m")
-GEMINI = google.configure(api_key="test-key").gemini("m")
-RESPONSES = openai.configure(api_key="sk-test").responses("m")
-URLS = {
-    "anthropic": "https://api.anthropic.com/v1/messages",
-    "bedrock": "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream",
-    "gemini": "https://generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent?alt=sse",
-    "responses": "https://api.openai.com/v1/responses",
-}
-MODELS = {"anthropic": ANTHROPIC, "bedrock": BEDROCK, "gemini": GEMINI, "responses": RESPONSES}
-TYPES = {"bedrock": "application/vnd.amazon.eventstream", "anthropic": "text/event-stream"}
+from .stream_generators import (
+    GENERATORS,
+    MESSAGE_START,
+    Reasoning,
+    Script,
+    Text,
+    bedrock_body,
+    gemini_body,
+)
+
+ENTRIES = {entry.name: entry for entry in PROTOCOLS}
+MODELS = {entry.name: entry.sample("http://127.0.0.1:9") for entry in PROTOCOLS}
 
 
-def _anthropic_body(events: list[dict[str, Any]]) -> bytes:
+def _entry_ids(entry: ProtocolEntry) -> str:
+    return entry.name
+
+
+async def _generate(name: str, body: bytes, chunking: Chunking | None = None) -> llmroute.LLMResponse:
+    entry = ENTRIES[name]
+    response = RecordedResponse(200, {"content-type": [entry.content_type]}, body)
+    cassette = Cassette([Interaction(RecordedRequest("POST", "http://127.0.0.1:9/", {}, b""), response)])
+    http = httpx.AsyncClient(transport=ReplayTransport(cassette, chunking, check_url=False))
+    async with llmroute.Client(http=http, retry=llmroute.RetryPolicy.none()) as client:
+        return await client.generate(llmroute.request(model=MODELS[name], prompt="x"))
+
+
+def _replay(name: str, body: bytes, chunking: Chunking | None = None) -> llmroute.LLMResponse:
+    return anyio.run(_generate, name, body, chunking)
+
+
+def _sse(events: list[dict[str, Any]]) -> bytes:
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
 
-def _bedrock_body(events: list[tuple[str, dict[str, Any]]]) -> bytes:
-    headers = {":content-type": "application/json", ":message-type": "event"}
-    return b"".join(
-        encode_message({":event-type": kind, **headers}, json.dumps(payload).encode())
-        for kind, payload in events
-    )
-
-
-def _gemini_body(chunks: list[dict[str, Any]]) -> bytes:
-    return b"".join(b"data: " + json.dumps(c).encode() + b"\r\n\r\n" for c in chunks)
-
-
-async def _generate(family: str, body: bytes) -> llmroute.LLMResponse:
-    response = RecordedResponse(200, {"content-type": [TYPES.get(family, "text/event-stream")]}, body)
-    cassette = Cassette([Interaction(RecordedRequest("POST", URLS[family], {}, b""), response)])
-    http = httpx.AsyncClient(transport=ReplayTransport(cassette))
-    async with llmroute.Client(http=http, retry=llmroute.RetryPolicy.none()) as client:
-        return await client.generate(llmroute.request(model=MODELS[family], prompt="x"))
-
-
-def _typed_or_well_ordered(family: str, body: bytes) -> None:
+def _typed_or_well_ordered(name: str, body: bytes) -> None:
     try:
-        response = anyio.run(_generate, family, body)
+        response = _replay(name, body)
     except llmroute.LLMError:
         return  # refused, typed
     assert event_order_problems(response.events) == []
 
 
-# -- the events each protocol can send, shuffled ------------------------------------------------------
-
-_index = st.integers(0, 2)
-_anthropic_block = st.sampled_from(
-    [
-        {"type": "text", "text": ""},
-        {"type": "thinking", "thinking": ""},
-        {"type": "redacted_thinking", "data": "x"},
-        {"type": "tool_use", "id": "toolu_a", "name": "f", "input": {}},
-        {"type": "tool_use", "id": "toolu_b", "name": "f", "input": {}},
-        {"type": "server_tool_use", "id": "srvtoolu_a", "name": "web_search", "input": {}},
-        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_a", "content": []},
-    ]
-)
-_anthropic_delta = st.sampled_from(
-    [
-        {"type": "text_delta", "text": "hi"},
-        {"type": "thinking_delta", "thinking": "hm"},
-        {"type": "signature_delta", "signature": "sig"},
-        {"type": "input_json_delta", "partial_json": '{"a":1}'},
-    ]
-)
-_anthropic_event = st.one_of(
-    st.builds(
-        lambda i, b: {"type": "content_block_start", "index": i, "content_block": b}, _index, _anthropic_block
-    ),
-    st.builds(lambda i, d: {"type": "content_block_delta", "index": i, "delta": d}, _index, _anthropic_delta),
-    st.builds(lambda i: {"type": "content_block_stop", "index": i}, _index),
-    st.just({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),
-    st.just({"type": "message_start", "message": {"id": "m2", "usage": {"input_tokens": 1}}}),
-    st.just({"type": "message_stop"}),
-)
-_MESSAGE_START = {"type": "message_start", "message": {"id": "m1", "usage": {"input_tokens": 1}}}
-
-_bedrock_event = st.one_of(
-    st.builds(
-        lambda i, s: ("contentBlockStart", {"contentBlockIndex": i, "start": s}),
-        _index,
-        st.sampled_from(
-            [
-                {"toolUse": {"toolUseId": "a", "name": "f"}},
-                {"toolUse": {"toolUseId": "b", "name": "f"}},
-                {"toolResult": {"toolUseId": "a", "type": "web_search_result"}},
-            ]
-        ),
-    ),
-    st.builds(
-        lambda i, d: ("contentBlockDelta", {"contentBlockIndex": i, "delta": d}),
-        _index,
-        st.sampled_from(
-            [
-                {"text": "hi"},
-                {"reasoningContent": {"text": "hm"}},
-                {"reasoningContent": {"signature": "sig"}},
-                {"toolUse": {"input": "{}"}},
-            ]
-        ),
-    ),
-    st.builds(lambda i: ("contentBlockStop", {"contentBlockIndex": i}), _index),
-    st.just(("messageStop", {"stopReason": "end_turn"})),
-    st.just(("metadata", {"usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3}})),
-)
-
-_gemini_part = st.sampled_from(
-    [
-        {"text": "hi"},
-        {"text": "hm", "thought": True},
-        {"text": "", "thoughtSignature": "sig"},
-        {"functionCall": {"name": "f", "args": {"a": 1}, "id": "x"}},
-        {"functionCall": {"name": "f", "args": {"a": 1}}},
-        {"functionCall": {"name": "g", "willContinue": True}},
-        {"functionCall": {"partialArgs": [{"jsonPath": "$.a", "stringValue": "v"}], "willContinue": True}},
-        {"functionCall": {"partialArgs": [{"jsonPath": "$.b[0].c", "numberValue": 1}]}},
-        {"functionCall": {}},
-        {"executableCode": {"code": "print(1)", "language": "PYTHON"}},
-        {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1"}},
-        {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
-    ]
-)
-_gemini_chunk = st.builds(
-    lambda parts, stop: {
-        "candidates": [
-            {"content": {"role": "model", "parts": parts}, **({"finishReason": "STOP"} if stop else {})}
-        ],
-        "responseId": "r",
-    },
-    st.lists(_gemini_part, min_size=1, max_size=3),
-    st.booleans(),
-)
-
-_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def _blocks(events: tuple[llmroute.LLMEvent, ...]) -> list[tuple[str, str]]:
+    """(kind, text) of each text and reasoning block in the order they started, a run of one kind
+    joined (protocols differ in where a block ends: Chat keeps one text block across a tool call)."""
+    order: list[tuple[str, str]] = []
+    texts: dict[tuple[str, str], list[str]] = {}
+    for e in events:
+        if isinstance(e, llmroute.TextStart | llmroute.ReasoningStart):
+            key = ("text" if isinstance(e, llmroute.TextStart) else "reasoning", e.id)
+            order.append(key)
+            texts[key] = []
+        elif isinstance(e, llmroute.TextDelta | llmroute.ReasoningDelta):
+            texts[("text" if isinstance(e, llmroute.TextDelta) else "reasoning", e.id)].append(e.text)
+    return _joined([(kind, "".join(texts[(kind, id)])) for kind, id in order])
 
 
-@_SETTINGS
-@given(st.lists(_anthropic_event, min_size=1, max_size=8))
-def test_anthropic_any_event_order_is_refused_typed_or_well_formed(events: list[dict[str, Any]]) -> None:
-    _typed_or_well_ordered("anthropic", _anthropic_body([_MESSAGE_START, *events]))
+def _joined(blocks: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for kind, text in blocks:
+        if not text:
+            continue
+        if out and out[-1][0] == kind:
+            out[-1] = (kind, out[-1][1] + text)
+        else:
+            out.append((kind, text))
+    return out
 
 
-@_SETTINGS
-@given(st.lists(_bedrock_event, min_size=1, max_size=8))
-def test_bedrock_any_event_order_is_refused_typed_or_well_formed(
-    events: list[tuple[str, dict[str, Any]]],
-) -> None:
-    _typed_or_well_ordered("bedrock", _bedrock_body([("messageStart", {"role": "assistant"}), *events]))
+def _sent_blocks(script: Script) -> list[tuple[str, str]]:
+    return _joined(
+        [
+            ("text" if isinstance(p, Text) else "reasoning", "".join(p.pieces))
+            for p in script.parts
+            if isinstance(p, Text | Reasoning)
+        ]
+    )
 
 
-@_SETTINGS
-@given(st.lists(_gemini_chunk, min_size=1, max_size=6))
-def test_gemini_any_part_order_is_refused_typed_or_well_formed(chunks: list[dict[str, Any]]) -> None:
-    _typed_or_well_ordered("gemini", _gemini_body(chunks))
+# -- properties every registered protocol is held to ---------------------------------------------------
+
+_SHUFFLED = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_SCRIPTED = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("entry", PROTOCOLS, ids=_entry_ids)
+def test_any_event_order_is_refused_typed_or_well_formed(entry: ProtocolEntry) -> None:
+    @_SHUFFLED
+    @given(GENERATORS[entry.name].events)
+    def check(body: bytes) -> None:
+        _typed_or_well_ordered(entry.name, body)
+
+    check()
+
+
+@pytest.mark.parametrize("entry", PROTOCOLS, ids=_entry_ids)
+def test_a_well_formed_answer_arrives_whole_and_in_order(entry: ProtocolEntry) -> None:
+    generator = GENERATORS[entry.name]
+
+    @_SCRIPTED
+    @given(generator.script)
+    def check(sent: tuple[Script, bytes]) -> None:
+        script, body = sent
+        response = _replay(entry.name, body)
+        events = response.events
+        assert event_order_problems(events) == []
+        assert _blocks(events) == _sent_blocks(script)
+        calls = [e for e in events if isinstance(e, llmroute.ToolCall)]
+        assert [(c.id, c.name, c.input) for c in calls] == [
+            (c.id, c.name, json.loads(c.arguments)) for c in script.calls
+        ]
+        if generator.streams_arguments:
+            for call in script.calls:
+                pieces = [
+                    e.text for e in events if isinstance(e, llmroute.ToolInputDelta) and e.id == call.id
+                ]
+                assert "".join(pieces) == call.arguments  # byte for byte, whitespace and escapes kept
+        assert response.finish_reason == script.reason
+        assert response.usage is not None
+        assert (response.usage.input_tokens, response.usage.output_tokens) == script.usage
+
+    check()
+
+
+@pytest.mark.parametrize("entry", PROTOCOLS, ids=_entry_ids)
+def test_events_do_not_depend_on_where_reads_are_cut(entry: ProtocolEntry) -> None:
+    @_SCRIPTED
+    @given(GENERATORS[entry.name].script, st.integers(0, 2**16), st.sampled_from([1, 3, 17, 64]))
+    def check(sent: tuple[Script, bytes], seed: int, size: int) -> None:
+        _, body = sent
+        whole = _replay(entry.name, body).events
+        assert _replay(entry.name, body, Chunking.random(seed, size)).events == whole
+
+    check()
 
 
 # -- each violation, named ------------------------------------------------------------------------------
@@ -226,7 +211,7 @@ _END = [{"type": "message_delta", "delta": {"stop_reason": "end_turn"}}, {"type"
 )
 def test_anthropic_violations_are_typed(events: list[dict[str, Any]], message: str) -> None:
     with pytest.raises(llmroute.InvalidProviderOutputError, match=message):
-        anyio.run(_generate, "anthropic", _anthropic_body([_MESSAGE_START, *events, *_END]))
+        _replay("anthropic-messages", _sse([MESSAGE_START, *events, *_END]))
 
 
 _STOP = ("messageStop", {"stopReason": "end_turn"})
@@ -295,16 +280,16 @@ _META = ("metadata", {"usage": {"inputTokens": 1, "outputTokens": 1, "totalToken
     ],
 )
 def test_bedrock_violations_are_typed(events: list[tuple[str, dict[str, Any]]], message: str) -> None:
-    body = _bedrock_body([("messageStart", {"role": "assistant"}), *events, _STOP, _META])
+    body = bedrock_body([("messageStart", {"role": "assistant"}), *events, _STOP, _META])
     with pytest.raises(llmroute.InvalidProviderOutputError, match=message):
-        anyio.run(_generate, "bedrock", body)
+        _replay("bedrock-converse", body)
 
 
 def test_gemini_repeated_call_id_is_typed() -> None:
     call = {"functionCall": {"name": "f", "args": {}, "id": "x"}}
     chunk = {"candidates": [{"content": {"role": "model", "parts": [call, call]}, "finishReason": "STOP"}]}
     with pytest.raises(llmroute.InvalidProviderOutputError, match="function call id 'x' repeated"):
-        anyio.run(_generate, "gemini", _gemini_body([chunk]))
+        _replay("gemini", gemini_body([chunk]))
 
 
 def _text(item: str, delta: str, output_index: int = 0) -> dict[str, Any]:
@@ -329,4 +314,4 @@ def test_responses_text_part_reopened_after_it_ended_is_typed() -> None:
     ]
     body = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
     with pytest.raises(llmroute.InvalidProviderOutputError, match="text block 'msg_a:0' opened again"):
-        anyio.run(_generate, "responses", body)
+        _replay("openai-responses", body)

@@ -1,7 +1,7 @@
 """The registry of protocols and facades (``llmroute.providers.registry``, issue #27 move 7) is
 complete: every protocol module is in it, each entry is true to its module and its recordings, and
 every registered protocol reaches the suites that must cover it (fuzz, hostile bytes, telemetry,
-shape, hosted tools, option matrix). A protocol module added without an entry fails here, by name."""
+shape, hosted tools, option matrix, the protocol property tests and their stream generators). A protocol module added without an entry fails here, by name."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ SUITES = [
     "tests/telemetry/test_otel.py",
     "tests/unit/test_protocol_shape.py",
     "tests/unit/test_hosted_registry.py",
+    "tests/conformance/test_protocol_violations.py",
 ]
 
 
@@ -122,6 +123,17 @@ def test_every_registered_protocol_is_in_each_suite() -> None:
     }
     absent = {suite: names for suite, names in absent.items() if names}
     assert absent == {}, "registered protocols no test of these suites runs"
+
+
+def test_every_registered_protocol_has_stream_generators() -> None:
+    # the property tests take each protocol's well-formed and shuffled streams from this table
+    from ..conformance.stream_generators import GENERATORS
+
+    missing = sorted(NAMES - set(GENERATORS))
+    assert missing == [], (
+        "registered protocols without stream generators in tests/conformance/stream_generators.py"
+    )
+    assert sorted(set(GENERATORS) - NAMES) == [], "stream generators for protocols the registry does not have"
 
 
 def test_the_option_matrix_reaches_every_protocol() -> None:
