@@ -21,38 +21,41 @@ HostedToolLowering = Callable[[HostedTool], dict[str, Any]]  # one entry of a ho
 
 
 class ChatQuirks(msgspec.Struct, frozen=True):
-    """Declared differences between OpenAI-compatible servers.
-
-    ``tool_call_key``: how streamed tool-call fragments are matched: by ``index`` (OpenAI), or by
-    ``id`` for servers that omit ``index`` or reuse index 0 for every call. A repeated id in every
-    fragment is handled either way. ``reasoning_fields``: which delta fields carry reasoning text, in
-    priority order. ``include_usage``: send ``stream_options.include_usage``. ``max_tokens_field``:
-    ``max_completion_tokens`` for OpenAI reasoning models. ``send_reasoning``: echo reasoning back as
-    ``reasoning_content`` on assistant messages (servers that require it). ``supports_top_k``: send
-    ``top_k``. ``empty_choices_ok``: chunks with no choices (Azure's prompt-filter first chunk, the
-    usage trailer) are normal, not an error. ``hosted_tools``: this server's ``HOSTED_TOOLS``
-    table, kind -> lowering to its ``tools`` entry (OpenRouter ``openrouter:web_search``, GLM
-    ``web_search``); without it hosted tools are refused. ``send_reasoning_details``: echo OpenRouter
-    ``reasoning_details`` (signatures, encrypted reasoning) back on assistant messages.
-    ``completion_has_reasoning``: whether ``completion_tokens`` already counts ``reasoning_tokens``
-    (OpenAI: yes; xAI: no, its ``total_tokens`` is prompt + completion + reasoning); ``None`` decides
-    per response from the server's own ``total_tokens``. Either way ``Usage.output_tokens`` includes
-    reasoning.
+    """Declared differences between OpenAI-compatible servers, one documented flag each.
 
     Response-side extensions need no flag: fields only some servers send are parsed when present
     (``reasoning_details``, annotations, Groq ``executed_tools``, GLM's top-level ``web_search``).
     """
 
     tool_call_key: Literal["index", "id"] = "index"
+    """How streamed tool-call fragments are matched: by ``index`` (OpenAI), or by ``id`` for
+    servers that omit ``index`` or reuse index 0 for every call. A repeated id in every fragment is
+    handled either way."""
     reasoning_fields: tuple[str, ...] = ("reasoning_content", "reasoning")
+    """Which delta fields carry reasoning text, in priority order."""
     include_usage: bool = True
+    """Send ``stream_options.include_usage`` (a streamed answer then ends with its usage)."""
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    """The body field ``max_tokens`` goes in: ``max_completion_tokens`` for OpenAI reasoning
+    models."""
     send_reasoning: bool = False
+    """Echo reasoning back as ``reasoning_content`` on assistant messages (servers that require
+    it)."""
     supports_top_k: bool = False
+    """Send ``top_k``; without it the option is dropped with a warning."""
     empty_choices_ok: bool = True
+    """Chunks with no choices (Azure's prompt-filter first chunk, the usage trailer) are normal,
+    not an error."""
     hosted_tools: Mapping[str, HostedToolLowering] | None = None
+    """This server's ``HOSTED_TOOLS`` table, kind -> lowering to its ``tools`` entry (OpenRouter
+    ``openrouter:web_search``, GLM ``web_search``); without it hosted tools are refused."""
     send_reasoning_details: bool = False
+    """Echo OpenRouter ``reasoning_details`` (signatures, encrypted reasoning) back on assistant
+    messages."""
     completion_has_reasoning: bool | None = None
+    """Whether ``completion_tokens`` already counts ``reasoning_tokens`` (OpenAI: yes; xAI: no, its
+    ``total_tokens`` is prompt + completion + reasoning); ``None`` decides per response from the
+    server's own ``total_tokens``. Either way ``Usage.output_tokens`` includes reasoning."""
 
 
 class Function(msgspec.Struct, kw_only=True):

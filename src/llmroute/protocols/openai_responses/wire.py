@@ -16,13 +16,15 @@ OPENAI = "openai"  # the provider_metadata namespace
 
 
 class ResponsesQuirks(msgspec.Struct, frozen=True):
-    """Declared differences between Responses servers. ``hosted_custom_tools``: ``custom_tool_call``
-    (and ``x_search_call``) items are the server's own tools, already run (xAI's x_search and
-    friends), not freeform tools handed to the client (OpenAI). ``hosted_kinds``: the server's own
-    hosted tool kinds beyond OpenAI's (xAI ``x_search``)."""
+    """Declared differences between Responses servers (xAI, OpenRouter, Azure), one documented flag
+    each."""
 
     hosted_custom_tools: bool = False
-    hosted_kinds: tuple[str, ...] = ()  # more hosted tool kinds, sent as ``{"type": kind, **options}``
+    """``custom_tool_call`` (and ``x_search_call``) items are the server's own tools, already run
+    (xAI's x_search and friends), not freeform tools handed to the client (OpenAI)."""
+    hosted_kinds: tuple[str, ...] = ()
+    """The server's own hosted tool kinds beyond OpenAI's (xAI ``x_search``), each sent as
+    ``{"type": kind, **options}``."""
     hosted_remove: tuple[str, ...] = ()
     """Kinds of OpenAI's ``HOSTED_TOOLS`` this server does not run (xAI: ``shell``): refused like
     any kind a route lacks, so a kind OpenAI gains later is not offered here by default."""
