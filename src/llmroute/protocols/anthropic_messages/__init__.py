@@ -37,7 +37,7 @@ route; it re-exports the names other modules import).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 from ...framing.base import Framing
 from ...framing.sse import SSEDataFraming, SSEEvent
@@ -53,6 +53,7 @@ from .wire import DEFAULT_MAX_TOKENS, NAME, NAMESPACE, AnthropicBody
 
 __all__ = [
     "AnthropicBody",
+    "AnthropicProtocol",
     "AnthropicState",
     "DEFAULT_MAX_TOKENS",
     "HOSTED_ITEMS",
@@ -73,7 +74,10 @@ __all__ = [
 
 # 6. the Protocol value and its default route ------------------------------------------------------
 
-PROTOCOL: Protocol[AnthropicBody | dict[str, Any], bytes | SSEEvent, AnthropicState] = Protocol(
+AnthropicProtocol: TypeAlias = Protocol[AnthropicBody | dict[str, Any], bytes | SSEEvent, AnthropicState]
+"""Messages' body, frames (SSE data bytes, or an ``SSEEvent``) and parser state."""
+
+PROTOCOL: AnthropicProtocol = Protocol(
     name=NAME,
     build_body=build_body,
     new_state=AnthropicState.for_request,

@@ -338,10 +338,12 @@ def build_body(request: LLMRequest, model: ModelRef) -> AnthropicBody | dict[str
     return with_options(body, options)
 
 
-def reshape_body(body: Any, *, drop: Iterable[str] = (), add: dict[str, Any] | None = None) -> dict[str, Any]:
+def reshape_body(
+    body: AnthropicBody | dict[str, Any], *, drop: Iterable[str] = (), add: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A built body as a dict without the ``drop`` keys and with ``add`` set: what an envelope
     (Bedrock: no ``model``/``stream``, ``anthropic_version`` in the body) needs."""
-    data: dict[str, Any] = dict(body) if isinstance(body, dict) else msgspec.to_builtins(body)  # pyright: ignore[reportUnknownArgumentType]
+    data: dict[str, Any] = dict(body) if isinstance(body, dict) else msgspec.to_builtins(body)
     for key in drop:
         data.pop(key, None)
     if add:
