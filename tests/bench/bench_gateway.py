@@ -1,7 +1,8 @@
 """The gateway under load, beside LiteLLM Proxy: CPU per request and requests/s at concurrency
 1/16/64/256 and again at 1 after the burst, and the latency it adds at concurrency 1.
 
-    .venv/bin/python tests/bench/bench_gateway.py [--litellm PYTHON] [--seconds S] [--rounds R]
+    .venv/bin/python tests/bench/bench_gateway.py [--litellm PYTHON] [--baseline OLD/src]
+        [--workers 1,2] [--gaps STREAMS] [--seconds S] [--rounds R]
     .venv/bin/python tests/bench/bench_gateway.py --latency [requests]   # the older c=1 sections
 
 The upstream is a minimal OpenAI-compatible HTTP/1.1 server (a fixed completion, streamed or not)
@@ -10,7 +11,11 @@ with its access log and metrics on; ``litellm --config`` with no database, when 
 names a Python that has ``litellm[proxy]``); the load comes from ``_load.py`` in a third process.
 CPU per request is the gateway process's user+system time over the requests it served, which holds
 up on a shared machine where wall-clock rates do not. The gateways take turns at each level
-(interleaved, ``--rounds`` times) so machine noise hits them alike; the load average is printed.
+(interleaved, ``--rounds`` times, the upstream alone measured in the same rounds for the added
+latency) so machine noise hits them alike; the load average is printed. ``--workers 1,2`` adds
+``llmroute serve --workers 2`` at c=64; ``--gaps`` measures, at the client, the gaps between the
+events of streams the upstream paces 20 ms apart, directly and through each gateway. The run ends
+with a markdown table to paste (README, docs/gateway-operations.md).
 """
 
 from __future__ import annotations
@@ -65,7 +70,9 @@ _CHUNKS = [
         "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19},
     },
 ]
-STREAM = "".join(f"data: {json.dumps(c)}\n\n" for c in _CHUNKS).encode() + b"data: [DONE]\n\n"
+_EVENTS = [f"data: {json.dumps(c)}\n\n".encode() for c in _CHUNKS] + [b"data: [DONE]\n\n"]
+STREAM = b"".join(_EVENTS)
+PACE = 0.02  # seconds between the paced upstream's events (the inter-chunk gap mode)
 WHOLE = json.dumps(
     {
         "id": "chatcmpl-b",
@@ -119,6 +126,18 @@ class Upstream:
                         length = int(line.split(b":", 1)[1])
                 body = await reader.readexactly(length)
                 stream = b'"stream":true' in body.replace(b" ", b"")
+                if head.startswith(b"POST /paced/") and stream:  # one SSE event every PACE seconds
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                        b"transfer-encoding: chunked\r\n\r\n"
+                    )
+                    for event in _EVENTS:
+                        writer.write(b"%x\r\n%s\r\n" % (len(event), event))
+                        await writer.drain()
+                        await asyncio.sleep(PACE)
+                    writer.write(b"0\r\n\r\n")
+                    await writer.drain()
+                    continue
                 payload, kind = (STREAM, b"text/event-stream") if stream else (WHOLE, b"application/json")
                 writer.write(
                     b"HTTP/1.1 200 OK\r\ncontent-type: "
@@ -281,10 +300,21 @@ def _cpu(pid: int) -> float:
 
 
 def _rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    """Resident memory of ``pid`` and its live children (workers)."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if int(entry.name) != pid and parent != pid:
+                continue
+            for line in (entry / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) / 1024
+        except OSError:
+            continue
+    return total
 
 
 def _wait_http(url: str, proc: subprocess.Popen[bytes], headers: dict[str, str] | None = None) -> None:
@@ -302,8 +332,11 @@ def _wait_http(url: str, proc: subprocess.Popen[bytes], headers: dict[str, str] 
 
 
 class Gateway:
-    def __init__(self, name: str, proc: subprocess.Popen[bytes], port: int, path: str, cleanup: str) -> None:
+    def __init__(
+        self, name: str, proc: subprocess.Popen[bytes], port: int, path: str, cleanup: str, workers: int = 1
+    ) -> None:
         self.name, self.proc, self.port, self.path, self.cleanup = name, proc, port, path, cleanup
+        self.workers = workers
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -323,15 +356,14 @@ def _free_port() -> int:
 
 
 def start_llmroute(upstream: Upstream, workers: int = 1, src: str | None = None) -> Gateway:
+    def entry(base: str) -> dict[str, str]:
+        return {"provider": "compatible", "base_url": base, "api_key": "upstream-key", "model": "m"}
+
     config = {
         "keys": [BENCH_KEY],
         "models": {
-            "main": {
-                "provider": "compatible",
-                "base_url": f"http://127.0.0.1:{upstream.port}/v1",
-                "api_key": "upstream",
-                "model": "m",
-            }
+            "main": entry(f"http://127.0.0.1:{upstream.port}/v1"),
+            "paced": entry(f"http://127.0.0.1:{upstream.port}/paced/v1"),
         },
     }
     handle, path = tempfile.mkstemp(suffix=".json")
@@ -345,7 +377,7 @@ def start_llmroute(upstream: Upstream, workers: int = 1, src: str | None = None)
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _wait_http(f"http://127.0.0.1:{port}/health", proc)
     name = "llmroute" if workers == 1 else f"llmroute x{workers}"
-    return Gateway(f"{name} (base)" if src else name, proc, port, "/v1/chat/completions", path)
+    return Gateway(f"{name} (base)" if src else name, proc, port, "/v1/chat/completions", path, workers)
 
 
 def start_litellm(upstream: Upstream, python: str) -> Gateway:
@@ -356,6 +388,11 @@ def start_litellm(upstream: Upstream, python: str) -> Gateway:
         "      model: openai/m\n"
         f"      api_base: http://127.0.0.1:{upstream.port}/v1\n"
         "      api_key: upstream\n"
+        "  - model_name: paced\n"
+        "    litellm_params:\n"
+        "      model: openai/m\n"
+        f"      api_base: http://127.0.0.1:{upstream.port}/paced/v1\n"
+        "      api_key: upstream\n"
         "general_settings:\n"
         f"  master_key: {BENCH_KEY}\n"
     )
@@ -364,7 +401,12 @@ def start_litellm(upstream: Upstream, python: str) -> Gateway:
     os.close(handle)
     port = _free_port()
     script = str(Path(python).parent / "litellm")
-    env = {**os.environ, "LITELLM_LOG": "ERROR", "DISABLE_SCHEMA_UPDATE": "true"}
+    env = {
+        **os.environ,
+        "LITELLM_LOG": "ERROR",
+        "DISABLE_SCHEMA_UPDATE": "true",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # no fetch from the internet at start
+    }
     env.pop("DATABASE_URL", None)
     proc = subprocess.Popen(
         [script, "--config", path, "--port", str(port), "--num_workers", "1"],
@@ -396,9 +438,46 @@ def load(port: int, path: str, concurrency: int, seconds: float, body: str = BOD
     return json.loads(out.stdout)
 
 
-def under_load(litellm: str | None, seconds: float, rounds: int, baseline: str | None = None) -> None:
+def _loadavg() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def gaps(port: int, path: str, model: str, streams: int) -> list[float]:
+    """Seconds between consecutive SSE events as the client reads them, over ``streams`` streamed
+    requests one after another (events that arrive in one read count as a gap of 0)."""
+    gaps: list[float] = []
+    body = {"model": model, "stream": True, "messages": [{"role": "user", "content": "Hi"}]}
+    with httpx.Client(timeout=30) as client:
+        for _ in range(streams):
+            last: float | None = None
+            headers = {"authorization": f"Bearer {BENCH_KEY}"}
+            with client.stream("POST", f"http://127.0.0.1:{port}{path}", json=body, headers=headers) as r:
+                r.raise_for_status()
+                for chunk in r.iter_raw():
+                    now = time.perf_counter()
+                    for _ in range(chunk.count(b"data: ")):
+                        if last is not None:
+                            gaps.append(now - last)
+                        last = now
+    return gaps
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def under_load(
+    litellm: str | None,
+    seconds: float,
+    rounds: int,
+    baseline: str | None = None,
+    workers: tuple[int, ...] = (1,),
+    gap_streams: int = 0,
+) -> None:
+    load_before = _loadavg()
     upstream = Upstream()
-    gateways = [start_llmroute(upstream)]
+    gateways = [start_llmroute(upstream, n) for n in workers]
     try:
         if baseline:
             gateways.append(start_llmroute(upstream, src=baseline))
@@ -406,12 +485,15 @@ def under_load(litellm: str | None, seconds: float, rounds: int, baseline: str |
             gateways.append(start_litellm(upstream, litellm))
         for gw in gateways:  # warm-up: imports, first connections
             load(gw.port, gw.path, 4, 2)
+        single = [gw for gw in gateways if gw.workers == 1]
         phases = [*(str(c) for c in LEVELS), "1 after burst"]
         results: dict[tuple[str, str], list[tuple[float, float, float, int]]] = {}
+        direct: list[float] = []
         for _ in range(rounds):
             for phase in phases:
                 concurrency = int(phase.split()[0])
-                for gw in gateways:
+                # --workers N only at c=64 (requests/s per worker count); every other level: one worker
+                for gw in gateways if concurrency == 64 else single:
                     before = _cpu(gw.proc.pid)
                     got = load(gw.port, gw.path, concurrency, seconds)
                     cpu = _cpu(gw.proc.pid) - before
@@ -419,14 +501,29 @@ def under_load(litellm: str | None, seconds: float, rounds: int, baseline: str |
                     results.setdefault((gw.name, phase), []).append(
                         (n / got["elapsed"], cpu / n * 1000, got["p50_ms"], int(got["errors"]))
                     )
-        direct = [load(upstream.port, "/v1/chat/completions", 1, seconds)["p50_ms"] for _ in range(rounds)]
+                if phase == "1":  # the upstream alone, in the same round
+                    direct.append(load(upstream.port, "/v1/chat/completions", 1, seconds)["p50_ms"])
+        load_after = _loadavg()
+        table = [
+            f"load average {load_before} before, {load_after} after the levels, on {os.cpu_count()} cores; "
+            f"{rounds} rounds of {seconds:g} s, median / best round",
+            "",
+            "| gateway | CPU ms/req c=1 | c=16 | c=64 | c=256 | c=1 after burst | req/s c=64 "
+            "| added p50 c=1 (ms) | RSS MiB |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         print(
-            f"{'gateway':<18} {'concurrency':<14} {'req/s med/best':>15} {'CPU ms/req med/best':>20}"
+            f"{'gateway':<22} {'concurrency':<14} {'req/s med/best':>15} {'CPU ms/req med/best':>20}"
             f" {'p50 ms':>8} {'errors':>7}"
         )
+        direct_p50 = statistics.median(direct)
         for gw in gateways:
+            cells: list[str] = []
             for phase in phases:
-                rows = results[(gw.name, phase)]
+                rows = results.get((gw.name, phase))
+                if not rows:
+                    cells.append("")
+                    continue
                 rate = statistics.median(r[0] for r in rows)
                 cpu = statistics.median(r[1] for r in rows)
                 # best: the least disturbed round (a shared machine only ever adds time)
@@ -434,18 +531,65 @@ def under_load(litellm: str | None, seconds: float, rounds: int, baseline: str |
                 p50 = statistics.median(r[2] for r in rows)
                 errors = sum(r[3] for r in rows)
                 print(
-                    f"{gw.name:<18} {phase:<14} {rate:7.0f}/{rate_best:<7.0f} {cpu:10.2f}/{cpu_best:<9.2f}"
+                    f"{gw.name:<22} {phase:<14} {rate:7.0f}/{rate_best:<7.0f} {cpu:10.2f}/{cpu_best:<9.2f}"
                     f" {p50:8.2f} {errors:7d}"
                 )
-            added = statistics.median(r[2] for r in results[(gw.name, "1")]) - statistics.median(direct)
-            print(
-                f"{gw.name:<18} added p50 at c=1: {added:.2f} ms (direct {statistics.median(direct):.2f} ms);"
-                f" RSS {_rss_mib(gw.proc.pid):.0f} MiB"
-            )
+                cells.append(f"{cpu:.2f} / {cpu_best:.2f}")
+            c64 = results[(gw.name, "64")]
+            rate64 = f"{statistics.median(r[0] for r in c64):.0f} / {max(r[0] for r in c64):.0f}"
+            if (gw.name, "1") in results:
+                added = statistics.median(r[2] for r in results[(gw.name, "1")]) - direct_p50
+                added_text = f"{added:.2f}"
+                print(f"{gw.name:<22} added p50 at c=1: {added:.2f} ms (direct {direct_p50:.2f} ms)")
+            else:
+                added_text = ""
+            rss = _rss_mib(gw.proc.pid)
+            table.append(f"| {gw.name} | {' | '.join(cells)} | {rate64} | {added_text} | {rss:.0f} |")
+        if len(workers) > 1:
+            mine = gateways[: len(workers)]  # this checkout's llmroute, one per worker count
+            rates = {gw.workers: statistics.median(r[0] for r in results[(gw.name, "64")]) for gw in mine}
+            base = rates.get(1)
+            if base:
+                table += [
+                    "",
+                    "workers at c=64: "
+                    + ", ".join(f"{n}: {rates[n]:.0f} req/s ({rates[n] / base:.2f}x)" for n in workers),
+                ]
+        if gap_streams:
+            table += [
+                "",
+                *gap_table(upstream, [gw for gw in gateways if gw.workers == 1], gap_streams, rounds),
+            ]
+        print()
+        print("\n".join(table))
     finally:
         for gw in gateways:
             gw.stop()
         upstream.stop()
+
+
+def gap_table(upstream: Upstream, gateways: list[Gateway], streams: int, rounds: int) -> list[str]:
+    """The streamed inter-chunk gap: the paced upstream sends an event every ``PACE`` s; the client
+    measures the gaps directly and through each gateway (interleaved, ``rounds`` times)."""
+    measured: dict[str, list[float]] = {"direct": []}
+    for _ in range(rounds):
+        measured["direct"] += gaps(upstream.port, "/paced/v1/chat/completions", "m", streams)
+        for gw in gateways:
+            measured.setdefault(gw.name, []).extend(gaps(gw.port, gw.path, "paced", streams))
+    lines = [
+        f"streamed inter-chunk gap, upstream pacing {PACE * 1000:g} ms, {streams * rounds} streams each "
+        f"(load average {_loadavg()}):",
+        "",
+        "| path | gaps | p50 ms | p99 ms | p50 vs direct | p99 vs direct |",
+        "|---|---|---|---|---|---|",
+    ]
+    d50, d99 = _quantile(measured["direct"], 0.5) * 1000, _quantile(measured["direct"], 0.99) * 1000
+    for name, values in measured.items():
+        p50, p99 = _quantile(values, 0.5) * 1000, _quantile(values, 0.99) * 1000
+        lines.append(
+            f"| {name} | {len(values)} | {p50:.2f} | {p99:.2f} | {p50 - d50:+.2f} | {p99 - d99:+.2f} |"
+        )
+    return lines
 
 
 def main(n: int = 300) -> None:
@@ -506,10 +650,23 @@ if __name__ == "__main__":
     parser.add_argument(
         "--baseline", metavar="SRC", help="also run the llmroute in this src/ (an older checkout)"
     )
+    parser.add_argument(
+        "--workers",
+        default="1",
+        help="llmroute serve --workers counts to compare at c=64, e.g. 1,2 (other levels: 1 worker)",
+    )
+    parser.add_argument(
+        "--gaps",
+        type=int,
+        default=0,
+        metavar="STREAMS",
+        help="also the streamed inter-chunk gap: STREAMS paced streams per path and round",
+    )
     args = parser.parse_args()
     if args.latency:
         main(args.latency)
     else:
-        print(f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-        under_load(args.litellm, args.seconds, args.rounds, args.baseline)
-        print(f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} after")
+        print(f"load average {_loadavg()} on {os.cpu_count()} cores")
+        counts = tuple(int(n) for n in args.workers.split(","))
+        under_load(args.litellm, args.seconds, args.rounds, args.baseline, counts, args.gaps)
+        print(f"load average {_loadavg()} after")

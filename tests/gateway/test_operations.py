@@ -287,7 +287,8 @@ def test_x_api_key_and_model_by_id(upstream: FaultServer) -> None:
     assert wrong.status_code == 401
 
 
-def test_cors_preflight_and_response_headers(upstream: FaultServer) -> None:
+def test_cors_preflight_and_response_headers(upstream: FaultServer, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="llmroute.server")
     upstream.add(answer("ok"))
     with serve_ops(upstream, cors={"origins": ["https://app.example"]}) as served:
         preflight = httpx.options(
@@ -305,12 +306,26 @@ def test_cors_preflight_and_response_headers(upstream: FaultServer) -> None:
             timeout=5,
         )
         answered = post(served, ask(), headers={"origin": "https://app.example"})
+        samples = _samples(httpx.get(root(served) + "/metrics", timeout=5).text)
     assert preflight.status_code == 200
     assert preflight.headers["access-control-allow-origin"] == "https://app.example"
     assert "POST" in preflight.headers["access-control-allow-methods"]
     assert "x-stainless-os" in preflight.headers["access-control-allow-headers"].lower()
     assert other.status_code == 400 and "access-control-allow-origin" not in other.headers
     assert answered.headers["access-control-allow-origin"] == "https://app.example"
+    # preflights are answered by the CORS layer, yet logged and counted like every request
+    route, requests = "/v1/chat/completions", "llmroute_gateway_requests_total"
+    assert _value(samples, requests, route=route, method="OPTIONS", status="200", key="-") == 1
+    assert _value(samples, requests, route=route, method="OPTIONS", status="400", key="-") == 1
+    assert _value(samples, requests, route=route, method="POST", status="200", key="key-1") == 1
+    duration = "llmroute_gateway_request_duration_seconds_count"
+    assert _value(samples, duration, route=route) == 1  # the POST only: preflights are not timed
+    lines = [(x["method"], x["route"], x["status"], x["key"]) for x in access_lines(caplog)]
+    assert lines == [
+        ("OPTIONS", route, 200, None),
+        ("OPTIONS", route, 400, None),
+        ("POST", route, 200, "key-1"),
+    ]
 
 
 def test_after_its_own_retries_the_gateway_says_do_not_retry(upstream: FaultServer) -> None:

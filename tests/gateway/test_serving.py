@@ -124,6 +124,8 @@ def test_two_workers_share_the_socket_limits_and_metrics(upstream: FaultServer, 
                     ).status_code
                 )
         text = httpx.get(f"http://127.0.0.1:{gateway.port}/metrics", timeout=5).text
+        started = gateway.output()
+    assert "; uvloop, httptools)" in started  # the [server] extra's loop and parser, in use
     assert sorted(statuses) == [200, 200, 200, 429]
     total = sum(
         s.value

@@ -72,8 +72,9 @@ from ..state import SharedState, open_state
 from ..stream import EventStream
 from . import chat, responses
 from .config import LONG_CONTEXT, Gateway, Key
+from .hangup import Gone, unless_gone
 from .limits import LimitExceeded, Limits
-from .observe import Observer, Record
+from .observe import Observer, Preflights, Record
 from .pool import upstream_client
 from .request import arguments_json
 from .tracing import ServerSpans
@@ -128,10 +129,6 @@ class _Refused(Exception):
         super().__init__(message)
         self.status, self.message, self.type, self.code = status, message, type, code
         self.headers = headers
-
-
-class _Gone(Exception):
-    """The client hung up before the answer was ready."""
 
 
 def error_body(message: str, type: str, code: str | None = None, param: str | None = None) -> dict[str, Any]:
@@ -226,14 +223,6 @@ def _digest(value: str) -> bytes:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).digest()
 
 
-async def _disconnected(request: Request) -> None:
-    """Returns when the client hangs up (call only once the body has been read)."""
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            return
-
-
 def _warm_catalog(models: list[Model]) -> None:
     """Load the price catalog at startup (a fraction of a second, once per process), not on the
     first request that needs a price; without the extra, costs are the providers' own only."""
@@ -278,6 +267,11 @@ class _Gateway:
             http = upstream_client()
             self.client = Client(http)
         await anyio.to_thread.run_sync(_warm_catalog, list(self.config.models.values()))
+        stop_telemetry = None
+        if self.config.otel:
+            from . import otel
+
+            stop_telemetry = otel.start(self.config.capture_content)
         state: SharedState | None = self.config.state  # the routes' (one shared-state layer)
         if any(key.limited for key in self._keys):
             state = state or open_state(self.config.redis_url)
@@ -285,6 +279,8 @@ class _Gateway:
         try:
             yield
         finally:
+            if stop_telemetry is not None:
+                stop_telemetry()
             if state is not None:
                 await state.aclose()
             if self._own_client:
@@ -395,32 +391,6 @@ class _Gateway:
         record.status, record.error = 500, type(exc).__name__
         return _json(error_body("internal server error", "server_error"), 500)
 
-    async def _unless_gone(self, request: Request, work: Awaitable[_T]) -> _T:
-        """``work``, cancelled at once (upstream call and all) if the client hangs up first."""
-        gone = False
-        result: list[_T] = []
-        failed: list[Exception] = []
-        async with anyio.create_task_group() as group:
-
-            async def watch() -> None:
-                nonlocal gone
-                await _disconnected(request)
-                gone = True
-                group.cancel_scope.cancel()
-
-            group.start_soon(watch)
-            try:
-                result.append(await work)
-            except Exception as exc:  # raised outside the group, not wrapped in an ExceptionGroup
-                failed.append(exc)
-            finally:
-                group.cancel_scope.cancel()
-        if failed:
-            raise failed[0]
-        if gone or not result:
-            raise _Gone
-        return result[0]
-
     # -- endpoints --------------------------------------------------------------------------------
 
     async def health(self, _request: Request) -> Response:
@@ -451,7 +421,7 @@ class _Gateway:
         return {"id": name, "object": "model", "created": 0, "owned_by": model.provider}
 
     async def models(self, request: Request) -> Response:
-        record = Record("/v1/models")
+        record = Record("/v1/models", "GET")
         try:
             key = self.authorize(request, record)
         except _Refused as exc:
@@ -460,7 +430,7 @@ class _Gateway:
         return self._finish(record, _json({"object": "list", "data": [self._model_object(n) for n in names]}))
 
     async def model_info(self, request: Request) -> Response:
-        record = Record("/v1/models/{id}")
+        record = Record("/v1/models/{id}", "GET")
         try:
             key = self.authorize(request, record)
             name = request.path_params["id"]
@@ -546,14 +516,14 @@ class _Gateway:
             events = self.client.stream(llm_request, tools=self.tools, retry=self.config.retry)
             upstream = True
             if not payload.stream:
-                response = await self._unless_gone(request, events.response())
+                response = await unless_gone(request, events.response())
                 self.answered(record, response.steps[-1].target if response.steps else None)
                 await self._usage(record, response.usage, response.cost)
                 return self._finish(record, _json(whole(response, payload)))
-            first = await self._unless_gone(request, self._open(events))
+            first = await unless_gone(request, self._open(events))
             if isinstance(first, StepStart):
                 self.answered(record, first.target)
-        except (ClientDisconnect, _Gone):
+        except (ClientDisconnect, Gone):
             where = "while waiting for the upstream" if upstream else "while sending the body"
             self.observer.client_gone(record, where)
             return self._finish(record, Response(status_code=499))
@@ -934,6 +904,7 @@ def create_app(gateway: Gateway, *, client: Client | None = None) -> Starlette:
 
     middleware: list[Middleware] = [Middleware(ServerSpans)]  # a no-op unless llmroute.telemetry is on
     if gateway.cors_origins:
+        middleware.append(Middleware(Preflights, observer=state.observer))  # answered by CORS, still logged
         middleware.append(
             Middleware(
                 CORSMiddleware,

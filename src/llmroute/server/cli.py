@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib.util
 import math
 import os
 import shutil
@@ -47,6 +48,12 @@ def add_parser(subparsers: Any) -> None:
         default=30.0,
         metavar="SECONDS",
         help="on SIGTERM/SIGINT, how long open requests and streams may take to finish (default %(default)s)",
+    )
+    serve.add_argument(
+        "--otel",
+        action="store_true",
+        help="OpenTelemetry traces and metrics (as config telemetry.otel; needs llmroute[otel]; "
+        "exported per the OTEL_* environment)",
     )
     serve.set_defaults(run=_serve)
 
@@ -107,14 +114,29 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.otel:
+        gateway.otel = True
+    if gateway.otel:
+        from . import otel
+
+        try:
+            otel.check()
+        except ConfigError as exc:
+            print(f"llmroute serve: {exc}", file=sys.stderr)
+            return 2
     problem = _bind_problem(args.host, args.port)
     if problem:
         print(f"llmroute serve: {problem}", file=sys.stderr)
         return 2
+    from .serving import CONFIG_ENV, HEADER_TIMEOUT_ENV, OTEL_ENV, http_protocol, tune_gc
+
+    # uvloop and httptools (the [server] extra) when installed; the line says which are in use
+    loop = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+    protocol = http_protocol(gateway.header_timeout)
+    parser = "httptools" if "HttpTools" in protocol.__name__ else "h11"
     public = ", ".join(gateway.public)
-    out.write(f"llmroute gateway on http://{args.host}:{args.port}/v1 (models: {public})\n")
+    out.write(f"llmroute gateway on http://{args.host}:{args.port}/v1 (models: {public}; {loop}, {parser})\n")
     out.flush()
-    from .serving import CONFIG_ENV, HEADER_TIMEOUT_ENV, http_protocol, tune_gc
 
     common: dict[str, Any] = {
         "host": args.host,
@@ -123,15 +145,18 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         "log_config": log_config(args.log_level),
         "access_log": False,  # the gateway writes its own JSON access log (llmroute.server.access)
         "timeout_graceful_shutdown": max(0, math.ceil(args.graceful_timeout)),
+        "loop": loop,
     }
     if args.workers == 1:
         app = create_app(gateway)
         tune_gc()
-        uvicorn.run(app, http=http_protocol(gateway.header_timeout), **common)
+        uvicorn.run(app, http=protocol, **common)
         return 0
     # workers: each process loads the config; metrics from all of them are summed on scrape
     os.environ[CONFIG_ENV] = str(Path(args.config).resolve())
     os.environ[HEADER_TIMEOUT_ENV] = repr(gateway.header_timeout)
+    if args.otel:
+        os.environ[OTEL_ENV] = "1"
     metrics_dir = None
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         metrics_dir = tempfile.mkdtemp(prefix="llmroute-metrics-")

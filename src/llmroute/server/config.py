@@ -18,7 +18,7 @@ from clients (a search backend). ``maxBodyBytes`` caps a request body.
 Operating it (``docs/gateway-operations.md``): ``keys`` entries may be objects with an ``id``, the
 key or its ``sha256:`` hash, allowed ``models``, ``rpm``, ``tpm``, ``budgetUsd`` and ``budgetPeriod``;
 ``redisUrl`` shares their counts across workers and instances; ``cors``, ``retry``, ``metrics``,
-``accessLog``, ``headerTimeout`` and ``bodyTimeout`` are top-level settings.
+``accessLog``, ``headerTimeout``, ``bodyTimeout`` and ``telemetry`` are top-level settings.
 
 ``virtualrouter.routing`` names routes over the ``models`` entries; a client's ``model`` selects a
 route like a model (docs/routing.md)::
@@ -184,6 +184,17 @@ class VirtualRouter(msgspec.Struct, frozen=True, forbid_unknown_fields=True, ren
 LONG_CONTEXT = "longcontext"
 
 
+class TelemetryEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
+    """OpenTelemetry for the gateway (``llmroute.telemetry``: a SERVER span per request, GenAI spans
+    and metrics for its upstream calls); needs ``llmroute[otel]``."""
+
+    otel: bool = False
+    """Trace and meter requests with the global OpenTelemetry providers (set up from the standard
+    ``OTEL_*`` environment when nothing has set them)."""
+    capture_content: bool = False
+    """Record prompts and answers on the spans (redacted as logs are); off by default."""
+
+
 class GatewayConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
     """The configuration file (camelCase keys; see the module docstring and
     ``docs/gateway-operations.md``)."""
@@ -213,6 +224,8 @@ class GatewayConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, ren
     """Seconds a request body may take to arrive (then 408 ``body_timeout``)."""
     virtualrouter: VirtualRouter | None = None
     """Named routes over the ``models`` entries, selected by a client's ``model``."""
+    telemetry: TelemetryEntry | None = None
+    """OpenTelemetry traces and metrics (``{"otel": true}``; ``llmroute serve --otel`` too)."""
 
 
 class Key(msgspec.Struct, frozen=True):
@@ -281,6 +294,10 @@ class Gateway:
             )
         self.metrics = config.metrics
         self.access_log = config.access_log
+        telemetry = config.telemetry or TelemetryEntry()
+        self.otel = telemetry.otel
+        """Turn ``llmroute.telemetry`` on while the app runs."""
+        self.capture_content = telemetry.capture_content
         self.header_timeout = config.header_timeout
         self.body_timeout = config.body_timeout
         vr = config.virtualrouter

@@ -33,8 +33,8 @@ class Metrics:
         kw: dict[str, Any] = {"registry": None if self.multiprocess else registry}
         self.requests = Counter(
             "llmroute_gateway_requests",
-            "Requests answered, by route, public model, status and key id.",
-            ["route", "model", "status", "key"],
+            "Requests answered (CORS preflights too), by route, method, public model, status and key id.",
+            ["route", "method", "model", "status", "key"],
             **kw,
         )
         self.latency = Histogram(
@@ -78,28 +78,40 @@ class Metrics:
         )
         if self.multiprocess:
             MultiProcessCollector(registry)
+        # label values -> child: ``labels()`` validates and joins its values on every call (a few
+        # microseconds each, up to six per request); the label sets are few (bounded, see above)
+        self._children: dict[tuple[Any, ...], Any] = {}
+
+    def _child(self, metric: Any, *values: str) -> Any:
+        key = (id(metric), *values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
 
     def observe(self, record: Record, latency: float) -> None:
-        model, key = record.model or "-", record.key or "-"
-        self.requests.labels(record.route, model, str(record.status), key).inc()
-        self.latency.labels(record.route, model).observe(latency)
+        model, key, route = record.model or "-", record.key or "-", record.route
+        self._child(self.requests, route, record.method, model, str(record.status), key).inc()
+        if record.method == "OPTIONS":  # a CORS preflight: counted, not timed with the real requests
+            return
+        self._child(self.latency, route, model).observe(latency)
         if record.ttft is not None:
-            self.ttft.labels(record.route, model).observe(record.ttft)
+            self._child(self.ttft, route, model).observe(record.ttft)
         if record.input_tokens:
-            self.tokens.labels(key, model, "input").inc(record.input_tokens)
+            self._child(self.tokens, key, model, "input").inc(record.input_tokens)
         if record.output_tokens:
-            self.tokens.labels(key, model, "output").inc(record.output_tokens)
+            self._child(self.tokens, key, model, "output").inc(record.output_tokens)
         if record.cost:
-            self.cost.labels(key, model).inc(record.cost)
+            self._child(self.cost, key, model).inc(record.cost)
 
     def upstream_error(self, record: Record, error: str) -> None:
-        self.upstream_errors.labels(record.model or "-", error).inc()
+        self._child(self.upstream_errors, record.model or "-", error).inc()
 
     def stream_started(self, route: str) -> None:
-        self.in_flight.labels(route).inc()
+        self._child(self.in_flight, route).inc()
 
     def stream_ended(self, route: str) -> None:
-        self.in_flight.labels(route).dec()
+        self._child(self.in_flight, route).dec()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..schema.usage import Usage
+from .tracing import ASGIApp, Message, Receive, Scope, Send, route_template
 
 if TYPE_CHECKING:
     from .metrics import Metrics
 
-__all__ = ["ACCESS_LOG", "Observer", "Record"]
+__all__ = ["ACCESS_LOG", "Observer", "Preflights", "Record"]
 
 ACCESS_LOG = "llmroute.server.access"
 _access = logging.getLogger(ACCESS_LOG)
@@ -38,6 +39,7 @@ class Record:
         "input_tokens",
         "key",
         "limited",
+        "method",
         "model",
         "output_tokens",
         "route",
@@ -49,8 +51,9 @@ class Record:
         "ttft",
     )
 
-    def __init__(self, route: str) -> None:
+    def __init__(self, route: str, method: str = "POST") -> None:
         self.route = route
+        self.method = method
         self.start = time.perf_counter()
         self.key: str | None = None
         self.model: str | None = None
@@ -104,6 +107,7 @@ class Observer:
         if self.access_log and _access.isEnabledFor(logging.INFO):
             line: dict[str, Any] = {
                 "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                "method": record.method,
                 "route": record.route,
                 "key": record.key,
                 "model": record.model,
@@ -140,3 +144,32 @@ class Observer:
         """A client that hung up: one line, no traceback; the upstream call is already cancelled."""
         record.status, record.error = 499, "client_disconnected"
         _log.info("gateway: client disconnected %s (%s, key %s)", where, record.route, record.key)
+
+
+class Preflights:
+    """ASGI middleware in front of Starlette's ``CORSMiddleware``, which answers a CORS preflight
+    (``OPTIONS`` with ``Access-Control-Request-Method``) itself: each preflight still gets its
+    access-log line and its count in the metrics (``method`` ``OPTIONS``)."""
+
+    def __init__(self, app: ASGIApp, observer: Observer) -> None:
+        self.app = app
+        self.observer = observer
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "OPTIONS":
+            await self.app(scope, receive, send)
+            return
+        if not any(name == b"access-control-request-method" for name, _ in scope["headers"]):
+            await self.app(scope, receive, send)
+            return
+        record = Record(route_template(scope["path"]) or "-", "OPTIONS")
+
+        async def sent(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                record.status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sent)
+        finally:
+            self.observer.done(record)

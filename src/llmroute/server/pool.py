@@ -1,4 +1,5 @@
-"""The gateway's upstream connection pool: many small httpx pools (shards) instead of one big one.
+"""The gateway's upstream client (``upstream_client``): ``http1.Http1Transport`` where it runs (asyncio
+with httptools), else the sharded pool here: many small httpx pools (shards) instead of one big one.
 
 httpcore scans its whole pool when each request starts and ends (and, for each idle connection,
 counts every connection again), so one pool's cost per request grows with the square of its size:
@@ -12,10 +13,12 @@ have been idle too long; the shard drops them when it is next used).
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import ssl
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 
@@ -102,13 +105,51 @@ class ShardedTransport(httpx.AsyncBaseTransport):
             await shard.transport.aclose()
 
 
+def _on_asyncio() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # trio, or no loop
+        return False
+    return True
+
+
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 
 
 def upstream_client(max_connections: int = 1000) -> httpx.AsyncClient | None:
-    """The ``httpx.AsyncClient`` the gateway's ``llmroute.Client`` sends upstream calls through;
-    ``None`` (the client's usual pool) when the environment names a proxy, which only httpx's own
-    transport setup honours."""
+    """The ``httpx.AsyncClient`` the gateway's ``llmroute.Client`` sends upstream calls through:
+    ``http1.Http1Transport`` on asyncio with httptools, else the sharded httpcore pool; ``None``
+    (the client's usual pool) when the environment names a proxy, which only httpx's own transport
+    setup honours. Call it on the event loop that will use it."""
     if any(os.environ.get(name) or os.environ.get(name.upper()) for name in _PROXY_VARIABLES):
         return None
-    return httpx.AsyncClient(transport=ShardedTransport(max_connections), timeout=None)
+    transport: httpx.AsyncBaseTransport = ShardedTransport(max_connections)
+    if _on_asyncio():
+        try:
+            from .http1 import Http1Transport
+        except ImportError:  # httptools missing: the [server] extra brings it
+            pass
+        else:
+            transport = Http1Transport(transport, max_connections)
+    return _UpstreamClient(transport=transport, timeout=None)
+
+
+class _NoCookies(httpx.Cookies):
+    """Always empty: a cookie one upstream response sets is not stored."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        pass
+
+
+class _UpstreamClient(httpx.AsyncClient):
+    """An ``httpx.AsyncClient`` that keeps no cookies. The gateway calls upstreams for many clients,
+    so a cookie one response sets (a CDN's ``__cf_bm``, say) must not ride along on everyone's next
+    calls; and parsing ``Set-Cookie`` costs a tenth of a short call's client-side time."""
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return _NoCookies()
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        raise TypeError("the gateway's upstream client keeps no cookies")

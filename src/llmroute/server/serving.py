@@ -18,10 +18,11 @@ from starlette.applications import Starlette
 from .app import create_app
 from .config import load
 
-__all__ = ["CONFIG_ENV", "HEADER_TIMEOUT_ENV", "app_from_env", "http_protocol", "tune_gc"]
+__all__ = ["CONFIG_ENV", "HEADER_TIMEOUT_ENV", "OTEL_ENV", "app_from_env", "http_protocol", "tune_gc"]
 
 CONFIG_ENV = "LLMROUTE_GATEWAY_CONFIG"
 HEADER_TIMEOUT_ENV = "LLMROUTE_HEADER_TIMEOUT"
+OTEL_ENV = "LLMROUTE_GATEWAY_OTEL"  # llmroute serve --otel, for the worker processes
 
 
 def http_protocol(header_timeout: float) -> type[asyncio.Protocol]:
@@ -81,7 +82,10 @@ def tune_gc() -> None:
 
 def app_from_env() -> Starlette:
     """The app of one worker process: the config file named by ``LLMROUTE_GATEWAY_CONFIG``."""
-    app = create_app(load(os.environ[CONFIG_ENV]))
+    gateway = load(os.environ[CONFIG_ENV])
+    if os.environ.get(OTEL_ENV) == "1":
+        gateway.otel = True
+    app = create_app(gateway)
     tune_gc()
     return app
 

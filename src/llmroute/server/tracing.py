@@ -11,7 +11,7 @@ import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["ServerSpans"]
+__all__ = ["ServerSpans", "route_template"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -33,10 +33,10 @@ class ServerSpans:
         if scope["type"] != "http" or telemetry is None or not telemetry.is_instrumented():
             await self.app(scope, receive, send)
             return
-        await telemetry.serve_traced(self.app, scope, receive, send, _route(scope.get("path", "")))
+        await telemetry.serve_traced(self.app, scope, receive, send, route_template(scope.get("path", "")))
 
 
-def _route(path: str) -> str:
+def route_template(path: str) -> str:
     """A low-cardinality ``http.route``: the gateway's route template, never a model id or a query."""
     if path.startswith("/v1/models/"):
         return "/v1/models/{id}"
