@@ -200,6 +200,8 @@ def _on_item_added(state: ResponsesState, ev: Event, out: list[LLMEvent]) -> Non
         if role is None or (kind not in _STREAMED_INPUT and kind not in HOSTED_ITEMS):
             # no call, or one whose input (and final call id) only the done item carries
             return
+        if item.id in state.tools:
+            return  # a repeated ``added`` (a proxy replaying events): the call is open already
         _close_text(state, out)
         _end_reasoning(state, out)
         tool = state.tools[item.id] = calls.tool_input(item, role, out)
