@@ -384,9 +384,11 @@ def _common_attributes(model: Model, operation: str, url: str) -> dict[str, Any]
 
 
 def _request_options(call: CallInfo) -> dict[str, Any]:
-    model = call.model
     request = call.request
-    options = merge_generation(model.route.defaults, model.defaults, request.generation)
+    options = call.generation  # resolved once per model call by the executor
+    if options is None:
+        model = call.model
+        options = merge_generation(model.route.defaults, model.defaults, request.generation)
     attrs: dict[str, Any] = {}
     if options.max_tokens is not None:
         attrs["gen_ai.request.max_tokens"] = options.max_tokens

@@ -442,24 +442,39 @@ def _loadavg() -> str:
     return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def gaps(port: int, path: str, model: str, streams: int) -> list[float]:
-    """Seconds between consecutive SSE events as the client reads them, over ``streams`` streamed
-    requests one after another (events that arrive in one read count as a gap of 0)."""
+def _has_text(event: bytes) -> bool:
+    try:
+        choices = json.loads(event.removeprefix(b"data: "))["choices"]
+    except (ValueError, KeyError):  # [DONE]
+        return False
+    return bool(choices and choices[0].get("delta", {}).get("content"))
+
+
+def gaps(port: int, path: str, model: str, streams: int) -> tuple[list[float], list[float]]:
+    """Seconds between consecutive text deltas as the client reads them, over ``streams`` streamed
+    requests one after another (deltas that arrive in one read count as a gap of 0); and per stream,
+    the tail: from the last text delta to the end of the stream."""
     gaps: list[float] = []
+    tails: list[float] = []
     body = {"model": model, "stream": True, "messages": [{"role": "user", "content": "Hi"}]}
     with httpx.Client(timeout=30) as client:
         for _ in range(streams):
             last: float | None = None
+            pending = b""
             headers = {"authorization": f"Bearer {BENCH_KEY}"}
             with client.stream("POST", f"http://127.0.0.1:{port}{path}", json=body, headers=headers) as r:
                 r.raise_for_status()
                 for chunk in r.iter_raw():
                     now = time.perf_counter()
-                    for _ in range(chunk.count(b"data: ")):
-                        if last is not None:
-                            gaps.append(now - last)
-                        last = now
-    return gaps
+                    *events, pending = (pending + chunk).split(b"\n\n")
+                    for event in events:
+                        if _has_text(event):
+                            if last is not None:
+                                gaps.append(now - last)
+                            last = now
+            if last is not None:
+                tails.append(time.perf_counter() - last)
+    return gaps, tails
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -571,23 +586,33 @@ def under_load(
 def gap_table(upstream: Upstream, gateways: list[Gateway], streams: int, rounds: int) -> list[str]:
     """The streamed inter-chunk gap: the paced upstream sends an event every ``PACE`` s; the client
     measures the gaps directly and through each gateway (interleaved, ``rounds`` times)."""
-    measured: dict[str, list[float]] = {"direct": []}
+    measured: dict[str, tuple[list[float], list[float]]] = {}
+
+    def add(name: str, got: tuple[list[float], list[float]]) -> None:
+        into = measured.setdefault(name, ([], []))
+        into[0].extend(got[0])
+        into[1].extend(got[1])
+
     for _ in range(rounds):
-        measured["direct"] += gaps(upstream.port, "/paced/v1/chat/completions", "m", streams)
+        add("direct", gaps(upstream.port, "/paced/v1/chat/completions", "m", streams))
         for gw in gateways:
-            measured.setdefault(gw.name, []).extend(gaps(gw.port, gw.path, "paced", streams))
+            add(gw.name, gaps(gw.port, gw.path, "paced", streams))
     lines = [
-        f"streamed inter-chunk gap, upstream pacing {PACE * 1000:g} ms, {streams * rounds} streams each "
-        f"(load average {_loadavg()}):",
+        f"streamed inter-chunk gap between text deltas, upstream pacing {PACE * 1000:g} ms, "
+        f"{streams * rounds} streams each (load average {_loadavg()}); tail: from the last text delta "
+        "to the end of the stream (the upstream sends finish, usage and [DONE] 20 ms apart after it):",
         "",
-        "| path | gaps | p50 ms | p99 ms | p50 vs direct | p99 vs direct |",
-        "|---|---|---|---|---|---|",
+        "| path | gaps | p50 ms | p99 ms | p50 vs direct | p99 vs direct | tail p50 ms |",
+        "|---|---|---|---|---|---|---|",
     ]
-    d50, d99 = _quantile(measured["direct"], 0.5) * 1000, _quantile(measured["direct"], 0.99) * 1000
-    for name, values in measured.items():
+    direct = measured["direct"][0]
+    d50, d99 = _quantile(direct, 0.5) * 1000, _quantile(direct, 0.99) * 1000
+    for name, (values, tails) in measured.items():
         p50, p99 = _quantile(values, 0.5) * 1000, _quantile(values, 0.99) * 1000
+        tail = _quantile(tails, 0.5) * 1000
         lines.append(
-            f"| {name} | {len(values)} | {p50:.2f} | {p99:.2f} | {p50 - d50:+.2f} | {p99 - d99:+.2f} |"
+            f"| {name} | {len(values)} | {p50:.2f} | {p99:.2f} | {p50 - d50:+.2f} | {p99 - d99:+.2f}"
+            f" | {tail:.1f} |"
         )
     return lines
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
+import subprocess
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -179,3 +182,55 @@ async def test_upstream_client_uses_it_and_keeps_no_cookies(upstream: FaultServe
         await client.post(upstream.base_url + "/a", content=b"{}")
         assert not client.cookies
     assert "cookie" not in upstream.received[1].headers
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for ``localhost`` and its key (openssl)."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    command = [
+        "openssl",
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+    ]
+    command += ["-addext", "subjectAltName=DNS:localhost", "-keyout", str(key), "-out", str(cert)]
+    subprocess.run(command, check=True, capture_output=True)
+    return cert, key
+
+
+async def test_https_with_a_verified_certificate_and_reuse(certificate: tuple[Path, Path]) -> None:
+    cert, key = certificate
+    server_side = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_side.load_cert_chain(cert, key)
+    connections: list[int] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        while True:
+            try:
+                await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                break
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nsecure")
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=server_side)
+    port = server.sockets[0].getsockname()[1]
+    trusting = ssl.create_default_context(cafile=str(cert))
+    async with server:
+        async with httpx.AsyncClient(
+            transport=Http1Transport(ShardedTransport(), ssl_context=trusting)
+        ) as client:
+            answers = [await client.get(f"https://localhost:{port}/") for _ in range(2)]
+        assert [a.text for a in answers] == ["secure", "secure"] and len(connections) == 1
+        async with httpx.AsyncClient(transport=transport()) as client:  # the system's CAs: not trusted
+            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await client.get(f"https://localhost:{port}/")

@@ -9,38 +9,19 @@ import msgspec
 
 from .._version import __version__
 from ..schema.errors import InvalidRequestError
-from ..schema.options import merge_generation
 from ..schema.request import LLMRequest
 from ..schema.tools import ToolDefinition
 from ..schema.validate import validate_request
 from .endpoint import check_base_url
-from .model import ModelGroup, Route, model_of
+from .model import Route
+from .plan import Plan
 from .prepared import PreparedRequest
 from .support import apply_support
 
-__all__ = ["is_streaming", "prepare", "resolve_request"]
+__all__ = ["prepare"]
 
 _encoder = msgspec.json.Encoder()
 _USER_AGENT = f"llmroute/{__version__}"
-
-
-def resolve_request(request: LLMRequest) -> LLMRequest:
-    """Apply layered defaults: route -> model -> request (generation options and provider options)."""
-    model = model_of(request)
-    generation = merge_generation(model.route.defaults, model.defaults, request.generation)
-    provider_options = request.provider_options
-    if model.provider_options:
-        merged: dict[str, dict[str, Any]] = {k: dict(v) for k, v in model.provider_options.items()}
-        for ns, opts in (request.provider_options or {}).items():
-            merged[ns] = {**merged.get(ns, {}), **opts}
-        provider_options = merged
-    return msgspec.structs.replace(request, generation=generation, provider_options=provider_options)
-
-
-def is_streaming(request: LLMRequest) -> bool:
-    """Whether the call streams once layered defaults apply (``stream`` unset or ``True``)."""
-    model = model_of(request)
-    return merge_generation(model.route.defaults, model.defaults, request.generation).stream is not False
 
 
 def _check_whole(route: Route) -> None:
@@ -75,16 +56,16 @@ def _overlay_body(body: Any, extra: dict[str, Any]) -> bytes:
     return _encoder.encode(data)
 
 
-async def prepare(request: LLMRequest) -> PreparedRequest:
+async def prepare(request: LLMRequest, plan: Plan | None = None) -> PreparedRequest:
+    """``request`` compiled: checked, then lowered by its route. ``plan``: ``Plan.of(request)``
+    when the caller has it (the executor, on every attempt of a call), so it is not resolved again;
+    a router's request is shown on its first choice."""
     validate_request(request)
-    if isinstance(request.model, ModelGroup):  # a router: shown on its first choice
-        request = msgspec.structs.replace(request, model=request.model.models()[0])
-    request = resolve_request(request)
-    model = model_of(request)
-    route: Route = model.route
+    if plan is None:
+        plan = Plan.of(request)
+    request, model, route = plan.resolved, plan.model, plan.route
     check_base_url(route.endpoint.base_url)  # an Endpoint checks it when built; a replaced one too
-    assert request.generation is not None  # resolved above
-    stream = request.generation.stream is not False
+    stream = plan.streaming
     if not stream:
         _check_whole(route)
     _check_tool_kinds(request, route)

@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 import httpx
 
-from ..framing.base import FrameDecoder, Framing
-from ..framing.whole import WHOLE_BODY
+from ..framing.base import FrameDecoder
 from ..schema.errors import (
     InvalidProviderOutputError,
     LLMError,
@@ -39,10 +38,11 @@ from ..schema.errors import (
 from ..schema.events import Finish, LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
 from .classify import from_response, http_context, is_web_page
-from .compiler import is_streaming, prepare
+from .compiler import prepare
 from .decoding import output_error
 from .hooks import CallInfo, CallResult
-from .model import ModelGroup, model_of
+from .model import ModelGroup
+from .plan import Plan, Step
 from .prepared import PreparedRequest
 from .protocol import StreamState
 from .redact import collect_secrets, get_logger, redact_text, redact_url, secrets_in_scope
@@ -64,7 +64,6 @@ DRAIN_BYTES = 64 * 1024
 DRAIN_SECONDS = 1.0
 
 Sleep = Callable[[float], Awaitable[Any]]
-Step = Callable[[Any, Any, list[LLMEvent]], None]  # a protocol's ``step`` or ``whole``, types erased
 
 
 class ExecutionContext:
@@ -252,25 +251,10 @@ def run_model_step(
 
 
 class _Run:
-    """One model call across its attempts: what it resolves once (model, route, framing, the
-    parser's entry point, the body cap), when its total deadline falls, how many attempts it made."""
+    """One model call across its attempts: its ``Plan`` (resolved once, when the first batch is
+    asked for), the client's body cap and total deadline applied to it, the attempts so far."""
 
-    __slots__ = (
-        "ctx",
-        "finish",
-        "framing",
-        "index",
-        "limit",
-        "loop",
-        "model",
-        "protocol",
-        "request",
-        "route",
-        "step",
-        "streaming",
-        "total_at",
-        "tries",
-    )
+    __slots__ = ("ctx", "finish", "index", "limit", "loop", "plan", "request", "total_at", "tries")
 
     def __init__(
         self, ctx: ExecutionContext, request: LLMRequest, index: int, finish: bool, loop: LoopInfo | None
@@ -285,20 +269,14 @@ class _Run:
     def resolve(self) -> tuple[Step, int | None, float, float]:
         """Resolve the call; returns the read loop's constants: the parser's entry point, the body
         cap, the idle gap and when the total deadline falls."""
-        model = self.model = model_of(self.request)
-        route = self.route = model.route
-        protocol = self.protocol = route.protocol
-        streaming = self.streaming = is_streaming(self.request)
-        self.framing: Framing[Any] = route.framing if streaming else WHOLE_BODY
-        # prepare() refuses stream=False for a protocol without a ``whole`` handler before any read
-        step = self.step = protocol.step if streaming or protocol.whole is None else protocol.whole
+        plan = self.plan = Plan.of(self.request)
         limit = self.ctx.max_response_bytes
-        if limit is None and not streaming:
+        if limit is None and not plan.streaming:
             limit = DEFAULT_MAX_WHOLE_BODY_BYTES
         self.limit = limit
         timeouts = self.ctx.timeouts
         self.total_at = anyio.current_time() + timeouts.total if timeouts.total is not None else math.inf
-        return step, limit, timeouts.idle, self.total_at
+        return plan.step, limit, timeouts.idle, self.total_at
 
     def attempts(self) -> Iterator[_Attempt]:
         """A new attempt each time the previous one is retried (the attempt loop ends the call)."""
@@ -306,7 +284,16 @@ class _Run:
             self.tries += 1
             call = None
             if self.ctx.hooks is not None:
-                call = CallInfo(self.request, self.model, self.tries, self.index, self.streaming, self.loop)
+                plan = self.plan
+                call = CallInfo(
+                    self.request,
+                    plan.model,
+                    self.tries,
+                    self.index,
+                    plan.streaming,
+                    self.loop,
+                    plan.generation,
+                )
             yield _Attempt(self.ctx.timeouts, call)
 
 
@@ -337,7 +324,7 @@ async def _send(run: _Run) -> AsyncGenerator[list[LLMEvent], None]:
                     except LLMError:
                         raise
                     except Exception as exc:  # a shape the parser did not foresee: typed, never raw
-                        raise output_error(exc, run.protocol.name, frame) from None
+                        raise output_error(exc, run.plan.protocol.name, frame) from None
                     if len(out) > pending:
                         attempt.delivered, pending = True, 0
                         if call is not None and hooks is not None:
@@ -385,8 +372,8 @@ async def _begin(run: _Run, attempt: _Attempt) -> _Reading:
     if wire is None:
         raise _deadline_error(which, _limit(timeouts, which), attempt.prepared)
     prepared = attempt.prepared
-    state = attempt.state = run.protocol.new_state(run.request)
-    decoder = attempt.decoder = run.framing.decoder()
+    state = attempt.state = run.plan.protocol.new_state(run.request)
+    decoder = attempt.decoder = run.plan.framing.decoder()
     out: list[LLMEvent] = [StepStart(run.index, warnings=prepared.warnings if prepared is not None else ())]
     scope = secrets_in_scope(prepared.secrets if prepared is not None else ())  # entered once per read
     chunks: AsyncIterator[bytes] = wire.chunks().__aiter__()
@@ -398,10 +385,10 @@ async def _begin(run: _Run, attempt: _Attempt) -> _Reading:
 async def _open(run: _Run, attempt: _Attempt, deadline: float) -> Wire:
     """Prepare, send and return an open 2xx response; a non-2xx becomes its typed error."""
     ctx, call, hooks = run.ctx, attempt.call, run.ctx.hooks
-    prepared = await prepare(run.request)
+    prepared = await prepare(run.request, run.plan)
     prepared.secrets = collect_secrets(prepared.headers, prepared.url, prepared.secrets)
     attempt.prepared = prepared
-    transport = ctx.transports.for_route(run.route.transport)
+    transport = ctx.transports.for_route(run.plan.route.transport)
     if hooks is not None and call is not None:
         await hooks.before_send(call, prepared)  # may add headers (a traceparent)
     log.debug("llmroute: %s %s", prepared.method, redact_url(prepared.url))
@@ -431,19 +418,19 @@ async def _refused(run: _Run, attempt: _Attempt, wire: Wire, deadline: float) ->
         body,
         method=prepared.method,
         url=prepared.url,
-        provider=run.model.provider,
+        provider=run.plan.model.provider,
         secrets=prepared.secrets,
     )
 
 
 async def _end(run: _Run, attempt: _Attempt, out: list[LLMEvent]) -> list[LLMEvent]:
     """The step's last batch: what the decoder still holds, ``on_halt``, step-finish (and finish)."""
-    state, decoder, protocol = attempt.state, attempt.decoder, run.protocol
+    state, decoder, protocol = attempt.state, attempt.decoder, run.plan.protocol
     assert state is not None and decoder is not None
     try:
         if not state.done:
             for frame in decoder.close():
-                run.step(state, frame, out)
+                run.plan.step(state, frame, out)
         protocol.on_halt(state, out)
         out.append(StepFinish(run.index, state.reason, state.usage, state.metadata))
         if run.finish:
@@ -478,7 +465,7 @@ async def _transport_failed(run: _Run, attempt: _Attempt) -> None:
     hooks, call = run.ctx.hooks, attempt.call
     if call is not None and hooks is not None:
         await hooks.error(call, error, _partial(attempt))
-    await _backoff(run.ctx, run.tries, error, run.total_at, run.route.name)
+    await _backoff(run.ctx, run.tries, error, run.total_at, run.plan.route.name)
 
 
 async def _failed(run: _Run, attempt: _Attempt, exc: BaseException) -> bool:
@@ -499,7 +486,7 @@ async def _failed(run: _Run, attempt: _Attempt, exc: BaseException) -> bool:
             await hooks.abort(call, exc, _partial(attempt))
     if retry and error is not None:
         await attempt.close()
-        await _backoff(run.ctx, run.tries, error, run.total_at, run.route.name)
+        await _backoff(run.ctx, run.tries, error, run.total_at, run.plan.route.name)
     return retry
 
 
@@ -507,7 +494,7 @@ def _decorate(run: _Run, attempt: _Attempt, exc: LLMError) -> None:
     """What any error of the attempt carries: the provider, no known secret, the HTTP context and
     the usage the parser had counted (folded into ``.partial`` by ``EventStream``)."""
     if exc.provider is None:
-        exc.provider = run.model.provider
+        exc.provider = run.plan.model.provider
     prepared = attempt.prepared
     _scrub(exc, prepared.secrets if prepared is not None else ())
     if exc.http is None and prepared is not None:

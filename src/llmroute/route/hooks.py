@@ -32,6 +32,7 @@ from .redact import get_logger, redact_text
 
 if TYPE_CHECKING:
     from ..schema.cost import Cost
+    from ..schema.options import GenerationOptions
     from .model import Model
     from .prepared import PreparedRequest
 
@@ -76,6 +77,7 @@ class CallInfo:
         "attempt",
         "ended",
         "first_chunk",
+        "generation",
         "loop",
         "model",
         "partial",
@@ -95,6 +97,7 @@ class CallInfo:
         step: int,
         streaming: bool,
         loop: LoopInfo | None,
+        generation: GenerationOptions | None = None,
     ) -> None:
         self.request = request
         """The request as the caller built it (before compiling)."""
@@ -108,6 +111,9 @@ class CallInfo:
         """The request asked for a streamed response."""
         self.loop = loop
         """The tool loop this call belongs to, if any."""
+        self.generation = generation
+        """The generation options in effect (the route's, then the model's, then the request's;
+        ``None`` when whoever built this ``CallInfo`` did not resolve them)."""
         self.started = time.monotonic()
         """``time.monotonic()`` just before sending."""
         self.first_chunk: float | None = None

@@ -131,19 +131,14 @@ class WebSocketWire:
 
     @classmethod
     async def connect(
-        cls,
-        prepared: PreparedRequest,
-        timeouts: httpx.Timeout,
-        *,
-        max_message_bytes: int,
-        close_timeout: float,
-        ssl_context: ssl.SSLContext | None,
+        cls, prepared: PreparedRequest, timeouts: httpx.Timeout, settings: WebSocketTransport
     ) -> WebSocketWire:
-        """Open ``wss://`` for the prepared URL with the prepared headers: the upgraded connection
-        (``status`` 200), or the refusal (its status and body). A connect that fails or times out
-        is a ``TransportError`` / ``TimeoutError`` naming the redacted URL."""
+        """Open ``wss://`` for the prepared URL with the prepared headers (message size, close
+        timeout and TLS from ``settings``): the upgraded connection (``status`` 200), or the
+        refusal (its status and body). A connect that fails or times out is a ``TransportError``
+        / ``TimeoutError`` naming the redacted URL."""
         try:
-            return await cls._open(prepared, timeouts, max_message_bytes, close_timeout, ssl_context)
+            return await cls._open(prepared, timeouts, settings)
         except _DeadlineExceeded as exc:
             raise TimeoutError(
                 f"connecting to {redact_url(prepared.url)} timed out",
@@ -159,18 +154,13 @@ class WebSocketWire:
 
     @classmethod
     async def _open(
-        cls,
-        prepared: PreparedRequest,
-        timeouts: httpx.Timeout,
-        max_message_bytes: int,
-        close_timeout: float,
-        ssl_context: ssl.SSLContext | None,
+        cls, prepared: PreparedRequest, timeouts: httpx.Timeout, settings: WebSocketTransport
     ) -> WebSocketWire:
         from websockets.client import ClientProtocol
         from websockets.uri import parse_uri
 
         uri = parse_uri(_ws_url(prepared.url))
-        protocol = ClientProtocol(uri, max_size=max_message_bytes)
+        protocol = ClientProtocol(uri, max_size=settings.max_message_bytes)
         request = protocol.connect()
         for key, value in prepared.headers.items():
             if key.lower() in _SKIP_HEADERS:
@@ -182,7 +172,7 @@ class WebSocketWire:
         with anyio.fail_after(timeouts.connect):
             stream: anyio.abc.ByteStream
             if uri.secure:
-                tls = ssl_context or ssl.create_default_context()
+                tls = settings.ssl_context or ssl.create_default_context()
                 stream = await anyio.connect_tcp(
                     uri.host, uri.port, ssl_context=tls, tls_standard_compatible=False
                 )
@@ -195,7 +185,7 @@ class WebSocketWire:
             headers={},
             url=prepared.url,
             read_timeout=timeouts.read,
-            close_timeout=close_timeout,
+            close_timeout=settings.close_timeout,
         )
         try:
             await wire.upgrade(timeouts.read if timeouts.read is not None else timeouts.connect)
@@ -495,13 +485,7 @@ class WebSocketTransport:
         timeout: httpx.Timeout,  # noqa: ASYNC109
     ) -> WebSocketWire:
         """The upgraded connection (``status`` 200), or the refusal (its status and body)."""
-        return await WebSocketWire.connect(
-            prepared,
-            timeout,
-            max_message_bytes=self.max_message_bytes,
-            close_timeout=self.close_timeout,
-            ssl_context=self.ssl_context,
-        )
+        return await WebSocketWire.connect(prepared, timeout, self)
 
     def __repr__(self) -> str:
         return "WebSocketTransport()"

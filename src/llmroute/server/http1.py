@@ -226,7 +226,8 @@ class Http1Transport(httpx.AsyncBaseTransport):
     """HTTP/1.1 over keep-alive connections, at most ``max_connections`` exchanges at once (more
     wait up to the pool timeout); idle connections are reused newest first and dropped after
     ``keepalive_expiry`` seconds (at most ``max_idle`` per host). ``fallback`` serves what this
-    transport does not (``HEAD``)."""
+    transport does not (``HEAD``); ``ssl_context`` verifies https upstreams (default: the system's
+    CA store, loaded on the first https connection)."""
 
     def __init__(
         self,
@@ -234,12 +235,13 @@ class Http1Transport(httpx.AsyncBaseTransport):
         max_connections: int = 1000,
         keepalive_expiry: float = 5.0,
         max_idle: int = 256,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.fallback = fallback
         self.max_connections = max_connections
         self.keepalive_expiry = keepalive_expiry
         self.max_idle = max_idle
-        self._ssl: ssl.SSLContext | None = None
+        self._ssl = ssl_context  # for https upstreams; the system's CA store when not given
         self._idle: dict[tuple[bytes, bytes, int], collections.deque[_Connection]] = {}
         self._active = 0
         self._slots: collections.deque[asyncio.Future[None]] = collections.deque()
