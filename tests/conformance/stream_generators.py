@@ -116,13 +116,11 @@ def scripts(draw: st.DrawFn, *, call_prefix: str = "call_") -> Script:
     return Script(tuple(parts), usage)
 
 
-def _sse(events: list[dict[str, Any]], *, named: bool) -> bytes:
-    """``event: TYPE`` + ``data:`` blocks (Anthropic, Responses), or ``data:`` only (Chat)."""
-    out: list[bytes] = []
-    for e in events:
-        head = f"event: {e['type']}\n" if named else ""
-        out.append(f"{head}data: {json.dumps(e, ensure_ascii=False)}\n\n".encode())
-    return b"".join(out)
+def sse_body(events: list[dict[str, Any]]) -> bytes:
+    """``event: TYPE`` + ``data:`` blocks (Anthropic, Responses)."""
+    return b"".join(
+        f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n".encode() for e in events
+    )
 
 
 # -- OpenAI Chat Completions (opencode/openai-chat/streams-tool-call.yaml; reasoning fields:
@@ -132,7 +130,7 @@ def _sse(events: list[dict[str, Any]], *, named: bool) -> bytes:
 _CHAT_ID = "chatcmpl-DcLQgGuIIwnMHqZMRCOwZMLir5SkK"
 
 
-def _chat_chunk(
+def chat_chunk(
     delta: dict[str, Any] | None, finish: str | None = None, usage: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     choices = (
@@ -151,7 +149,7 @@ def _chat_chunk(
     }
 
 
-def _chat_body(chunks: list[dict[str, Any] | str]) -> bytes:
+def chat_body(chunks: list[dict[str, Any] | str]) -> bytes:
     return b"".join(
         f"data: {c if isinstance(c, str) else json.dumps(c, ensure_ascii=False)}\n\n".encode() for c in chunks
     )
@@ -161,24 +159,24 @@ def _chat_body(chunks: list[dict[str, Any] | str]) -> bytes:
 def _chat_script(draw: st.DrawFn) -> tuple[Script, bytes]:
     script = draw(scripts())
     field = draw(st.sampled_from(["reasoning_content", "reasoning"]))
-    chunks: list[dict[str, Any] | str] = [_chat_chunk({"role": "assistant", "content": ""})]
+    chunks: list[dict[str, Any] | str] = [chat_chunk({"role": "assistant", "content": ""})]
     index = 0
     for part in script.parts:
         if isinstance(part, Text):
-            chunks += [_chat_chunk({"content": p}) for p in part.pieces]
+            chunks += [chat_chunk({"content": p}) for p in part.pieces]
         elif isinstance(part, Reasoning):
-            chunks += [_chat_chunk({"content": None, field: p}) for p in part.pieces]
+            chunks += [chat_chunk({"content": None, field: p}) for p in part.pieces]
         else:
             first = {"index": index, "id": part.id, "type": "function"}
             chunks.append(
-                _chat_chunk({"tool_calls": [{**first, "function": {"name": part.name, "arguments": ""}}]})
+                chat_chunk({"tool_calls": [{**first, "function": {"name": part.name, "arguments": ""}}]})
             )
             chunks += [
-                _chat_chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]})
+                chat_chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]})
                 for p in part.pieces
             ]
             index += 1
-    chunks.append(_chat_chunk({}, "tool_calls" if script.calls else "stop"))
+    chunks.append(chat_chunk({}, "tool_calls" if script.calls else "stop"))
     prompt, completion = script.usage
     usage = {
         "prompt_tokens": prompt,
@@ -187,8 +185,8 @@ def _chat_script(draw: st.DrawFn) -> tuple[Script, bytes]:
         "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
         "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
     }
-    chunks += [_chat_chunk(None, usage=usage), "[DONE]"]
-    return script, _chat_body(chunks)
+    chunks += [chat_chunk(None, usage=usage), "[DONE]"]
+    return script, chat_body(chunks)
 
 
 _chat_index = st.integers(0, 1)
@@ -215,9 +213,9 @@ _chat_delta = st.one_of(
     ),
 )
 _chat_event: st.SearchStrategy[dict[str, Any] | str] = st.one_of(
-    st.builds(_chat_chunk, _chat_delta),
-    st.builds(lambda r: _chat_chunk({}, r), st.sampled_from(["stop", "tool_calls", "length"])),
-    st.just(_chat_chunk(None, usage={"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3})),
+    st.builds(chat_chunk, _chat_delta),
+    st.builds(lambda r: chat_chunk({}, r), st.sampled_from(["stop", "tool_calls", "length"])),
+    st.just(chat_chunk(None, usage={"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3})),
     st.just("[DONE]"),
 )
 
@@ -228,7 +226,7 @@ _chat_event: st.SearchStrategy[dict[str, Any] | str] = st.one_of(
 _RESP_ID = "resp_05200a06f78f5b310069fa8aa28134819eba958e34eb1db6ae"
 
 
-def _response(status: str, usage: tuple[int, int] | None = None) -> dict[str, Any]:
+def response(status: str, usage: tuple[int, int] | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": _RESP_ID,
         "object": "response",
@@ -254,7 +252,7 @@ def _response(status: str, usage: tuple[int, int] | None = None) -> dict[str, An
     return body
 
 
-def _message_item(item_id: str, status: str, text: str | None = None) -> dict[str, Any]:
+def message_item(item_id: str, status: str, text: str | None = None) -> dict[str, Any]:
     content = (
         [] if text is None else [{"type": "output_text", "annotations": [], "logprobs": [], "text": text}]
     )
@@ -268,12 +266,12 @@ def _message_item(item_id: str, status: str, text: str | None = None) -> dict[st
     }
 
 
-def _reasoning_item(item_id: str, summary: str | None = None) -> dict[str, Any]:
+def reasoning_item(item_id: str, summary: str | None = None) -> dict[str, Any]:
     parts = [] if summary is None else [{"type": "summary_text", "text": summary}]
     return {"id": item_id, "type": "reasoning", "encrypted_content": "gAAAAABqEeTJTjvWqpvy", "summary": parts}
 
 
-def _call_item(item_id: str, call_id: str, name: str, status: str, arguments: str = "") -> dict[str, Any]:
+def call_item(item_id: str, call_id: str, name: str, status: str, arguments: str = "") -> dict[str, Any]:
     return {
         "id": item_id,
         "type": "function_call",
@@ -296,7 +294,7 @@ class _Seq:
 
 def _text_events(seq: _Seq, item_id: str, n: int, pieces: tuple[str, ...]) -> None:
     text = "".join(pieces)
-    seq.add("response.output_item.added", item=_message_item(item_id, "in_progress"), output_index=n)
+    seq.add("response.output_item.added", item=message_item(item_id, "in_progress"), output_index=n)
     part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
     where = {"content_index": 0, "item_id": item_id, "output_index": n}
     seq.add("response.content_part.added", **where, part=part)
@@ -304,25 +302,25 @@ def _text_events(seq: _Seq, item_id: str, n: int, pieces: tuple[str, ...]) -> No
         seq.add("response.output_text.delta", **where, delta=p, logprobs=[], obfuscation="MiWshIm5Fsq")
     seq.add("response.output_text.done", **where, logprobs=[], text=text)
     seq.add("response.content_part.done", **where, part={**part, "text": text})
-    seq.add("response.output_item.done", item=_message_item(item_id, "completed", text), output_index=n)
+    seq.add("response.output_item.done", item=message_item(item_id, "completed", text), output_index=n)
 
 
 def _reasoning_events(seq: _Seq, item_id: str, n: int, pieces: tuple[str, ...]) -> None:
     text = "".join(pieces)
-    seq.add("response.output_item.added", item=_reasoning_item(item_id), output_index=n)
+    seq.add("response.output_item.added", item=reasoning_item(item_id), output_index=n)
     where = {"item_id": item_id, "output_index": n, "summary_index": 0}
     seq.add("response.reasoning_summary_part.added", **where, part={"type": "summary_text", "text": ""})
     for p in pieces:
         seq.add("response.reasoning_summary_text.delta", **where, delta=p, obfuscation="2ajSAGID")
     seq.add("response.reasoning_summary_text.done", **where, text=text)
     seq.add("response.reasoning_summary_part.done", **where, part={"type": "summary_text", "text": text})
-    seq.add("response.output_item.done", item=_reasoning_item(item_id, text), output_index=n)
+    seq.add("response.output_item.done", item=reasoning_item(item_id, text), output_index=n)
 
 
 def _call_events(seq: _Seq, item_id: str, n: int, call: Call) -> None:
     seq.add(
         "response.output_item.added",
-        item=_call_item(item_id, call.id, call.name, "in_progress"),
+        item=call_item(item_id, call.id, call.name, "in_progress"),
         output_index=n,
     )
     for p in call.pieces:
@@ -336,7 +334,7 @@ def _call_events(seq: _Seq, item_id: str, n: int, call: Call) -> None:
     seq.add(
         "response.function_call_arguments.done", arguments=call.arguments, item_id=item_id, output_index=n
     )
-    done = _call_item(item_id, call.id, call.name, "completed", call.arguments)
+    done = call_item(item_id, call.id, call.name, "completed", call.arguments)
     seq.add("response.output_item.done", item=done, output_index=n)
 
 
@@ -344,8 +342,8 @@ def _call_events(seq: _Seq, item_id: str, n: int, call: Call) -> None:
 def _responses_script(draw: st.DrawFn) -> tuple[Script, bytes]:
     script = draw(scripts())
     seq = _Seq()
-    seq.add("response.created", response=_response("in_progress"))
-    seq.add("response.in_progress", response=_response("in_progress"))
+    seq.add("response.created", response=response("in_progress"))
+    seq.add("response.in_progress", response=response("in_progress"))
     for n, part in enumerate(script.parts):
         if isinstance(part, Text):
             _text_events(seq, f"msg_{n:04d}", n, part.pieces)
@@ -353,12 +351,12 @@ def _responses_script(draw: st.DrawFn) -> tuple[Script, bytes]:
             _reasoning_events(seq, f"rs_{n:04d}", n, part.pieces)
         else:
             _call_events(seq, f"fc_{n:04d}", n, part)
-    seq.add("response.completed", response=_response("completed", script.usage))
-    return script, _sse(seq.events, named=True)
+    seq.add("response.completed", response=response("completed", script.usage))
+    return script, sse_body(seq.events)
 
 
 # items of the shuffled stream, each with its own output index: (item id, output index)
-_R_ITEMS = {"msg_a": 0, "rs_a": 1, "fc_a": 2, "msg_b": 3, "fc_b": 4}
+_R_ITEMS = {"msg_a": 0, "rs_a": 1, "fc_a": 2, "msg_b": 3, "fc_b": 4, "fc_c": 5, "fc_x": 6}
 
 
 def _at(item: str) -> dict[str, Any]:
@@ -368,48 +366,59 @@ def _at(item: str) -> dict[str, Any]:
 _responses_event = st.one_of(
     st.sampled_from(
         [
-            {"type": "response.created", "response": _response("in_progress")},
-            {"type": "response.completed", "response": _response("completed", (1, 2))},
+            {"type": "response.created", "response": response("in_progress")},
+            {"type": "response.completed", "response": response("completed", (1, 2))},
             {
                 "type": "response.incomplete",
-                "response": {**_response("incomplete"), "incomplete_details": None},
+                "response": {**response("incomplete"), "incomplete_details": None},
             },
             {
                 "type": "response.output_item.added",
-                "item": _message_item("msg_a", "in_progress"),
+                "item": message_item("msg_a", "in_progress"),
                 "output_index": 0,
             },
             {
                 "type": "response.output_item.added",
-                "item": _message_item("msg_b", "in_progress"),
+                "item": message_item("msg_b", "in_progress"),
                 "output_index": 3,
             },
-            {"type": "response.output_item.added", "item": _reasoning_item("rs_a"), "output_index": 1},
+            {"type": "response.output_item.added", "item": reasoning_item("rs_a"), "output_index": 1},
             {
                 "type": "response.output_item.added",
-                "item": _call_item("fc_a", "call_a", "f", "in_progress"),
+                "item": call_item("fc_a", "call_a", "f", "in_progress"),
                 "output_index": 2,
             },
             {
                 "type": "response.output_item.added",
-                "item": _call_item("fc_b", "call_b", "f", "in_progress"),
+                "item": call_item("fc_b", "call_b", "f", "in_progress"),
                 "output_index": 4,
             },
             {
                 "type": "response.output_item.done",
-                "item": _message_item("msg_a", "completed", "hi"),
+                "item": message_item("msg_a", "completed", "hi"),
                 "output_index": 0,
             },
-            {"type": "response.output_item.done", "item": _reasoning_item("rs_a", "hm"), "output_index": 1},
+            {"type": "response.output_item.done", "item": reasoning_item("rs_a", "hm"), "output_index": 1},
             {
                 "type": "response.output_item.done",
-                "item": _call_item("fc_a", "call_a", "f", "completed", '{"a":1}'),
+                "item": call_item("fc_a", "call_a", "f", "completed", '{"a":1}'),
                 "output_index": 2,
             },
             {
                 "type": "response.output_item.done",
-                "item": _call_item("fc_b", "call_b", "f", "completed", "{}"),
+                "item": call_item("fc_b", "call_b", "f", "completed", "{}"),
                 "output_index": 4,
+            },
+            # another item under fc_a's call id
+            {
+                "type": "response.output_item.added",
+                "item": call_item("fc_c", "call_a", "f", "in_progress"),
+                "output_index": 5,
+            },
+            {
+                "type": "response.output_item.done",
+                "item": call_item("fc_c", "call_a", "f", "completed", "{}"),
+                "output_index": 5,
             },
         ]
     ),
@@ -458,7 +467,7 @@ _responses_event = st.one_of(
     ),
     st.builds(
         lambda item: {"type": "response.function_call_arguments.delta", **_at(item), "delta": '{"a":1}'},
-        st.sampled_from(["fc_a", "fc_b"]),
+        st.sampled_from(["fc_a", "fc_b", "fc_x"]),  # fc_x: never added
     ),
 )
 
@@ -502,7 +511,7 @@ def _anthropic_script(draw: st.DrawFn) -> tuple[Script, bytes]:
         }
     )
     events.append({"type": "message_stop"})
-    return script, _sse(events, named=True)
+    return script, sse_body(events)
 
 
 _anthropic_index = st.integers(0, 2)
@@ -693,30 +702,43 @@ class StreamGenerator:
     """A well-formed answer and the body that carries it."""
     events: st.SearchStrategy[bytes]
     """A body of this protocol's events in any order (repeated, missing, out of place)."""
+    shuffles: int = 150
+    """Examples of ``events`` to run (hypothesis ``max_examples``)."""
     streams_arguments: bool = True
     """Tool arguments arrive as text pieces, passed on as input deltas byte for byte (Gemini's
     arrive whole, as objects)."""
 
 
-def _listed(event: st.SearchStrategy[Any], encode: Callable[[list[Any]], bytes], max_size: int = 8) -> Any:
-    return st.lists(event, min_size=1, max_size=max_size).map(encode)
+def _listed(
+    event: st.SearchStrategy[Any], encode: Callable[[list[Any]], bytes], max_size: int = 8, end: Any = None
+) -> Any:
+    """Lists of events, encoded; with ``end``, half of them end with it (a stream cut before its
+    terminal event is refused before any other problem shows)."""
+    events = st.lists(event, min_size=1, max_size=max_size)
+    if end is not None:
+        events = st.tuples(events, st.booleans()).map(lambda drawn: [*drawn[0], *([end] if drawn[1] else [])])
+    return events.map(encode)
 
 
 GENERATORS: dict[str, StreamGenerator] = {
-    "openai-chat": StreamGenerator(_chat_script(), _listed(_chat_event, _chat_body, 10)),
+    "openai-chat": StreamGenerator(
+        _chat_script(), _listed(_chat_event, chat_body, 10, "[DONE]"), shuffles=300
+    ),
     "openai-responses": StreamGenerator(
         _responses_script(),
         _listed(
             _responses_event,
-            lambda events: _sse(
-                [{"type": "response.created", "response": _response("in_progress")}, *events], named=True
+            lambda events: sse_body(
+                [{"type": "response.created", "response": response("in_progress")}, *events]
             ),
             10,
+            {"type": "response.completed", "response": response("completed", (1, 2))},
         ),
+        shuffles=300,
     ),
     "anthropic-messages": StreamGenerator(
         _anthropic_script(),
-        _listed(_anthropic_event, lambda events: _sse([MESSAGE_START, *events], named=True)),
+        _listed(_anthropic_event, lambda events: sse_body([MESSAGE_START, *events])),
     ),
     "bedrock-converse": StreamGenerator(
         _bedrock_script(),

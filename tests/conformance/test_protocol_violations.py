@@ -41,7 +41,13 @@ from .stream_generators import (
     Script,
     Text,
     bedrock_body,
+    call_item,
+    chat_body,
+    chat_chunk,
     gemini_body,
+    reasoning_item,
+    response,
+    sse_body,
 )
 
 ENTRIES = {entry.name: entry for entry in PROTOCOLS}
@@ -63,10 +69,6 @@ async def _generate(name: str, body: bytes, chunking: Chunking | None = None) ->
 
 def _replay(name: str, body: bytes, chunking: Chunking | None = None) -> llmroute.LLMResponse:
     return anyio.run(_generate, name, body, chunking)
-
-
-def _sse(events: list[dict[str, Any]]) -> bytes:
-    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
 
 def _typed_or_well_ordered(name: str, body: bytes) -> None:
@@ -116,14 +118,16 @@ def _sent_blocks(script: Script) -> list[tuple[str, str]]:
 
 # -- properties every registered protocol is held to ---------------------------------------------------
 
-_SHUFFLED = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_SHUFFLED = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _SCRIPTED = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("entry", PROTOCOLS, ids=_entry_ids)
 def test_any_event_order_is_refused_typed_or_well_formed(entry: ProtocolEntry) -> None:
-    @_SHUFFLED
-    @given(GENERATORS[entry.name].events)
+    generator = GENERATORS[entry.name]
+
+    @settings(_SHUFFLED, max_examples=generator.shuffles)
+    @given(generator.events)
     def check(body: bytes) -> None:
         _typed_or_well_ordered(entry.name, body)
 
@@ -211,7 +215,7 @@ _END = [{"type": "message_delta", "delta": {"stop_reason": "end_turn"}}, {"type"
 )
 def test_anthropic_violations_are_typed(events: list[dict[str, Any]], message: str) -> None:
     with pytest.raises(llmroute.InvalidProviderOutputError, match=message):
-        _replay("anthropic-messages", _sse([MESSAGE_START, *events, *_END]))
+        _replay("anthropic-messages", sse_body([MESSAGE_START, *events, *_END]))
 
 
 _STOP = ("messageStop", {"stopReason": "end_turn"})
@@ -312,6 +316,153 @@ def test_responses_text_part_reopened_after_it_ended_is_typed() -> None:
         _text("msg_a", "three"),
         {"type": "response.completed", "response": {"id": "resp_1", "status": "completed"}},
     ]
-    body = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
     with pytest.raises(llmroute.InvalidProviderOutputError, match="text block 'msg_a:0' opened again"):
-        _replay("openai-responses", body)
+        _replay("openai-responses", sse_body(events))
+
+
+def _fragment(**call: Any) -> dict[str, Any]:
+    return chat_chunk({"tool_calls": [call]})
+
+
+_CALL_A = _fragment(index=0, id="call_a", type="function", function={"name": "f", "arguments": '{"a":'})
+_CHAT_END = [chat_chunk({}, "tool_calls"), "[DONE]"]
+
+
+@pytest.mark.parametrize(
+    ("chunks", "message"),
+    [
+        (
+            [_CALL_A, _fragment(index=1, function={"arguments": "1}"}), *_CHAT_END],
+            "tool-call fragment for an unknown call",
+        ),
+        (
+            # a second call under the first one's id: the caller could answer only one
+            [
+                _CALL_A,
+                _fragment(index=1, id="call_a", type="function", function={"name": "g", "arguments": "{}"}),
+            ],
+            "tool call id 'call_a' repeated",
+        ),
+        (
+            # the call went out at the finish with ``{"a":``; the rest of its input cannot follow it
+            [
+                _CALL_A,
+                chat_chunk({}, "tool_calls"),
+                _fragment(index=0, function={"arguments": "1}"}),
+                "[DONE]",
+            ],
+            r"tool call 'f' \('call_a'\): input after the call ended",
+        ),
+        ([chat_chunk({"content": "cut"})], r"stream ended before a finish_reason or \[DONE\]"),
+    ],
+    ids=["fragment-for-unknown-call", "call-id-repeated", "arguments-after-finish", "no-finish"],
+)
+def test_chat_violations_are_typed(chunks: list[dict[str, Any] | str], message: str) -> None:
+    with pytest.raises(llmroute.InvalidProviderOutputError, match=message):
+        _replay("openai-chat", chat_body(chunks))
+
+
+def _item(kind: str, item: dict[str, Any], n: int) -> dict[str, Any]:
+    return {"type": f"response.output_item.{kind}", "item": item, "output_index": n}
+
+
+def _arguments(item: str, n: int, delta: str) -> dict[str, Any]:
+    return {
+        "type": "response.function_call_arguments.delta",
+        "item_id": item,
+        "output_index": n,
+        "delta": delta,
+    }
+
+
+def _summary(delta: str) -> dict[str, Any]:
+    where = {"item_id": "rs_a", "output_index": 0, "summary_index": 0}
+    return {"type": "response.reasoning_summary_text.delta", **where, "delta": delta}
+
+
+_CREATED = {"type": "response.created", "response": response("in_progress")}
+_COMPLETED = {"type": "response.completed", "response": response("completed", (1, 2))}
+_FC_A = call_item("fc_a", "call_a", "f", "in_progress")
+_FC_A_DONE = call_item("fc_a", "call_a", "f", "completed", '{"a":1}')
+
+
+@pytest.mark.parametrize(
+    ("events", "message"),
+    [
+        (
+            [
+                _item("added", _FC_A, 0),
+                _item("done", _FC_A_DONE, 0),
+                _item("added", call_item("fc_b", "call_a", "g", "in_progress"), 1),
+                _item("done", call_item("fc_b", "call_a", "g", "completed", "{}"), 1),
+                _COMPLETED,
+            ],
+            "call id 'call_a' repeated",
+        ),
+        (
+            [
+                _item("done", _FC_A_DONE, 0),
+                _item("done", call_item("fc_b", "call_a", "g", "completed", "{}"), 1),
+            ],
+            "call id 'call_a' repeated",
+        ),
+        (
+            [_arguments("fc_x", 0, '{"a":1}'), _COMPLETED],
+            "arguments for item 'fc_x', which was never added",
+        ),
+        (
+            [
+                _item("added", reasoning_item("rs_a"), 0),
+                _summary("hm"),
+                _item("done", reasoning_item("rs_a", "hm"), 0),
+                _summary("late"),
+                _COMPLETED,
+            ],
+            "reasoning block 'rs_a:0' opened again after it ended",
+        ),
+        ([_item("added", _FC_A, 0), _arguments("fc_a", 0, "{}")], "stream ended before response.completed"),
+    ],
+    ids=[
+        "call-id-repeated",
+        "call-id-repeated-whole-items",
+        "arguments-never-added",
+        "summary-after-done",
+        "no-completed",
+    ],
+)
+def test_responses_violations_are_typed(events: list[dict[str, Any]], message: str) -> None:
+    with pytest.raises(llmroute.InvalidProviderOutputError, match=message):
+        _replay("openai-responses", sse_body([_CREATED, *events]))
+
+
+def test_a_responses_call_item_replayed_is_one_call() -> None:
+    """A proxy replaying a call item's events (added again while open, again after its done, the
+    done again) yields one call, its input as the done item has it: as a repeated done always was."""
+    events = [
+        _CREATED,
+        _item("added", _FC_A, 0),
+        _arguments("fc_a", 0, '{"a":'),
+        _item("added", _FC_A, 0),
+        _arguments("fc_a", 0, "1}"),
+        _item("done", _FC_A_DONE, 0),
+        _item("added", _FC_A, 0),
+        _arguments("fc_a", 0, '{"a":1}'),
+        _item("done", _FC_A_DONE, 0),
+        _COMPLETED,
+    ]
+    result = _replay("openai-responses", sse_body(events))
+    assert event_order_problems(result.events) == []
+    starts = [e for e in result.events if isinstance(e, llmroute.ToolInputStart)]
+    assert [(e.id, e.name) for e in starts] == [("call_a", "f")]
+    assert [(c.id, c.input) for c in result.tool_calls] == [("call_a", {"a": 1})]
+    assert result.finish_reason == "tool-calls"
+
+
+def test_tool_input_after_its_end_is_an_order_problem() -> None:
+    events = [
+        llmroute.ToolInputStart("c", "f"),
+        llmroute.ToolInputEnd("c", "f"),
+        llmroute.ToolCall("c", "f", {}),
+        llmroute.ToolInputDelta("c", "f", "{}"),
+    ]
+    assert "#3 tool input delta for 'c' after its end" in event_order_problems(events)

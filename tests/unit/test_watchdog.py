@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -76,6 +77,27 @@ async def test_a_stream_of_many_reads_arms_a_handful_of_timers(chat: Any) -> Non
     assert len(body) > 1800
     # per call (send deadline, first read, first_byte -> idle), not per read
     assert counts[0] == counts[1] <= 5
+
+
+async def test_a_finished_call_leaves_no_cycle_through_its_watchdog(chat: Any) -> None:
+    """The watchdog holds its attempt's ``deadline_error`` and the task: once the call has ended
+    they go with reference counting, not at the next garbage collection (a gateway's collections
+    cost grows with what waits for them)."""
+    request, cassette = chat
+    async with llmroute.Client(http=httpx.AsyncClient(transport=ReplayTransport(cassette))) as client:
+        await client.generate(request)  # imports, caches
+    async with llmroute.Client(http=httpx.AsyncClient(transport=ReplayTransport(cassette))) as client:
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            response = await client.generate(request)
+            gc.collect()
+            left = {type(o).__name__ for o in gc.garbage}
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+    assert response.text == "Hello!"
+    assert not left & {"Watchdog", "_Attempt", "Task"}
 
 
 @BOTH

@@ -227,6 +227,10 @@ class ToolInput:
 
     def delta(self, text: str, out: list[LLMEvent]) -> None:
         if text:
+            if self.done:  # the call went out with its input: a later piece would be lost or contradict it
+                raise InvalidProviderOutputError(
+                    f"tool call {self.name!r} ({self.id!r}): input after the call ended"
+                )
             self.chunks.append(text)
             out.append(ToolInputDelta(self.id, self.name, text))
 

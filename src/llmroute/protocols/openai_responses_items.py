@@ -86,6 +86,7 @@ __all__ = [
     "lower_shell",
     "lower_web_search",
     "on_approval_request",
+    "on_arguments_delta",
     "on_call_done",
     "on_hosted_call",
     "on_image_generation_call",
@@ -406,7 +407,13 @@ def _tool_name(item: OutputItem) -> str:
     return (spec[0] if spec else None) or item.name or ""
 
 
-def tool_input(item: OutputItem, role: str, out: list[LLMEvent]) -> ToolInput:
+def tool_input(state: ResponsesState, item: OutputItem, role: str, out: list[LLMEvent]) -> ToolInput:
+    """The call an output item opens; a second item under a call id already used is refused (the
+    caller could answer only one of them)."""
+    call_id = item.id if role == "hosted" else item.call_id or item.id
+    if call_id in state.call_ids:
+        raise InvalidProviderOutputError(f"{_NAME}: call id {call_id!r} repeated")
+    state.call_ids.add(call_id)
     if role == "hosted":
         meta: dict[str, Any] = {"item_type": item.type}
         if item.call_id is not None:
@@ -415,7 +422,7 @@ def tool_input(item: OutputItem, role: str, out: list[LLMEvent]) -> ToolInput:
     meta = (
         {"item_id": item.id} if item.type == "function_call" else {"item_id": item.id, "item_type": item.type}
     )
-    return ToolInput(item.call_id or item.id, _tool_name(item), out, metadata={OPENAI: meta})
+    return ToolInput(call_id, _tool_name(item), out, metadata={OPENAI: meta})
 
 
 def first_done(state: ResponsesState, item_id: str) -> bool:
@@ -427,6 +434,18 @@ def first_done(state: ResponsesState, item_id: str) -> bool:
     return True
 
 
+def on_arguments_delta(
+    state: ResponsesState, item_id: str | None, delta: str | None, out: list[LLMEvent]
+) -> None:
+    """A piece of a streamed call's input (function arguments, custom tool text). One for an item
+    never added has no call to go to; one after the item's done is a replay, dropped as the done is."""
+    tool = state.tools.get(item_id or "")
+    if tool is not None and delta:
+        tool.delta(delta, out)
+    elif delta and item_id not in state.added and item_id not in state.called:
+        raise InvalidProviderOutputError(f"{_NAME}: arguments for item {item_id!r}, which was never added")
+
+
 def on_call_done(
     state: ResponsesState, item: OutputItem, role: str, raw: msgspec.Raw, out: list[LLMEvent]
 ) -> None:
@@ -434,7 +453,7 @@ def on_call_done(
     ``HOSTED_FIELDS`` (server shell, server tool search, xAI's server-side tools)."""
     if not first_done(state, item.id):
         return
-    tool = state.tools.pop(item.id, None) or tool_input(item, role, out)
+    tool = state.tools.pop(item.id, None) or tool_input(state, item, role, out)
     kind = item.type
     if kind == "function_call":
         tool.finish(out, raw=item.arguments if isinstance(item.arguments, str) else None)

@@ -169,8 +169,9 @@ class _Attempt:
                     return
 
     async def close(self) -> None:
-        if self.watchdog is not None:
-            self.watchdog.stop()
+        watchdog, self.watchdog = self.watchdog, None  # it holds deadline_error: a cycle left to the GC
+        if watchdog is not None:
+            watchdog.stop()
         chunks, self.chunks = self.chunks, None
         wire, self.wire = self.wire, None
         if wire is not None:

@@ -122,6 +122,7 @@ class Watchdog:
         self._task.cancel()
 
     def stop(self) -> None:
+        self._task = None  # not kept alive by a watchdog something still holds
         handle, self._handle = self._handle, None
         if handle is not None:
             handle.cancel()

@@ -128,7 +128,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
     if problem:
         print(f"llmroute serve: {problem}", file=sys.stderr)
         return 2
-    from .serving import CONFIG_ENV, HEADER_TIMEOUT_ENV, OTEL_ENV, http_protocol, tune_gc
+    from .serving import CONFIG_ENV, HEADER_TIMEOUT_ENV, OTEL_ENV, http_protocol, tune_gc, tune_logging
 
     # uvloop and httptools (the [server] extra) when installed; the line says which are in use
     loop = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
@@ -150,6 +150,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
     if args.workers == 1:
         app = create_app(gateway)
         tune_gc()
+        tune_logging()
         uvicorn.run(app, http=protocol, **common)
         return 0
     # workers: each process loads the config; metrics from all of them are summed on scrape

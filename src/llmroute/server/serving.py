@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import os
 from typing import Any
 
@@ -18,7 +19,15 @@ from starlette.applications import Starlette
 from .app import create_app
 from .config import load
 
-__all__ = ["CONFIG_ENV", "HEADER_TIMEOUT_ENV", "OTEL_ENV", "app_from_env", "http_protocol", "tune_gc"]
+__all__ = [
+    "CONFIG_ENV",
+    "HEADER_TIMEOUT_ENV",
+    "OTEL_ENV",
+    "app_from_env",
+    "http_protocol",
+    "tune_gc",
+    "tune_logging",
+]
 
 CONFIG_ENV = "LLMROUTE_GATEWAY_CONFIG"
 HEADER_TIMEOUT_ENV = "LLMROUTE_HEADER_TIMEOUT"
@@ -80,6 +89,16 @@ def tune_gc() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
+def tune_logging() -> None:
+    """For a process that only serves the gateway, whose log formats use none of them: log records
+    skip the caller's file and line (a walk up the stack per record), the thread, the process and
+    its name (the logging HOWTO's "Optimization"). A few microseconds per access-log line."""
+    logging._srcfile = None  # pyright: ignore[reportPrivateUsage]
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
+
+
 def app_from_env() -> Starlette:
     """The app of one worker process: the config file named by ``LLMROUTE_GATEWAY_CONFIG``."""
     gateway = load(os.environ[CONFIG_ENV])
@@ -87,6 +106,7 @@ def app_from_env() -> Starlette:
         gateway.otel = True
     app = create_app(gateway)
     tune_gc()
+    tune_logging()
     return app
 
 

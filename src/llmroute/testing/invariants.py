@@ -62,6 +62,8 @@ def event_order_problems(events: Sequence[LLMEvent]) -> list[str]:
         elif isinstance(event, ToolInputDelta):
             if event.id not in tool_inputs:
                 problems.append(f"#{n} tool input delta for {event.id!r} before its start")
+            elif tool_inputs[event.id]:
+                problems.append(f"#{n} tool input delta for {event.id!r} after its end")
         elif isinstance(event, ToolInputEnd):
             if event.id not in tool_inputs:
                 problems.append(f"#{n} tool input end for {event.id!r} before its start")

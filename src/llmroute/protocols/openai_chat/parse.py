@@ -32,6 +32,7 @@ from .wire import (
     Choice,
     Chunk,
     Completion,
+    CustomDelta,
     Delta,
     ExecutedTool,
     FnDelta,
@@ -273,6 +274,8 @@ def _on_tool_delta(state: ChatState, delta: ToolDelta, out: list[LLMEvent]) -> N
     tool: ToolInput | None = None
     if delta.id is not None and delta.id in state.tool_by_id:
         tool = state.tool_by_id[delta.id]  # some servers repeat the id in every fragment
+        if _another_call(state, tool, delta, fn):
+            raise InvalidProviderOutputError(f"{NAME}: tool call id {delta.id!r} repeated")
     elif state.quirks.tool_call_key == "index" and delta.index is not None:
         tool = state.tools.get(delta.index)
         if tool is not None and delta.id is not None and delta.id != tool.id:
@@ -303,6 +306,16 @@ def _on_tool_delta(state: ChatState, delta: ToolDelta, out: list[LLMEvent]) -> N
     text = fn.arguments if isinstance(fn, FnDelta) else fn.input
     if text:
         tool.delta(text, out)
+
+
+def _another_call(
+    state: ChatState, tool: ToolInput, delta: ToolDelta, fn: FnDelta | CustomDelta | None
+) -> bool:
+    """A named first fragment at another index under a known id: a second call reusing the id (the
+    caller could answer only one), not a fragment of the first."""
+    if state.quirks.tool_call_key != "index" or delta.index is None or fn is None or not fn.name:
+        return False
+    return state.tools.get(delta.index) is not tool
 
 
 # Provider-executed tools reported inside a Chat stream: Groq compound ``executed_tools`` (a call

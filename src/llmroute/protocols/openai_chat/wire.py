@@ -139,7 +139,7 @@ class FnDelta(msgspec.Struct):
     arguments: str | None = None
 
 
-class _CustomDelta(msgspec.Struct):
+class CustomDelta(msgspec.Struct):
     name: str | None = None
     input: str | None = None  # free text, in pieces like function arguments
 
@@ -149,7 +149,7 @@ class ToolDelta(msgspec.Struct):
     id: str | None = None
     function: FnDelta | None = None
     type: str | None = None  # "custom" on a custom tool's first fragment
-    custom: _CustomDelta | None = None
+    custom: CustomDelta | None = None
 
 
 class UrlCitation(msgspec.Struct):

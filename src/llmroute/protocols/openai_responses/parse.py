@@ -191,6 +191,7 @@ def _on_item_added(state: ResponsesState, ev: Event, out: list[LLMEvent]) -> Non
         return
     if ev.output_index >= 0:
         state.item_ids[ev.output_index] = item.id
+    state.added.add(item.id)
     kind = item.type
     if kind == "message":
         if item.phase:
@@ -200,11 +201,11 @@ def _on_item_added(state: ResponsesState, ev: Event, out: list[LLMEvent]) -> Non
         if role is None or (kind not in _STREAMED_INPUT and kind not in HOSTED_ITEMS):
             # no call, or one whose input (and final call id) only the done item carries
             return
-        if item.id in state.tools:
-            return  # a repeated ``added`` (a proxy replaying events): the call is open already
+        if item.id in state.tools or item.id in state.called:
+            return  # added again (a proxy replaying events): one call, as a repeated done is
         _close_text(state, out)
         _end_reasoning(state, out)
-        tool = state.tools[item.id] = calls.tool_input(item, role, out)
+        tool = state.tools[item.id] = calls.tool_input(state, item, role, out)
         if isinstance(item.arguments, str) and item.arguments:
             tool.delta(item.arguments, out)
 
@@ -248,12 +249,6 @@ def _reasoning_delta(state: ResponsesState, ev: Event, index: int, out: list[LLM
         if state.reasoning_index != index or state.reasoning_item != item_id:
             _open_reasoning(state, item_id, index, out)
         out.append(ReasoningDelta(state.blocks.reasoning, delta))  # type: ignore[arg-type]
-
-
-def _on_arguments_delta(state: ResponsesState, ev: Event, out: list[LLMEvent]) -> None:
-    tool = state.tools.get(ev.item_id or "")
-    if tool is not None and ev.delta:
-        tool.delta(ev.delta, out)
 
 
 def _on_item_done(state: ResponsesState, ev: Event, out: list[LLMEvent]) -> None:
@@ -371,6 +366,10 @@ def _close_all(state: ResponsesState, out: list[LLMEvent]) -> None:
     for tool in state.tools.values():
         tool.finish(out)
     state.tools.clear()
+
+
+def _on_arguments_delta(state: ResponsesState, ev: Event, out: list[LLMEvent]) -> None:
+    calls.on_arguments_delta(state, ev.item_id, ev.delta, out)
 
 
 _HANDLERS: dict[str, Callable[[ResponsesState, Event, list[LLMEvent]], None]] = {

@@ -11,8 +11,10 @@ from .wire import NO_QUIRKS, ResponsesQuirks
 
 class ResponsesState(StreamState):
     __slots__ = (
+        "added",
         "awaiting",
         "blocks",
+        "call_ids",
         "called",
         "cited",
         "cited_urls",
@@ -51,9 +53,11 @@ class ResponsesState(StreamState):
         # output index -> the id its item was added with: some servers give every event a new
         # item id, so parts are matched by position
         self.item_ids: dict[int, str] = {}
+        self.added: set[str] = set()  # ids of the items added so far
         self.cited: set[tuple[str, str, str | None, int | None, int | None]] = set()
         self.client_calls = 0
         self.called: set[str] = set()  # item ids of the calls already completed
+        self.call_ids: set[str] = set()  # ids of the calls opened: two items under one id are refused
         # hosted calls whose result is a later output item: call id -> (item id, tool name)
         self.awaiting: dict[str | None, tuple[str, str]] = {}
         self.quirks = quirks
