@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +40,22 @@ async def replay_events(
     transport = ReplayTransport(cassette, chunking)
     async with llmroute.Client(http=httpx.AsyncClient(transport=transport)) as client:
         return [event async for event in client.stream(request)]
+
+
+def pyright_report(folder: Path, config: dict[str, Any], timeout: float = 110) -> dict[str, Any]:
+    """pyright (a dev dependency) on ``folder`` with ``config`` as its ``pyrightconfig.json``, in this
+    interpreter's environment: its JSON report (``generalDiagnostics``, ``summary``)."""
+    pyright = shutil.which("pyright", path=str(Path(sys.executable).parent)) or shutil.which("pyright")
+    assert pyright is not None, "pyright is a dev dependency: pip install -e '.[dev]'"
+    (folder / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
+    result = subprocess.run(
+        [pyright, "--outputjson", "--pythonpath", sys.executable],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return json.loads(result.stdout)
 
 
 def sse_cassette(url: str, body: bytes | list[dict[str, object]], *, done: bool = True) -> Cassette:

@@ -18,12 +18,11 @@ from .schema.content import (
 from .schema.errors import InvalidRequestError
 from .schema.events import ApprovalRequest
 from .schema.options import CachePolicy, GenerationOptions, HttpOverlay
-from .schema.request import LLMRequest, OutputSchema
+from .schema.request import LLMRequest, ModelRef, OutputSchema
 from .schema.tools import HostedTool, ToolChoice, ToolDefinition, ToolSpec
 from .schema.validate import validate_request
 
 if TYPE_CHECKING:
-    from .route.model import Model
     from .tools.tool import Tool
 
 __all__ = ["approval", "assistant", "request", "system", "tool_message", "user"]
@@ -122,7 +121,7 @@ def _sequence(value: object, param: str, expected: str) -> list[object]:
 
 
 def request(
-    model: Model,
+    model: ModelRef,
     *,
     system: str | Sequence[str] | None = None,
     prompt: PartLike | Sequence[PartLike] | None = None,

@@ -702,17 +702,28 @@ class StreamGenerator:
     """A well-formed answer and the body that carries it."""
     events: st.SearchStrategy[bytes]
     """A body of this protocol's events in any order (repeated, missing, out of place)."""
+    shuffles: int = 150
+    """Examples of ``events`` to run (hypothesis ``max_examples``)."""
     streams_arguments: bool = True
     """Tool arguments arrive as text pieces, passed on as input deltas byte for byte (Gemini's
     arrive whole, as objects)."""
 
 
-def _listed(event: st.SearchStrategy[Any], encode: Callable[[list[Any]], bytes], max_size: int = 8) -> Any:
-    return st.lists(event, min_size=1, max_size=max_size).map(encode)
+def _listed(
+    event: st.SearchStrategy[Any], encode: Callable[[list[Any]], bytes], max_size: int = 8, end: Any = None
+) -> Any:
+    """Lists of events, encoded; with ``end``, half of them end with it (a stream cut before its
+    terminal event is refused before any other problem shows)."""
+    events = st.lists(event, min_size=1, max_size=max_size)
+    if end is not None:
+        events = st.tuples(events, st.booleans()).map(lambda drawn: [*drawn[0], *([end] if drawn[1] else [])])
+    return events.map(encode)
 
 
 GENERATORS: dict[str, StreamGenerator] = {
-    "openai-chat": StreamGenerator(_chat_script(), _listed(_chat_event, chat_body, 10)),
+    "openai-chat": StreamGenerator(
+        _chat_script(), _listed(_chat_event, chat_body, 10, "[DONE]"), shuffles=300
+    ),
     "openai-responses": StreamGenerator(
         _responses_script(),
         _listed(
@@ -721,7 +732,9 @@ GENERATORS: dict[str, StreamGenerator] = {
                 [{"type": "response.created", "response": response("in_progress")}, *events]
             ),
             10,
+            {"type": "response.completed", "response": response("completed", (1, 2))},
         ),
+        shuffles=300,
     ),
     "anthropic-messages": StreamGenerator(
         _anthropic_script(),

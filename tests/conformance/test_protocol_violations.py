@@ -118,14 +118,16 @@ def _sent_blocks(script: Script) -> list[tuple[str, str]]:
 
 # -- properties every registered protocol is held to ---------------------------------------------------
 
-_SHUFFLED = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_SHUFFLED = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _SCRIPTED = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("entry", PROTOCOLS, ids=_entry_ids)
 def test_any_event_order_is_refused_typed_or_well_formed(entry: ProtocolEntry) -> None:
-    @_SHUFFLED
-    @given(GENERATORS[entry.name].events)
+    generator = GENERATORS[entry.name]
+
+    @settings(_SHUFFLED, max_examples=generator.shuffles)
+    @given(generator.events)
     def check(body: bytes) -> None:
         _typed_or_well_ordered(entry.name, body)
 

@@ -6,13 +6,11 @@ pyright (a dev dependency) runs on a small probe file, outside ``src/`` so it ne
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import pyright_report
 
 PROBE = """\
 from llmroute.framing.eventstream import EventStreamMessage
@@ -79,19 +77,9 @@ EXPECTED = [
 
 @pytest.mark.timeout(120)
 def test_pyright_rejects_mismatched_protocols(tmp_path: Path) -> None:
-    pyright = shutil.which("pyright", path=str(Path(sys.executable).parent)) or shutil.which("pyright")
-    assert pyright is not None, "pyright is a dev dependency: pip install -e '.[dev]'"
     (tmp_path / "probe.py").write_text(PROBE, encoding="utf-8")
     config = {"include": ["probe.py"], "pythonVersion": "3.11", "reportMissingModuleSource": "none"}
-    (tmp_path / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
-    result = subprocess.run(
-        [pyright, "--outputjson", "--pythonpath", sys.executable],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=110,
-    )
-    report = json.loads(result.stdout)
+    report = pyright_report(tmp_path, config)
     lines = PROBE.splitlines()
     errors: dict[str, list[str]] = {}
     revealed: dict[str, str] = {}

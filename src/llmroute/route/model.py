@@ -12,7 +12,7 @@ from ..framing.base import Framing
 from ..schema.errors import NoRouteError
 from ..schema.events import LLMEvent
 from ..schema.options import GenerationOptions
-from ..schema.request import LLMRequest
+from ..schema.request import LLMRequest, ModelRef
 from ..schema.validate import check_model
 from .auth import Auth
 from .endpoint import Endpoint
@@ -62,7 +62,7 @@ class Route(msgspec.Struct, frozen=True):
         )
 
 
-class Model(msgspec.Struct, frozen=True):
+class Model(msgspec.Struct, ModelRef, frozen=True):
     """A model id on a route. Hand it to ``llmroute.request(model=...)``."""
 
     id: str
@@ -91,13 +91,11 @@ class Model(msgspec.Struct, frozen=True):
         return f"Model({self.provider}:{self.id} via {self.route.name})"
 
 
-class ModelGroup(ABC):
+class ModelGroup(ModelRef, ABC):
     """A value used like a ``Model`` that picks one per call (``llmroute.Router``). The executor
     hands it each model call (``run_step``); it runs them on its models through
-    ``route.executor.run_model_step``. Lives here so the executor needs nothing from above."""
-
-    id: str
-    provider: str
+    ``route.executor.run_model_step``. Lives here so the executor needs nothing from above.
+    ``id`` and ``provider`` (``ModelRef``): the group's name, and ``router``."""
 
     @abstractmethod
     def models(self) -> tuple[Model, ...]:
@@ -119,8 +117,9 @@ def models_of(request: LLMRequest) -> tuple[Model, ...]:
 
 
 def model_of(request: LLMRequest) -> Model:
-    """``request.model``, checked: a ``Model`` (``LLMRequest.model`` is typed loosely). For a
-    ``ModelGroup`` (a router): its first model, which is what ``prepare`` shows."""
+    """``request.model``, checked: a ``Model`` (``LLMRequest.model`` is typed by its base,
+    ``ModelRef``, and holds whatever it was given). For a ``ModelGroup`` (a router): its first
+    model, which is what ``prepare`` shows."""
     model = request.model
     check_model(model)
     if isinstance(model, ModelGroup):

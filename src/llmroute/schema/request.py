@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import msgspec
 
@@ -31,22 +31,25 @@ class OutputSchema(msgspec.Struct, frozen=True, omit_defaults=True):
     schema must then meet the provider's strict rules."""
 
 
-@runtime_checkable
-class ModelRef(Protocol):
-    """What the schema needs of a model: its id and provider name (``route.Model`` satisfies it)."""
+class ModelRef:
+    """The typed base of what ``LLMRequest.model`` holds: a ``route.Model`` (from a provider
+    facade) or a model group (``llmroute.Router``), both of which extend it. The schema imports
+    nothing from the rest of the package, so it knows a model by these two attributes;
+    ``prepare()`` resolves the rest, and refuses anything else with a typed error."""
 
-    @property
-    def id(self) -> str: ...
+    __slots__ = ()  # a mixin of the msgspec Struct ``route.Model``: it adds no storage
 
-    @property
-    def provider(self) -> str: ...
+    id: str
+    """The model id as the provider knows it (a router: its name)."""
+    provider: str
+    """The provider's name: ``openai``, ``anthropic``, ``openrouter``, ... (a router: ``router``)."""
 
 
 class LLMRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     """One model call, provider-neutral. Build with ``llmroute.request(...)``; update with
     ``msgspec.structs.replace``."""
 
-    model: Any  # a route.Model; typed loosely because schema imports nothing from the package
+    model: ModelRef  # held as given: msgspec checks field types when decoding, never on init
     """The model to call: a ``route.Model`` (``openai.configure().chat("gpt-4o-mini")``) or a
     ``Router``."""
     system: tuple[TextPart, ...] = ()
