@@ -1,4 +1,4 @@
-"""protocols/gemini_grounding.py pinned on constructed streams: segments without ``endIndex`` (Gemini
+"""protocols/gemini/grounding.py pinned on constructed streams: segments without ``endIndex`` (Gemini
 omits zero values), ``partIndex`` past the end / on a thought part / negative, grounding merged across
 chunks (a later empty list never erases earlier data), url context, file search and citation
 metadata."""

@@ -25,6 +25,7 @@ from llmroute.testing import (
     RecordedRequest,
     RecordedResponse,
     ReplayTransport,
+    event_order_problems,
 )
 from llmroute.tools.runtime import dispatch
 from tests.helpers import CASSETTES
@@ -467,6 +468,23 @@ async def test_a_call_item_completed_twice_is_one_call() -> None:
     done = {"type": "response.output_item.done", "output_index": 0, "item": item}
     response = await generate(sse(CREATED, done, done, COMPLETED))
     assert [c.id for c in response.tool_calls] == ["call_1"]
+
+
+@pytest.mark.anyio
+async def test_a_call_item_added_twice_is_one_call() -> None:
+    # found by tests/conformance/test_protocol_violations.py: the call's input was started twice
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": ""}
+    added = {"type": "response.output_item.added", "output_index": 0, "item": item}
+    delta = {
+        "type": "response.function_call_arguments.delta",
+        "item_id": "fc_1",
+        "output_index": 0,
+        "delta": "{}",
+    }
+    done = {"type": "response.output_item.done", "output_index": 0, "item": {**item, "arguments": "{}"}}
+    response = await generate(sse(CREATED, added, added, delta, done, COMPLETED))
+    assert [(c.id, c.input) for c in response.tool_calls] == [("call_1", {})]
+    assert event_order_problems(response.events) == []
 
 
 # -- split invariance ------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def test_chat_text_fast_path_gives_the_general_paths_events(
     frames = [json.dumps(c, ensure_ascii=False).encode() for c in stream] + [b"[DONE]"]
     fast = _run(frames, as_events)
     mp = pytest.MonkeyPatch()
-    mp.setattr(openai_chat, "_text_decoder", _NeverDecodes())
+    mp.setattr(openai_chat.parse, "_text_decoder", _NeverDecodes())
     try:
         general = _run(frames, not as_events)
     finally:
@@ -245,7 +245,7 @@ def test_anthropic_text_delta_lean_path_gives_the_general_paths_events(
     frames = [json.dumps(e, ensure_ascii=False).encode() + b" " * (i % 3) for i, e in enumerate(stream)]
     lean = _run_anthropic(frames, as_events)
     mp = pytest.MonkeyPatch()
-    mp.setattr(anthropic_messages, "_text_decode", _NeverDecodes().decode)
+    mp.setattr(anthropic_messages.parse, "_text_decode", _NeverDecodes().decode)
     try:
         general = _run_anthropic(frames, as_events)
     finally:
@@ -272,5 +272,5 @@ def test_chat_text_fast_path_takes_every_recorded_text_chunk(rel: str) -> None:
         delta = choices[0]["delta"] if choices else {}
         if set(delta) == {"content"} and delta["content"]:
             texts += 1
-            assert openai_chat._text_decoder.decode(data).choices[0].delta.content == delta["content"]  # pyright: ignore[reportPrivateUsage]
+            assert openai_chat.parse._text_decoder.decode(data).choices[0].delta.content == delta["content"]  # pyright: ignore[reportPrivateUsage]
     assert texts >= 2

@@ -5,6 +5,7 @@ shared helper vocabulary and none of the names it replaced). See /work/briefs/vo
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import re
 from pathlib import Path
@@ -47,6 +48,26 @@ def _ids(module: ModuleType) -> str:
     return module.NAME
 
 
+# A protocol split by direction is a package: its modules, in the six sections' reading order.
+PACKAGE_ORDER = ["wire", "state", "lower", "parse", "__init__"]
+
+
+def _files(module: ModuleType) -> list[Path]:
+    path = Path(module.__file__ or "")
+    if path.name != "__init__.py":
+        return [path]
+    return [path.parent / f"{name}.py" for name in PACKAGE_ORDER]
+
+
+def _namespace(module: ModuleType) -> set[str]:
+    """Names defined at module level, over a package's modules too."""
+    names = set(vars(module))
+    if Path(module.__file__ or "").name == "__init__.py":
+        for name in PACKAGE_ORDER[:-1]:
+            names |= set(vars(importlib.import_module(f"{module.__name__}.{name}")))
+    return names
+
+
 def test_no_source_module_is_over_1000_lines() -> None:
     sizes = {
         str(p.relative_to(SRC)): len(p.read_text(encoding="utf-8").splitlines()) for p in SRC.rglob("*.py")
@@ -56,7 +77,7 @@ def test_no_source_module_is_over_1000_lines() -> None:
 
 @pytest.mark.parametrize("module", PROTOCOLS, ids=_ids)
 def test_the_six_section_headers_in_order_padded_to_column_100(module: ModuleType) -> None:
-    lines = Path(module.__file__ or "").read_text(encoding="utf-8").splitlines()
+    lines = [line for path in _files(module) for line in path.read_text(encoding="utf-8").splitlines()]
     found = [(n, line) for n, line in enumerate(lines) if re.match(r"# \d\. ", line)]
     assert [line.rstrip("-") for _, line in found] == HEADERS
     assert all(len(line) == 100 and line.endswith("--") for _, line in found)
@@ -64,7 +85,7 @@ def test_the_six_section_headers_in_order_padded_to_column_100(module: ModuleTyp
 
 @pytest.mark.parametrize("module", PROTOCOLS, ids=_ids)
 def test_only_imports_all_and_name_come_before_section_1(module: ModuleType) -> None:
-    text = Path(module.__file__ or "").read_text(encoding="utf-8")
+    text = _files(module)[0].read_text(encoding="utf-8")
     first = text.splitlines().index(next(line for line in text.splitlines() if line.startswith("# 1. ")))
     before = [node for node in ast.parse(text).body if node.lineno <= first]
     allowed = (ast.Import, ast.ImportFrom)
@@ -105,7 +126,7 @@ def test_name_is_the_protocol_name_and_the_route_default(module: ModuleType) -> 
 
 @pytest.mark.parametrize("module", PROTOCOLS, ids=_ids)
 def test_the_shared_helper_vocabulary(module: ModuleType) -> None:
-    names = set(vars(module))
+    names = _namespace(module)
     assert {"_lower_messages", "_lower_media", "_lower_tools", "_lower_tool", "_lower_hosted"} <= names
     assert {"_lower_tool_choice", "_close_all", "_usage", "build_body", "step", "on_halt"} <= names
     assert module.PROTOCOL.hosted_kinds == frozenset(module.HOSTED_TOOLS)
@@ -113,7 +134,7 @@ def test_the_shared_helper_vocabulary(module: ModuleType) -> None:
 
 def test_no_protocol_module_keeps_a_retired_helper_name() -> None:
     kept: list[str] = []
-    for path in sorted((SRC / "protocols").glob("*.py")):
+    for path in sorted((SRC / "protocols").rglob("*.py")):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:  # module-level helpers
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in RETIRED:
                 kept.append(f"{path.name}: {node.name}")

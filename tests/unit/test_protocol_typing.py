@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from tests.helpers import pyright_report
@@ -103,3 +104,36 @@ def test_pyright_rejects_mismatched_protocols(tmp_path: Path) -> None:
         shown = revealed[value]
         assert shown.startswith('Type of "') and "Unknown" not in shown, shown
         assert shown.endswith(f', {frame}, {state}]"'), shown
+
+
+def test_with_step_and_wrapped_keep_every_other_field() -> None:
+    # They build a new Protocol field by field (the types change, so msgspec.structs.replace will
+    # not do): a field added to Protocol later must be carried over, not reset to its default.
+    from llmroute.protocols import openai_chat
+    from llmroute.route.protocol import Protocol
+    from llmroute.route.support import Support
+
+    base = msgspec.structs.replace(
+        openai_chat.PROTOCOL,
+        accept="application/x-test",
+        native_output_schema=True,
+        tool_kinds=frozenset({"function", "x-test"}),
+        hosted_kinds=frozenset({"x-test"}),
+        support=Support(refused={"x-test": "test"}),
+    )
+    defaults = Protocol(
+        name="d", build_body=base.build_body, new_state=base.new_state, step=base.step, on_halt=base.on_halt
+    )
+    replaced = {"with_step": {"step"}, "wrapped": {"name", "build_body", "step", "whole"}}
+    made = {
+        "with_step": base.with_step(base.step),
+        "wrapped": base.wrapped("w", lambda body, _r, _m: body, lambda frame: frame, lambda body: body),
+    }
+    for how, protocol in made.items():
+        for field in msgspec.structs.fields(Protocol):
+            if field.name in replaced[how]:
+                continue
+            kept = getattr(protocol, field.name)
+            assert kept == getattr(base, field.name), (how, field.name)
+            if field.name not in {"name", "build_body", "new_state", "on_halt", "whole"}:
+                assert kept != getattr(defaults, field.name), f"{field.name}: set it apart from its default"

@@ -15,7 +15,7 @@ from ..schema.tools import HostedTool
 from ._websearch import hit_pairs
 
 if TYPE_CHECKING:
-    from .anthropic_messages import AnthropicState
+    from .anthropic_messages.state import AnthropicState
 
 __all__ = [
     "lower_code_execution",

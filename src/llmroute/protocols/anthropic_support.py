@@ -20,7 +20,7 @@ def _replayable(part: Part) -> bool:
     """Whether the history lowering keeps ``part``: signed thinking and Anthropic's own hosted calls."""
     if not isinstance(part, ReasoningPart) and not getattr(part, "provider_executed", False):
         return True
-    from .anthropic_messages import assistant_block  # that module imports this one
+    from .anthropic_messages.lower import assistant_block  # that module imports this one
 
     return assistant_block(part) is not None
 

@@ -9,7 +9,7 @@ from ..route.support import AUTO_CACHE, Support, hosted_parts, no_field
 from ..schema.content import ApprovalRequestPart, Part, ReasoningPart
 
 if TYPE_CHECKING:
-    from .openai_chat import ChatQuirks
+    from .openai_chat.wire import ChatQuirks
 
 __all__ = ["chat_support"]
 

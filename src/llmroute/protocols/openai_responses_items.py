@@ -50,7 +50,8 @@ from ._strict import strict_compatible
 from ._websearch import hit_pairs
 
 if TYPE_CHECKING:
-    from .openai_responses import Annotation, OutputItem, ResponsesState
+    from .openai_responses.state import ResponsesState
+    from .openai_responses.wire import Annotation, OutputItem
 
 __all__ = [
     "SUPPORT",

@@ -71,8 +71,11 @@ class Chain(msgspec.Struct, frozen=True):
     comparable form of its output."""
 
     response_id: str
+    """The id a next request sends as ``previous_response_id``."""
     input: list[Any]
+    """The whole input that response answered (its history, as sent)."""
     output: tuple[Any, ...]
+    """Its output in comparable form: what the next request's history must repeat to chain."""
 
 
 class Turn(msgspec.Struct):
@@ -80,7 +83,9 @@ class Turn(msgspec.Struct):
     when it chains by itself or its input is one string: it is then never continued)."""
 
     data: dict[str, Any]
+    """The ``response.create`` message's fields."""
     input: list[Any] | None
+    """The whole input; ``None`` when the request chains by itself or its input is one string."""
 
 
 def _signature(items: list[Any]) -> tuple[Any, ...] | None:

@@ -126,7 +126,7 @@ def unwrap_chunk(frame: EventStreamMessage) -> SSEEvent:
 
 
 if TYPE_CHECKING:
-    from ..protocols.anthropic_messages import AnthropicState
+    from ..protocols.anthropic_messages.state import AnthropicState
 
 AnthropicOnBedrock: TypeAlias = "Protocol[dict[str, Any], EventStreamMessage, AnthropicState]"
 """Messages' body in Bedrock's envelope, frames unwrapped from event-stream ``chunk`` messages."""

@@ -4,134 +4,27 @@ Grounding usually arrives with the last chunk, sometimes earlier, and may be spl
 it is merged field-wise (``MergedGrounding``) and, once the stream ends, becomes the canonical
 hosted ``web_search`` call/result (or ``file_search`` / ``url_context``) plus ``citation`` events.
 Support segments are UTF-8 *byte* offsets into one part's text; they become Python ``str`` indices
-of the text block emitted for that part (``PartText``, kept per part for exactly this).
+of the text block emitted for that part (``PartText``, kept per part for exactly this). The
+grounding Structs are stream event Structs (``wire``); ``MergedGrounding`` and ``PartText`` are
+parser state (``state``): this module only turns them into events.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-from ..hosted import WEB_SEARCH, search_result
-from ..schema.events import Citation, LLMEvent, ToolResult
-from ._offsets import byte_span_in
-from ._shared import ToolInput
+from ...hosted import WEB_SEARCH, search_result
+from ...schema.events import Citation, LLMEvent, ToolResult
+from .._offsets import byte_span_in
+from .._shared import ToolInput
+from .state import GeminiState, PartText
+from .wire import GroundingChunk, Segment, Source
 
-if TYPE_CHECKING:
-    from .gemini import GeminiState
-
-__all__ = [
-    "NS",
-    "GroundingMetadata",
-    "MergedGrounding",
-    "PartText",
-    "UrlContext",
-    "UrlMetadata",
-    "emit_grounding",
-    "hosted_id",
-]
+__all__ = ["NS", "emit_grounding", "hosted_id"]
 
 NS = "google"  # provider_metadata namespace for what must round-trip (thought signatures)
-
-
-# -- stream Structs --------------------------------------------------------------------------------
-
-
-class Source(msgspec.Struct, rename="camel", omit_defaults=True):
-    """``web``, ``retrievedContext`` (file search / RAG) and ``maps`` grounding chunks alike."""
-
-    uri: str | None = None
-    title: str | None = None
-    domain: str | None = None
-    text: str | None = None
-    file_search_store: str | None = None
-
-
-class GroundingChunk(msgspec.Struct, rename="camel", omit_defaults=True):
-    web: Source | None = None
-    retrieved_context: Source | None = None
-    maps: Source | None = None
-
-
-class Segment(msgspec.Struct, rename="camel"):
-    part_index: int | None = None
-    start_index: int | None = None
-    end_index: int | None = None
-    text: str | None = None
-
-
-class Support(msgspec.Struct, rename="camel"):
-    segment: Segment | None = None
-    grounding_chunk_indices: list[int] | None = None
-    confidence_scores: list[float] | None = None
-
-
-class GroundingMetadata(msgspec.Struct, rename="camel"):
-    web_search_queries: list[str] | None = None
-    grounding_chunks: list[GroundingChunk] | None = None
-    grounding_supports: list[Support] | None = None
-    search_entry_point: dict[str, Any] | None = None
-    retrieval_metadata: dict[str, Any] | None = None
-
-
-class UrlMetadata(msgspec.Struct, rename="camel"):
-    retrieved_url: str | None = None
-    url_retrieval_status: str | None = None
-
-
-class UrlContext(msgspec.Struct, rename="camel"):
-    url_metadata: list[UrlMetadata] | None = None
-
-
-# -- parser state ----------------------------------------------------------------------------------
-
-
-class PartText:
-    """One logical part as the non-streamed response would hold it: consecutive streamed deltas of
-    the same kind are one part. ``kind`` is ``text``, ``thought`` or ``other`` (calls, code); only
-    ``text`` parts keep their ``chunks`` (grounding spans point into answer text alone)."""
-
-    __slots__ = ("_final", "block_id", "chunks", "kind", "signature")
-
-    def __init__(self, kind: str, block_id: str, signature: str | None) -> None:
-        self.kind = kind
-        self.block_id = block_id
-        self.chunks: list[str] = []
-        self.signature = signature
-        self._final: tuple[str, bytes] | None = None
-
-    def final(self) -> tuple[str, bytes]:
-        """The whole text and its UTF-8 bytes (once the stream has ended)."""
-        if self._final is None:
-            text = "".join(self.chunks)
-            self._final = (text, text.encode())
-        return self._final
-
-
-class MergedGrounding:
-    """Field-wise merge across chunks: the latest non-empty value of each field wins."""
-
-    __slots__ = ("chunks", "entry_point", "queries", "retrieval", "supports")
-
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-        self.chunks: list[GroundingChunk] = []
-        self.supports: list[Support] = []
-        self.entry_point: dict[str, Any] | None = None
-        self.retrieval: dict[str, Any] | None = None
-
-    def merge(self, g: GroundingMetadata) -> None:
-        if g.web_search_queries:
-            self.queries = g.web_search_queries
-        if g.grounding_chunks:
-            self.chunks = g.grounding_chunks
-        if g.grounding_supports:
-            self.supports = g.grounding_supports
-        if g.search_entry_point:
-            self.entry_point = g.search_entry_point
-        if g.retrieval_metadata:
-            self.retrieval = g.retrieval_metadata
 
 
 # -- grounding -> events ---------------------------------------------------------------------------

@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from ..schema.content import Message, ReasoningPart
-from ..schema.events import LLMEvent
+from ...schema.content import Message, ReasoningPart
+from ...schema.events import LLMEvent
+from .wire import ContentChunk
 
 if TYPE_CHECKING:
-    from .openai_chat import ChatState
+    from .state import ChatState
 
 __all__ = [
     "ContentChunk",
@@ -114,21 +113,6 @@ def end_reasoning(state: ChatState, out: list[LLMEvent]) -> None:
         ):
             encrypted = value
     blocks.end_reasoning(out, signature, encrypted, {"reasoning_details": details})
-
-
-class _ThinkingText(msgspec.Struct):
-    type: str = ""
-    text: str | None = None
-
-
-class ContentChunk(msgspec.Struct):
-    """Mistral's reasoning models (``magistral``) send ``content`` as a list of chunks:
-    ``{"type": "thinking", "thinking": [{"type": "text", "text": ...}]}`` and
-    ``{"type": "text", "text": ...}``; other chunk types (``reference``, ``image_url``) carry no text."""
-
-    type: str = ""
-    text: str | None = None
-    thinking: list[_ThinkingText] | str | None = None
 
 
 def on_content_chunks(
