@@ -277,9 +277,18 @@ def render() -> tuple[str, list[str]]:
         "Below, each module of `src/llmroute` and the test files that exercise it: a file counts when",
         "it imports the module, uses a name the module defines, or names it (`python -m llmroute`).",
         "Files are named without `test_`; `+N` counts the ones not named. A module no test names is",
-        "reached through the modules that import it.",
+        "reached through the modules that import it (themselves named by a test, or reached in turn).",
         "",
     ]
+    reached = {name for name in _ALL if table[name]}
+    grew = True
+    while grew:  # a module is reached when a module importing it is (or a package's module is)
+        grew = False
+        for name in _ALL:
+            inside = any(m.startswith(name + ".") for m in reached)
+            if name not in reached and (inside or any(m in reached for m in importers[name])):
+                reached.add(name)
+                grew = True
     unreached: list[str] = []
     heading: object = object()  # no section yet
     for name in _ALL:
@@ -292,8 +301,8 @@ def render() -> tuple[str, list[str]]:
         if kinds:
             cell = _row_tests(kinds)
         else:
-            via = sorted(m for m in importers[name] if table[m])
-            inside = [m for m in _ALL if m.startswith(name + ".") and table[m]]
+            via = sorted(m for m in importers[name] if m in reached)
+            inside = [m for m in _ALL if m.startswith(name + ".") and m in reached]
             names = [f"`{m.removeprefix('llmroute.')}`" for m in via]
             if inside:
                 names.append("its modules")
