@@ -255,7 +255,7 @@ class _Run:
     """One model call across its attempts: its ``Plan`` (resolved once, when the first batch is
     asked for), the client's body cap and total deadline applied to it, the attempts so far."""
 
-    __slots__ = ("ctx", "finish", "index", "limit", "loop", "plan", "request", "total_at", "tries")
+    __slots__ = ("ctx", "finish", "index", "loop", "plan", "request", "total_at", "tries")
 
     def __init__(
         self, ctx: ExecutionContext, request: LLMRequest, index: int, finish: bool, loop: LoopInfo | None
@@ -274,7 +274,6 @@ class _Run:
         limit = self.ctx.max_response_bytes
         if limit is None and not plan.streaming:
             limit = DEFAULT_MAX_WHOLE_BODY_BYTES
-        self.limit = limit
         timeouts = self.ctx.timeouts
         self.total_at = anyio.current_time() + timeouts.total if timeouts.total is not None else math.inf
         return plan.step, limit, timeouts.idle, self.total_at
