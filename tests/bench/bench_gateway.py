@@ -14,7 +14,8 @@ up on a shared machine where wall-clock rates do not. The gateways take turns at
 (interleaved, ``--rounds`` times, the upstream alone measured in the same rounds for the added
 latency) so machine noise hits them alike; the load average is printed. ``--workers 1,2`` adds
 ``llmroute serve --workers 2`` at c=64; ``--gaps`` measures, at the client, the gaps between the
-events of streams the upstream paces 20 ms apart, directly and through each gateway. The run ends
+text deltas of streams the upstream paces 20 ms apart, and each delta's latency from the upstream's
+write (its send time rides in its text), directly and through each gateway. The run ends
 with a markdown table to paste (README, docs/gateway-operations.md).
 """
 
@@ -132,6 +133,11 @@ class Upstream:
                         b"transfer-encoding: chunked\r\n\r\n"
                     )
                     for event in _EVENTS:
+                        # a text delta carries its send time (perf_counter: CLOCK_MONOTONIC, one clock
+                        # for every process), so the client can tell each delta's latency
+                        event = event.replace(
+                            b'"content": "', b'"content": "t=%.7f;' % time.perf_counter(), 1
+                        )
                         writer.write(b"%x\r\n%s\r\n" % (len(event), event))
                         await writer.drain()
                         await asyncio.sleep(PACE)
@@ -442,20 +448,26 @@ def _loadavg() -> str:
     return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def _has_text(event: bytes) -> bool:
+def _sent_at(event: bytes) -> float | None:
+    """A paced text delta's send time (``t=<perf_counter>;`` at the start of its text), else None."""
     try:
         choices = json.loads(event.removeprefix(b"data: "))["choices"]
     except (ValueError, KeyError):  # [DONE]
-        return False
-    return bool(choices and choices[0].get("delta", {}).get("content"))
+        return None
+    text = choices[0].get("delta", {}).get("content") if choices else None
+    if not text or not text.startswith("t="):
+        return None
+    return float(text[2:].split(";", 1)[0])
 
 
-def gaps(port: int, path: str, model: str, streams: int) -> tuple[list[float], list[float]]:
+def gaps(port: int, path: str, model: str, streams: int) -> tuple[list[float], list[float], list[float]]:
     """Seconds between consecutive text deltas as the client reads them, over ``streams`` streamed
-    requests one after another (deltas that arrive in one read count as a gap of 0); and per stream,
-    the tail: from the last text delta to the end of the stream."""
+    requests one after another (deltas that arrive in one read count as a gap of 0); per stream,
+    the tail: from the last text delta to the end of the stream; and each delta's latency, from
+    the upstream's write to the client's read."""
     gaps: list[float] = []
     tails: list[float] = []
+    latencies: list[float] = []
     body = {"model": model, "stream": True, "messages": [{"role": "user", "content": "Hi"}]}
     with httpx.Client(timeout=30) as client:
         for _ in range(streams):
@@ -468,13 +480,15 @@ def gaps(port: int, path: str, model: str, streams: int) -> tuple[list[float], l
                     now = time.perf_counter()
                     *events, pending = (pending + chunk).split(b"\n\n")
                     for event in events:
-                        if _has_text(event):
+                        sent = _sent_at(event)
+                        if sent is not None:
+                            latencies.append(now - sent)
                             if last is not None:
                                 gaps.append(now - last)
                             last = now
             if last is not None:
                 tails.append(time.perf_counter() - last)
-    return gaps, tails
+    return gaps, tails, latencies
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -586,12 +600,12 @@ def under_load(
 def gap_table(upstream: Upstream, gateways: list[Gateway], streams: int, rounds: int) -> list[str]:
     """The streamed inter-chunk gap: the paced upstream sends an event every ``PACE`` s; the client
     measures the gaps directly and through each gateway (interleaved, ``rounds`` times)."""
-    measured: dict[str, tuple[list[float], list[float]]] = {}
+    measured: dict[str, tuple[list[float], list[float], list[float]]] = {}
 
-    def add(name: str, got: tuple[list[float], list[float]]) -> None:
-        into = measured.setdefault(name, ([], []))
-        into[0].extend(got[0])
-        into[1].extend(got[1])
+    def add(name: str, got: tuple[list[float], list[float], list[float]]) -> None:
+        into = measured.setdefault(name, ([], [], []))
+        for values, more in zip(into, got, strict=True):
+            values.extend(more)
 
     for _ in range(rounds):
         add("direct", gaps(upstream.port, "/paced/v1/chat/completions", "m", streams))
@@ -600,19 +614,22 @@ def gap_table(upstream: Upstream, gateways: list[Gateway], streams: int, rounds:
     lines = [
         f"streamed inter-chunk gap between text deltas, upstream pacing {PACE * 1000:g} ms, "
         f"{streams * rounds} streams each (load average {_loadavg()}); tail: from the last text delta "
-        "to the end of the stream (the upstream sends finish, usage and [DONE] 20 ms apart after it):",
+        "to the end of the stream (the upstream sends finish, usage and [DONE] 20 ms apart after it); "
+        "delta latency: from the upstream's write of a text delta to the client's read of it:",
         "",
-        "| path | gaps | p50 ms | p99 ms | p50 vs direct | p99 vs direct | tail p50 ms |",
-        "|---|---|---|---|---|---|---|",
+        "| path | gaps | gap p50 ms | gap p99 ms | p50 vs direct | p99 vs direct | tail p50 ms "
+        "| delta latency p50 / p99 ms |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     direct = measured["direct"][0]
     d50, d99 = _quantile(direct, 0.5) * 1000, _quantile(direct, 0.99) * 1000
-    for name, (values, tails) in measured.items():
+    for name, (values, tails, latencies) in measured.items():
         p50, p99 = _quantile(values, 0.5) * 1000, _quantile(values, 0.99) * 1000
         tail = _quantile(tails, 0.5) * 1000
+        l50, l99 = _quantile(latencies, 0.5) * 1000, _quantile(latencies, 0.99) * 1000
         lines.append(
             f"| {name} | {len(values)} | {p50:.2f} | {p99:.2f} | {p50 - d50:+.2f} | {p99 - d99:+.2f}"
-            f" | {tail:.1f} |"
+            f" | {tail:.1f} | {l50:.2f} / {l99:.2f} |"
         )
     return lines
 

@@ -840,6 +840,61 @@ async def test_reasoning_text_parts_open_no_text_block() -> None:
 
 
 @pytest.mark.anyio
+async def test_raw_reasoning_after_later_summary_parts_stays_in_the_item_open_block() -> None:
+    """Summary parts 0 and 1, then raw ``reasoning_text`` of content part 0 (servers that send both
+    interleave them): content 0 shares its id with summary part 0, whose block part 1 has already
+    ended. The text goes on in the item's open block, in stream order: no block opens twice and
+    nothing is lost."""
+    reasoning = {"id": "rs_1", "type": "reasoning", "summary": [], "content": []}
+
+    def summary(index: int, delta: str) -> dict[str, Any]:
+        return {
+            "type": "response.reasoning_summary_text.delta",
+            "item_id": "rs_1",
+            "output_index": 0,
+            "summary_index": index,
+            "delta": delta,
+        }
+
+    body = sse(
+        CREATED,
+        {"type": "response.output_item.added", "output_index": 0, "item": reasoning},
+        summary(0, "First. "),
+        summary(1, "Second. "),
+        {"type": "response.reasoning_text.delta", "item_id": "rs_1", "content_index": 0, "delta": "Raw."},
+        {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
+        {"type": "response.completed", "response": {"status": "completed"}},
+    )
+    response, _ = await replay(interaction(body))
+    assert event_order_problems(response.events) == []
+    assert [e.id for e in response.events if isinstance(e, llmroute.ReasoningStart)] == ["rs_1:0", "rs_1:1"]
+    assert response.reasoning == "First. Second. Raw."
+
+
+@pytest.mark.anyio
+async def test_a_whole_reasoning_item_with_summary_parts_and_raw_content_folds_once() -> None:
+    """The same item not streamed (``stream=False``): its summary parts, then its raw content."""
+    item = {
+        "id": "rs_1",
+        "type": "reasoning",
+        "summary": [
+            {"type": "summary_text", "text": "First. "},
+            {"type": "summary_text", "text": "Second. "},
+        ],
+        "content": [{"type": "reasoning_text", "text": "Raw."}],
+    }
+    body = {"id": "resp_1", "status": "completed", "output": [item]}
+    whole = Interaction(
+        RecordedRequest("POST", "https://api.openai.com/v1/responses", {}, b""),
+        RecordedResponse(200, {"content-type": ["application/json"]}, json.dumps(body).encode()),
+    )
+    request = llmroute.request(model=MODEL, prompt="x", generation=llmroute.GenerationOptions(stream=False))
+    response, _ = await replay(whole, request)
+    assert event_order_problems(response.events) == []
+    assert response.reasoning == "First. Second. Raw."
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize(
     ("status", "error", "retryable"),
     [(503, llmroute.ProviderInternalError, True), (429, llmroute.RateLimitError, True)],

@@ -47,6 +47,7 @@ def test_an_ended_reasoning_id_is_refused() -> None:
         with pytest.raises(InvalidProviderOutputError, match=f"reasoning block '{id}' opened again"):
             blocks.reasoning_delta("x", out, id)
     assert out[-1] == ReasoningEnd("rs:1")
+    assert blocks.reasoning_ended("rs:0") and not blocks.reasoning_ended("rs:2")
 
 
 def test_close_ends_both_kinds_for_good() -> None:

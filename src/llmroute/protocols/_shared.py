@@ -181,6 +181,10 @@ class Blocks:
             out.append(ReasoningDelta(current, text))
         return current
 
+    def reasoning_ended(self, id: str) -> bool:
+        """Reasoning block ``id`` has ended (opening it again would be refused)."""
+        return id in self._ended_reasoning
+
     def end_text(self, out: list[LLMEvent], metadata: dict[str, Any] | None = None) -> None:
         if self.text is not None:
             out.append(TextEnd(self.text, metadata))

@@ -1,13 +1,14 @@
 """The one list of native protocols and provider facades.
 
 The ``llmroute`` command's ``--model PROVIDER:ID``, the gateway's ``"provider"`` names and the test
-suites (protocol shape, hosted tools, facades, fuzz, hostile bytes, telemetry) all read these two
-tuples instead of keeping lists of their own.
+suites (protocol shape, hosted tools, facades, fuzz, hostile bytes, telemetry, protocol properties)
+all read these two tuples instead of keeping lists of their own.
 
 Adding a native protocol: write its module in ``llmroute/protocols/`` (the six sections, ``NAME``,
 ``PROTOCOL``, ``route``), then add one ``ProtocolEntry`` below with a sample model and a real
-recording of its stream under ``cassettes/``. ``tests/unit/test_registry.py`` fails, naming the
-module, while a protocol is missing here. Names are dotted module paths, imported only when asked
+recording of its stream under ``cassettes/``, and its stream generators to
+``tests/conformance/stream_generators.py``. ``tests/unit/test_registry.py`` fails, naming the
+module or the protocol, while either is missing. Names are dotted module paths, imported only when asked
 for, so reading the registry loads no facade and no protocol.
 """
 

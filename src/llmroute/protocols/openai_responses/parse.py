@@ -246,7 +246,11 @@ def _reasoning_delta(state: ResponsesState, ev: Event, index: int, out: list[LLM
     delta = ev.delta
     if delta:
         item_id = ev.item_id or "rs"
-        if state.reasoning_index != index or state.reasoning_item != item_id:
+        # raw reasoning_text and summary parts share ``item:index`` ids: a part whose block has
+        # ended goes on in the item's open block (in stream order) rather than opening it twice
+        if (state.reasoning_index != index or state.reasoning_item != item_id) and (
+            state.reasoning_item != item_id or not state.blocks.reasoning_ended(f"{item_id}:{index}")
+        ):
             _open_reasoning(state, item_id, index, out)
         out.append(ReasoningDelta(state.blocks.reasoning, delta))  # type: ignore[arg-type]
 
