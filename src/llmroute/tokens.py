@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
@@ -22,9 +22,20 @@ from .schema.errors import ContextOverflowError, InvalidProviderOutputError
 from .schema.request import LLMRequest
 
 if TYPE_CHECKING:
-    from .client import Client
+    import httpx
 
-__all__ = ["TokenCount", "check_context", "count_tokens", "estimate"]
+__all__ = ["Counter", "TokenCount", "check_context", "count_tokens", "estimate"]
+
+
+class Counter(Protocol):
+    """What counting needs from a ``Client``: its ``prepare`` and its HTTP client (so this module
+    does not import the client, which imports it)."""
+
+    async def prepare(self, request: LLMRequest) -> PreparedRequest: ...
+
+    @property
+    def http(self) -> httpx.AsyncClient: ...
+
 
 BYTES_PER_TOKEN = 4
 
@@ -85,7 +96,7 @@ _unsupported = _Unsupported()
 _ENDPOINTS = {"anthropic-messages": _anthropic, "gemini": _gemini, "openai-responses": _responses}
 
 
-async def count_tokens(client: Client, request: LLMRequest) -> TokenCount:
+async def count_tokens(client: Counter, request: LLMRequest) -> TokenCount:
     """The request's input tokens (see the module doc)."""
     prepared = await client.prepare(request)
     model = getattr(request.model, "route", None)
@@ -120,7 +131,7 @@ async def count_tokens(client: Client, request: LLMRequest) -> TokenCount:
     return TokenCount(count, "provider")
 
 
-async def check_context(client: Client, request: LLMRequest) -> TokenCount | None:
+async def check_context(client: Counter, request: LLMRequest) -> TokenCount | None:
     """Raise ``ContextOverflowError`` when the request's input plus the output it allows
     (``max_tokens``, else the model's output limit) exceeds the model's context window. ``None`` (and
     no check) when the catalog does not know the model's window; else the count it checked."""

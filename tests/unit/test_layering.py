@@ -188,16 +188,6 @@ def test_no_import_cycles() -> None:
     assert _cycles(_import_graph()) == []
 
 
-# Circles that only type-only imports close, outside protocols/, each named with the lane that owns
-# it (issue #27 move 6: "no circle in the import graph, type-only imports included"). Empty is the
-# goal; an entry is a known debt, never a place to park a new circle.
-TYPE_ONLY_CYCLES_ALLOWED: list[list[str]] = [
-    ["llmroute.schema.errors", "llmroute.schema.usage"],  # schema/ (lane: edges)
-    ["llmroute.client", "llmroute.tokens"],  # client.py / tokens (lane: plan)
-    ["llmroute.server.metrics", "llmroute.server.observe"],  # server/ (lane: gateway)
-]
-
-
 def test_type_checking_imports_are_edges_of_the_full_graph() -> None:
     full, runtime = _import_graph(type_only=True), _import_graph()
     # a satellite reads its protocol's parser state under TYPE_CHECKING, from the state's own module
@@ -209,10 +199,8 @@ def test_type_checking_imports_are_edges_of_the_full_graph() -> None:
 
 
 def test_no_import_cycles_type_only_imports_included() -> None:
-    found = _cycles(_import_graph(type_only=True))
-    assert [cycle for cycle in found if cycle not in TYPE_ONLY_CYCLES_ALLOWED] == []
-    gone = [cycle for cycle in TYPE_ONLY_CYCLES_ALLOWED if cycle not in found]
-    assert gone == [], "gone: remove it from TYPE_ONLY_CYCLES_ALLOWED"
+    # issue #27: no circle at all, not even one closed by an ``if TYPE_CHECKING:`` import
+    assert _cycles(_import_graph(type_only=True)) == []
 
 
 def test_lower_layers_never_import_higher_ones() -> None:

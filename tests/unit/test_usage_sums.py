@@ -10,6 +10,7 @@ import pytest
 
 import llmroute
 from llmroute import Usage
+from llmroute.schema.usage_read import usage_from_cached, usage_from_uncached
 
 COUNTERS = [
     "input_tokens",
@@ -68,7 +69,7 @@ def test_total_tokens(usage: Usage, total: int | None) -> None:
 
 
 def test_from_uncached_adds_the_cached_parts_to_the_input() -> None:
-    u = Usage.from_uncached(
+    u = usage_from_uncached(
         uncached_input=10, output_tokens=4, cache_read=100, cache_write=1000, reasoning=2,
         web_search_requests=1, raw={"input_tokens": 10},
     )  # fmt: skip
@@ -80,13 +81,13 @@ def test_from_uncached_adds_the_cached_parts_to_the_input() -> None:
     )
     assert (u.output_tokens, u.reasoning_tokens, u.web_search_requests) == (4, 2, 1)
     assert u.provider_metadata == {"input_tokens": 10}
-    assert Usage.from_uncached(uncached_input=None, output_tokens=3).input_tokens is None
-    assert Usage.from_uncached(uncached_input=None, output_tokens=3, cache_read=8).input_tokens == 8
-    assert Usage.from_uncached(uncached_input=0, output_tokens=None).input_tokens == 0
+    assert usage_from_uncached(uncached_input=None, output_tokens=3).input_tokens is None
+    assert usage_from_uncached(uncached_input=None, output_tokens=3, cache_read=8).input_tokens == 8
+    assert usage_from_uncached(uncached_input=0, output_tokens=None).input_tokens == 0
 
 
 def test_from_cached_subtracts_the_cached_parts() -> None:
-    u = Usage.from_cached(
+    u = usage_from_cached(
         input_tokens=1110, output_tokens=4, cache_read=100, cache_write=1000, reasoning=2,
         web_search_requests=1, raw={"prompt_tokens": 1110},
     )  # fmt: skip
@@ -98,10 +99,10 @@ def test_from_cached_subtracts_the_cached_parts() -> None:
     )
     assert (u.output_tokens, u.reasoning_tokens, u.web_search_requests) == (4, 2, 1)
     assert u.provider_metadata == {"prompt_tokens": 1110}
-    assert Usage.from_cached(input_tokens=50, output_tokens=None, cache_read=20).non_cached_input_tokens == 30
-    assert Usage.from_cached(input_tokens=50, output_tokens=None).non_cached_input_tokens == 50
+    assert usage_from_cached(input_tokens=50, output_tokens=None, cache_read=20).non_cached_input_tokens == 30
+    assert usage_from_cached(input_tokens=50, output_tokens=None).non_cached_input_tokens == 50
     assert (
-        Usage.from_cached(input_tokens=None, output_tokens=1, cache_read=20).non_cached_input_tokens is None
+        usage_from_cached(input_tokens=None, output_tokens=1, cache_read=20).non_cached_input_tokens is None
     )
 
 
@@ -123,23 +124,23 @@ def test_counters_that_are_not_ints_are_refused(bad: object, position: int) -> N
     kind = "a bool" if isinstance(bad, bool) else type(bad).__name__
     match = f"usage: {field[position]} is {kind}.*, not a token count"
     with pytest.raises(llmroute.InvalidProviderOutputError, match=match) as info:
-        Usage.from_uncached(**kwargs)
+        usage_from_uncached(**kwargs)
     assert info.value.code == "bad_usage"
     cached = {"input_tokens" if k == "uncached_input" else k: v for k, v in kwargs.items()}
     with pytest.raises(llmroute.InvalidProviderOutputError, match=match):
-        Usage.from_cached(**cached)
+        usage_from_cached(**cached)
 
 
 def test_the_one_hour_cache_write_part_passes_through() -> None:
-    u = Usage.from_uncached(uncached_input=1, output_tokens=1, cache_write=10, cache_write_1h=4)
+    u = usage_from_uncached(uncached_input=1, output_tokens=1, cache_write=10, cache_write_1h=4)
     assert (u.cache_write_tokens, u.cache_write_1h_tokens, u.input_tokens) == (10, 4, 11)
-    c = Usage.from_cached(input_tokens=20, output_tokens=1, cache_write=10, cache_write_1h=4)
+    c = usage_from_cached(input_tokens=20, output_tokens=1, cache_write=10, cache_write_1h=4)
     assert (c.cache_write_tokens, c.cache_write_1h_tokens, c.non_cached_input_tokens) == (10, 4, 10)
 
 
 def test_usage_count_and_section_read_provider_fields() -> None:
     from llmroute import InvalidProviderOutputError
-    from llmroute.schema.usage import usage_count, usage_section
+    from llmroute.schema.usage_read import usage_count, usage_section
 
     raw = {"n": 5, "zero": 0, "none": None, "s": "5", "b": True, "obj": {"k": 1}, "list": [1]}
     assert [usage_count(raw, k, "w") for k in ("n", "zero", "none", "missing")] == [5, 0, None, None]

@@ -9,7 +9,8 @@ from typing import Any
 import msgspec
 
 from ..schema.cost import reported_cost
-from ..schema.usage import Usage, usage_count, usage_section
+from ..schema.usage import Usage
+from ..schema.usage_read import usage_count, usage_from_cached, usage_section
 
 __all__ = ["chat_usage", "responses_usage", "with_billing"]
 
@@ -56,7 +57,7 @@ def chat_usage(raw: dict[str, Any], has_reasoning: bool | None, service_tier: st
     prompt = _int(raw.get("prompt_tokens"))
     reasoning = _int(_obj(raw.get("completion_tokens_details")).get("reasoning_tokens"))
     completion = _int(raw.get("completion_tokens"))
-    usage = Usage.from_cached(
+    usage = usage_from_cached(
         input_tokens=prompt,
         output_tokens=_output_tokens(prompt, completion, reasoning, raw.get("total_tokens"), has_reasoning),
         cache_read=cached,
@@ -72,7 +73,7 @@ def responses_usage(raw: dict[str, Any], searches: int, service_tier: str | None
     """A Responses ``usage`` object (``searches``: the web_search calls the stream showed)."""
     details = usage_section(raw, "input_tokens_details", _RESPONSES)
     out_details = usage_section(raw, "output_tokens_details", _RESPONSES)
-    usage = Usage.from_cached(
+    usage = usage_from_cached(
         input_tokens=usage_count(raw, "input_tokens", _RESPONSES),
         output_tokens=usage_count(raw, "output_tokens", _RESPONSES),
         cache_read=usage_count(details, "cached_tokens", _RESPONSES),

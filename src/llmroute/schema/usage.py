@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-if TYPE_CHECKING:
-    from .errors import InvalidProviderOutputError
-
-__all__ = ["Usage", "usage_count", "usage_section"]
+__all__ = ["Usage"]
 
 
 class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -72,115 +68,3 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
             if self.reported_cost is None or other.reported_cost is None
             else self.reported_cost + other.reported_cost,
         )
-
-    @classmethod
-    def from_uncached(
-        cls,
-        *,
-        uncached_input: int | None,
-        output_tokens: int | None,
-        cache_read: int | None = None,
-        cache_write: int | None = None,
-        reasoning: int | None = None,
-        web_search_requests: int | None = None,
-        raw: dict[str, Any] | None = None,
-        cache_write_1h: int | None = None,
-    ) -> Usage:
-        """Build from an input count that excludes cached tokens (Anthropic / Bedrock accounting)."""
-        _counters(
-            input_tokens=uncached_input,
-            output_tokens=output_tokens,
-            cache_read_tokens=cache_read,
-            cache_write_tokens=cache_write,
-            reasoning_tokens=reasoning,
-            web_search_requests=web_search_requests,
-            cache_write_1h_tokens=cache_write_1h,
-        )
-        parts = [t for t in (uncached_input, cache_read, cache_write) if t is not None]
-        return cls(
-            input_tokens=sum(parts) if parts else None,
-            output_tokens=output_tokens,
-            non_cached_input_tokens=uncached_input,
-            cache_read_tokens=cache_read,
-            cache_write_tokens=cache_write,
-            reasoning_tokens=reasoning,
-            web_search_requests=web_search_requests,
-            provider_metadata=raw,
-            cache_write_1h_tokens=cache_write_1h,
-        )
-
-    @classmethod
-    def from_cached(
-        cls,
-        *,
-        input_tokens: int | None,
-        output_tokens: int | None,
-        cache_read: int | None = None,
-        cache_write: int | None = None,
-        reasoning: int | None = None,
-        web_search_requests: int | None = None,
-        raw: dict[str, Any] | None = None,
-        cache_write_1h: int | None = None,
-    ) -> Usage:
-        """Build from an inclusive input total and its cached parts (OpenAI-style accounting)."""
-        _counters(
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cache_read_tokens=cache_read,
-            cache_write_tokens=cache_write,
-            reasoning_tokens=reasoning,
-            web_search_requests=web_search_requests,
-            cache_write_1h_tokens=cache_write_1h,
-        )
-        non_cached = None
-        if input_tokens is not None:
-            non_cached = input_tokens - (cache_read or 0) - (cache_write or 0)
-        return cls(
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            non_cached_input_tokens=non_cached,
-            cache_read_tokens=cache_read,
-            cache_write_tokens=cache_write,
-            reasoning_tokens=reasoning,
-            web_search_requests=web_search_requests,
-            provider_metadata=raw,
-            cache_write_1h_tokens=cache_write_1h,
-        )
-
-
-def _malformed(message: str) -> InvalidProviderOutputError:
-    from .errors import InvalidProviderOutputError  # errors imports this module
-
-    return InvalidProviderOutputError(message, code="bad_usage")
-
-
-def _kind(value: object) -> str:
-    return "a bool" if isinstance(value, bool) else f"{type(value).__name__} {value!r:.40}"
-
-
-def _counters(**values: object) -> None:
-    """Provider counters are integers: a string, a bool or an object in their place is malformed
-    output, named here (``InvalidProviderOutputError``), never a silent value."""
-    for name, value in values.items():
-        if value is not None and type(value) is not int:
-            raise _malformed(f"usage: {name} is {_kind(value)}, not a token count")
-
-
-def usage_count(raw: Mapping[str, Any], key: str, where: str) -> int | None:
-    """The provider's counter ``raw[key]`` (``None`` when absent or null); anything but an integer
-    is an ``InvalidProviderOutputError`` naming ``where`` and the field."""
-    value = raw.get(key)
-    if value is None or type(value) is int:
-        return value
-    raise _malformed(f"{where}: usage field {key!r} is {_kind(value)}, not a token count")
-
-
-def usage_section(raw: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
-    """The provider's nested usage object ``raw[key]`` (empty when absent or null); anything but an
-    object is an ``InvalidProviderOutputError`` naming ``where`` and the field."""
-    value = raw.get(key)
-    if value is None:
-        return {}
-    if isinstance(value, dict):
-        return value  # pyright: ignore[reportUnknownVariableType]
-    raise _malformed(f"{where}: usage field {key!r} is {_kind(value)}, not an object")

@@ -74,8 +74,9 @@ from . import chat, responses
 from .config import LONG_CONTEXT, Gateway, Key
 from .hangup import Gone, unless_gone
 from .limits import LimitExceeded, Limits
-from .observe import Observer, Preflights, Record
+from .observe import Observer, Preflights
 from .pool import upstream_client
+from .record import Record
 from .request import arguments_json
 from .tracing import ServerSpans
 

@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.multiprocess import MultiProcessCollector
 
 if TYPE_CHECKING:
-    from .observe import Record
+    from .record import Record
 
 __all__ = ["CONTENT_TYPE", "Metrics"]
 

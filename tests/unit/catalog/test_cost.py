@@ -14,6 +14,7 @@ from llmroute import catalog
 from llmroute.catalog import Catalog, ModelInfo
 from llmroute.providers import anthropic, openai
 from llmroute.schema.cost import Cost
+from llmroute.schema.usage_read import usage_from_cached, usage_from_uncached
 from llmroute.testing import Cassette, Interaction, RecordedRequest, RecordedResponse
 from tests.helpers import load, replay_generate
 
@@ -90,7 +91,7 @@ async def test_anthropic_cache_writes_priced_by_ttl() -> None:
 
 def test_cache_reads_at_each_providers_discount() -> None:
     # GPT-4.1 (platform.openai.com/docs/pricing): $2 input, $0.50 cached input (75% off), $8 output.
-    usage = llmroute.Usage.from_cached(input_tokens=10_000, output_tokens=1000, cache_read=8000)
+    usage = usage_from_cached(input_tokens=10_000, output_tokens=1000, cache_read=8000)
     cost = catalog.cost("openai", "gpt-4.1", usage, at=AT)
     assert cost is not None
     assert (cost.input, cost.cache_read, cost.output) == (
@@ -99,7 +100,7 @@ def test_cache_reads_at_each_providers_discount() -> None:
         Decimal("0.008"),
     )
     # Claude Haiku 4.5 (docs.anthropic.com pricing): $1 input, cache reads $0.10 (0.1x).
-    usage = llmroute.Usage.from_uncached(uncached_input=0, output_tokens=0, cache_read=1_000_000)
+    usage = usage_from_uncached(uncached_input=0, output_tokens=0, cache_read=1_000_000)
     cost = catalog.cost("anthropic", "claude-haiku-4-5", usage, at=AT)
     assert cost is not None and cost.total == Decimal("0.1")
 

@@ -24,6 +24,7 @@ from ...schema.events import (
     TextStart,
 )
 from ...schema.usage import Usage
+from ...schema.usage_read import usage_from_uncached
 from .._output_tool import AnswerInput
 from .._shared import ToolInput, decode_frame
 from ..anthropic_server_tools import on_server_tool_result, on_web_search_tool_result
@@ -314,7 +315,7 @@ def _usage(raw: dict[str, Any]) -> Usage:
     cache writes back."""
     details = raw.get("output_tokens_details")
     server = raw.get("server_tool_use")
-    return Usage.from_uncached(
+    return usage_from_uncached(
         uncached_input=raw.get("input_tokens"),
         output_tokens=raw.get("output_tokens"),
         cache_read=raw.get("cache_read_input_tokens"),

@@ -13,6 +13,7 @@ from ...route.classify import from_exception_frame
 from ...schema.errors import InvalidProviderOutputError
 from ...schema.events import Citation, FinishReason, LLMEvent, ReasoningDelta, TextDelta, ToolResult
 from ...schema.usage import Usage
+from ...schema.usage_read import usage_from_cached, usage_from_uncached
 from .._output_tool import AnswerInput
 from .._shared import ToolInput, decode_frame
 from .state import ConverseState, PendingResult
@@ -310,10 +311,10 @@ def _usage(raw: dict[str, Any]) -> Usage:
     inp, output, total = _int(raw, "inputTokens"), _int(raw, "outputTokens"), _int(raw, "totalTokens")
     read, write = _int(raw, "cacheReadInputTokens"), _int(raw, "cacheWriteInputTokens")
     if inp is not None and (read or write) and output is not None and total == inp + output:
-        return Usage.from_cached(
+        return usage_from_cached(
             input_tokens=inp, output_tokens=output, cache_read=read, cache_write=write, raw=raw
         )
-    return Usage.from_uncached(
+    return usage_from_uncached(
         uncached_input=inp, output_tokens=output, cache_read=read, cache_write=write, raw=raw
     )
 

@@ -24,7 +24,8 @@ from ...schema.events import (
     ToolResult,
 )
 from ...schema.mime import sniff_base64
-from ...schema.usage import Usage, usage_count
+from ...schema.usage import Usage
+from ...schema.usage_read import usage_count, usage_from_cached
 from .._partial_json import parse_path
 from .._shared import ToolInput, decode_frame
 from .grounding import NS, PartText, emit_grounding, hosted_id
@@ -307,7 +308,7 @@ def _usage(state: GeminiState) -> Usage | None:
     )
     output = sums.output_tokens
     searches = len(state.grounding.queries) if state.grounding.queries else None
-    return Usage.from_cached(
+    return usage_from_cached(
         input_tokens=sums.input_tokens,
         output_tokens=output,
         cache_read=cached,
