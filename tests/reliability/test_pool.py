@@ -86,12 +86,22 @@ async def test_queued_request_waits_past_the_connect_deadline(server: FaultServe
     assert peak.peak == 1 and len(server.received) == 2
 
 
+async def _first_has_the_connection(server: FaultServer) -> None:
+    """Wait until the first request reached the server (a fixed sleep lost that race on a loaded
+    machine: the second request then found the connection free)."""
+    for _ in range(1000):
+        if server.received:
+            return
+        await anyio.sleep(0.01)
+    raise AssertionError("the first request never reached the server")
+
+
 async def test_total_deadline_bounds_the_wait_for_a_connection(server: FaultServer) -> None:
     server.add(slow("holds the only connection", seconds=1.5))
     with anyio.fail_after(BOUND):
         async with llmroute.Client(max_connections=1) as client, anyio.create_task_group() as tg:
             tg.start_soon(client.generate, chat_request(server))
-            await anyio.sleep(0.2)  # the first stream has the connection
+            await _first_has_the_connection(server)
             started = anyio.current_time()
             with pytest.raises(llmroute.TimeoutError) as caught:
                 await client.generate(chat_request(server), timeouts=Timeouts(total=0.3))
@@ -121,7 +131,7 @@ async def test_a_pool_deadline_bounds_the_queue_when_set(server: FaultServer) ->
     with anyio.fail_after(BOUND):
         async with llmroute.Client(max_connections=1) as client, anyio.create_task_group() as tg:
             tg.start_soon(client.generate, chat_request(server))
-            await anyio.sleep(0.2)
+            await _first_has_the_connection(server)
             started = anyio.current_time()
             with pytest.raises(llmroute.TimeoutError) as caught:
                 await client.generate(chat_request(server), timeouts=Timeouts(pool=0.2))
