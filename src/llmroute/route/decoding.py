@@ -23,6 +23,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "RAW_LIMIT",
     "decode_json",
+    "is_utf8",
     "json_too_deep",
     "output_error",
     "snippet",
@@ -96,7 +97,7 @@ def decode_json(decoder: msgspec.json.Decoder[T], data: Any, what: str) -> T:
     except RecursionError:
         problem = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
     data = bytes(data)  # the slow path also takes a ``msgspec.Raw`` or ``memoryview``
-    if problem != "invalid UTF-8" and not _invalid_utf8(data):
+    if problem != "invalid UTF-8" and is_utf8(data):
         raise InvalidProviderOutputError(f"malformed {what}: {problem}", raw=snippet(data))
     if json_too_deep(data):
         raise InvalidProviderOutputError(
@@ -109,12 +110,13 @@ def decode_json(decoder: msgspec.json.Decoder[T], data: Any, what: str) -> T:
         raise InvalidProviderOutputError(f"malformed {what}: {detail}", raw=snippet(data)) from None
 
 
-def _invalid_utf8(data: bytes) -> bool:
+def is_utf8(data: bytes) -> bool:
+    """Whether ``data`` decodes as UTF-8 (msgspec >= 0.23 reports bad UTF-8 as a plain DecodeError)."""
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
-        return True
-    return False
+        return False
+    return True
 
 
 def output_error(exc: Exception, protocol: str, frame: Any = None) -> InvalidProviderOutputError:
