@@ -152,7 +152,8 @@ RULES: tuple[tuple[str, str], ...] = (
 
 UNSUPPORTED: dict[str, str] = {
     "openai-completions": "legacy Completions API (/v1/completions): superseded by Chat and Responses",
-    "openai-embeddings": "embeddings: llmroute is a generation client",
+    "openai-embeddings": "embeddings, not a generation stream: replayed by client.embed's tests "
+    "(tests/conformance/test_embeddings.py)",
     "openai-images": "image generation API: not a generation stream (media output is separate work)",
     "openai-image-edits": "image edit API: not a generation stream (media output is separate work)",
     "openai-transcription": "audio transcription API: not a generation stream",

@@ -84,9 +84,11 @@ if TYPE_CHECKING:
     from .client import Client
     from .media import file, image
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
-    from .route.hooks import CallInfo, CallResult, Hook, LoopInfo, ResponseHead, ToolInfo
+    from .route.embedding import EmbeddingModel
+    from .route.hooks import CallInfo, CallResult, EmbedInfo, Hook, LoopInfo, ResponseHead, ToolInfo
     from .route.socket_pool import SocketPool
     from .router import Router, Target
+    from .schema.embedding import EmbeddingResponse, Embeddings, InputType
     from .stream import EventStream
     from .sync import SyncClient, SyncEventStream
     from .tools import ObjectResponse, Tool, ToolFailure, has_tool_call, step_count_is, tool
@@ -97,6 +99,11 @@ _LAZY = {
     "CallInfo": "route.hooks",
     "CallResult": "route.hooks",
     "Client": "client",
+    "EmbedInfo": "route.hooks",
+    "EmbeddingModel": "route.embedding",
+    "EmbeddingResponse": "schema.embedding",
+    "Embeddings": "schema.embedding",
+    "InputType": "schema.embedding",
     "Hook": "route.hooks",
     "LoopInfo": "route.hooks",
     "ResponseHead": "route.hooks",
@@ -156,6 +163,10 @@ __all__ = [
     "Client",
     "ContentPolicyError",
     "ContextOverflowError",
+    "EmbedInfo",
+    "EmbeddingModel",
+    "EmbeddingResponse",
+    "Embeddings",
     "EventStream",
     "Finish",
     "FinishReason",
@@ -164,6 +175,7 @@ __all__ = [
     "HostedTool",
     "HttpContext",
     "HttpOverlay",
+    "InputType",
     "InvalidProviderOutputError",
     "InvalidRequestError",
     "LLMError",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack
 import httpx
 
 from .route.compiler import prepare
+from .route.embedding import EmbeddingGroup, EmbeddingModel, prepare_embedding, resolve_options
 from .route.executor import ExecutionContext, run_step
 from .route.hooks import HookRunner, check_hooks, global_version, runner_for
 from .route.policy import RetryPolicy, Timeouts
@@ -16,7 +17,8 @@ from .route.prepared import PreparedRequest
 from .route.redact import install_log_redaction
 from .route.socket_pool import SocketPool
 from .route.transport import ClientTransports
-from .schema.errors import ClientClosedError, InvalidRequestError
+from .schema.embedding import EmbeddingResponse, InputType, check_inputs
+from .schema.errors import ClientClosedError, InvalidRequestError, NoRouteError
 from .schema.request import LLMRequest
 from .schema.response import LLMResponse
 from .stream import EventStream
@@ -276,6 +278,79 @@ class Client:
         from .tools.structured import generate_object
 
         return await generate_object(self, request, schema, **options)
+
+    # embeddings ----------------------------------------------------------------------------------
+
+    async def embed(
+        self,
+        model: EmbeddingModel | EmbeddingGroup,
+        inputs: str | Sequence[str],
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        *,
+        max_concurrency: int | None = None,
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> EmbeddingResponse:
+        """One vector per input, in input order, as one compact float32 buffer
+        (``response.vectors``), with the usage and ``response.cost``. ``model``: a facade's
+        ``.embedding(id)``, or a ``Router`` of them. ``dimensions`` and ``input_type`` override
+        the model's; a route that cannot honour one warns (``response.warnings``) or refuses it.
+
+        The inputs are split to the provider's per-request maximum and sent ``max_concurrency``
+        requests at a time (default ``DEFAULT_EMBED_CONCURRENCY``, 8), each with the client's
+        retries and deadlines (``total`` bounds the whole call); if one slice fails for good, the
+        others are cancelled and its typed error names it (``error.embed_slice``). See
+        docs/embeddings.md."""
+        from .route.embed_executor import DEFAULT_EMBED_CONCURRENCY, run_embed
+
+        items = check_inputs(inputs)
+        _check_count("max_concurrency", max_concurrency, low=1)
+        limit = max_concurrency or DEFAULT_EMBED_CONCURRENCY
+        ctx = self.context(timeouts=timeouts, retry=retry)
+        if isinstance(model, EmbeddingGroup):
+            return await model.run_embed(ctx, items, dimensions, input_type, limit)
+        options, warnings = resolve_options(_embedding_model(model), dimensions, input_type)
+        return await run_embed(ctx, model, items, options, warnings, limit)
+
+    async def prepare_embed(
+        self,
+        model: EmbeddingModel,
+        inputs: str | Sequence[str],
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+    ) -> list[PreparedRequest]:
+        """The exact requests ``embed`` would send, one per slice of the inputs, without sending
+        anything (a router's: use one of its models)."""
+        from .route.embed_executor import slices
+
+        self._check_open()
+        items = check_inputs(inputs)
+        options, warnings = resolve_options(_embedding_model(model), dimensions, input_type)
+        protocol = model.route.protocol
+        prepared = [
+            await prepare_embedding(model, items[start:stop], options)
+            for start, stop in slices(items, protocol.max_inputs, protocol.max_bytes)
+        ]
+        for request in prepared:
+            request.warnings = warnings
+        return prepared
+
+
+def _embedding_model(model: object) -> EmbeddingModel:
+    if isinstance(model, EmbeddingModel):
+        return model
+    from .route.model import Model
+
+    if isinstance(model, Model):
+        raise NoRouteError(
+            f"{model!r} is a chat model: embeddings need an embedding model "
+            f"(e.g. {model.provider}.configure().embedding(MODEL_ID))"
+        )
+    raise NoRouteError(
+        f"model: expected an EmbeddingModel (a facade's .embedding(id)) or a Router of them, "
+        f"got {type(model).__name__}"
+    )
 
 
 def _check_request(request: object) -> None:

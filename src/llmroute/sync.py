@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar, Unpack
@@ -33,6 +33,8 @@ from .schema.response import LLMResponse
 from .stream import EventStream
 
 if TYPE_CHECKING:
+    from .route.embedding import EmbeddingGroup, EmbeddingModel
+    from .schema.embedding import EmbeddingResponse, InputType
     from .tokens import TokenCount
     from .tools.structured import ObjectOptions, ObjectResponse, OutputType
 
@@ -200,3 +202,27 @@ class SyncClient:
         """JSON matching ``schema``, as ``ObjectResponse(value, response)`` (see
         ``Client.generate_object``)."""
         return self._call(lambda: self._client.generate_object(request, schema, **options))
+
+    def embed(
+        self,
+        model: EmbeddingModel | EmbeddingGroup,
+        inputs: str | Sequence[str],
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        *,
+        max_concurrency: int | None = None,
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> EmbeddingResponse:
+        """One vector per input, in input order (as ``Client.embed``)."""
+        return self._call(
+            lambda: self._client.embed(
+                model,
+                inputs,
+                dimensions,
+                input_type,
+                max_concurrency=max_concurrency,
+                timeouts=timeouts,
+                retry=retry,
+            )
+        )

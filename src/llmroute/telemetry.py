@@ -8,6 +8,9 @@
 Needs ``opentelemetry-api`` (``pip install 'llmroute[otel]'``); ``import llmroute`` never imports
 it. What is recorded (see docs/telemetry.md for every attribute):
 
+- an ``embeddings {model}`` CLIENT span per embedding request (``client.embed`` sends one per
+  slice of its inputs, and a retry is another), with ``gen_ai.embeddings.dimension.count``, the
+  input tokens and ``llmroute.embed.inputs`` (how many inputs it carried).
 - a ``chat {model}`` CLIENT span per attempt (``generate_content {model}`` for Gemini, the
   conventions' operation name for it); a retry or a router fallback is another span, numbered by
   ``llmroute.attempt``. It starts just before the request is sent and ends exactly once: at the
@@ -42,7 +45,16 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
     ) from exc
 
 from ._version import __version__
-from .route.hooks import CallInfo, CallResult, Hook, LoopInfo, ToolInfo, add_global_hook, remove_global_hook
+from .route.hooks import (
+    CallInfo,
+    CallResult,
+    EmbedInfo,
+    Hook,
+    LoopInfo,
+    ToolInfo,
+    add_global_hook,
+    remove_global_hook,
+)
 from .route.redact import redact_text
 from .schema.content import (
     MediaPart,
@@ -63,6 +75,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import Span, TracerProvider
 
+    from .route.embedding import EmbeddingModel
     from .route.model import Model
     from .route.prepared import PreparedRequest
 
@@ -259,6 +272,55 @@ class GenAIHook(Hook):
     def _record_duration(self, call: CallInfo, state: _CallSpan, error_type: str | None) -> None:
         self.duration.record(time.monotonic() - call.started, _metric_attributes(state, None, error_type))
 
+    # embedding requests ------------------------------------------------------------------------
+
+    def before_embed(self, call: EmbedInfo, request: PreparedRequest) -> None:
+        model = call.model
+        common = _common_attributes(model, "embeddings", request.url)
+        start, stop = call.inputs
+        attrs: dict[str, Any] = {
+            **common,
+            "llmroute.attempt": call.attempt,
+            "llmroute.route": model.route.name,
+            "llmroute.embed.inputs": stop - start,
+        }
+        if call.options.dimensions is not None:
+            attrs["gen_ai.embeddings.dimension.count"] = call.options.dimensions
+        span = self.tracer.start_span(f"embeddings {model.id}", kind=SpanKind.CLIENT, attributes=attrs)
+        call.scratch[self] = _CallSpan(span, request.secrets, common)
+        _TRACEPARENT.inject(request.headers, context=trace.set_span_in_context(span))
+
+    def on_embed_finish(self, call: EmbedInfo) -> None:
+        state = call.scratch.pop(self, None)
+        if not isinstance(state, _CallSpan):
+            return
+        span = state.span
+        attrs: dict[str, Any] = {}
+        if call.response_model:
+            attrs["gen_ai.response.model"] = call.response_model
+        if call.dimensions is not None and call.options.dimensions is None:
+            attrs["gen_ai.embeddings.dimension.count"] = call.dimensions  # the model's own size
+        usage = call.usage
+        metric = _metric_attributes(state, call.response_model, None)
+        if usage is not None and usage.input_tokens is not None:
+            attrs["gen_ai.usage.input_tokens"] = usage.input_tokens
+            self.tokens.record(usage.input_tokens, {**metric, "gen_ai.token.type": "input"})
+        span.set_attributes(attrs)
+        self.duration.record(time.monotonic() - call.started, metric)
+        span.end()
+
+    def on_embed_error(self, call: EmbedInfo, error: BaseException) -> None:
+        state = call.scratch.pop(self, None)
+        if not isinstance(state, _CallSpan):
+            return
+        kind = _error_type(error)
+        self.duration.record(time.monotonic() - call.started, _metric_attributes(state, None, kind))
+        message = redact_text(str(error), state.secrets) if isinstance(error, Exception) else "cancelled"
+        _set_error(state.span, kind, message)
+        if isinstance(error, LLMError) and error.http is not None and error.http.status is not None:
+            state.span.set_attribute("http.response.status_code", error.http.status)
+        state.span.end()
+
     # the tool loop -----------------------------------------------------------------------------
 
     def on_loop_start(self, loop: LoopInfo) -> None:
@@ -367,7 +429,7 @@ def _operation(model: Model) -> str:
     return "generate_content" if model.route.protocol.name in _GENERATE_CONTENT_PROTOCOLS else "chat"
 
 
-def _common_attributes(model: Model, operation: str, url: str) -> dict[str, Any]:
+def _common_attributes(model: Model | EmbeddingModel, operation: str, url: str) -> dict[str, Any]:
     """What both the span and the metrics carry (set at span start, for sampling decisions)."""
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": operation,

@@ -1,4 +1,5 @@
-"""A small OpenAI Chat + Gemini server on 127.0.0.1 for running the docs' snippets unchanged.
+"""A small OpenAI Chat + Gemini (+ OpenAI embeddings) server on 127.0.0.1 for running the docs'
+snippets unchanged.
 
 The snippets read their endpoints from the environment (``OPENAI_BASE_URL``,
 ``GOOGLE_GEMINI_BASE_URL``), so pointing those here runs them as a user would, with real sockets.
@@ -9,22 +10,38 @@ Replies depend on the request, so one server serves every snippet:
   ``"Paris"``;
 - anything else gets a short text answer.
 
-Streamed requests get SSE, ``stream: false`` / ``:generateContent`` one JSON body.
+Streamed requests get SSE, ``stream: false`` / ``:generateContent`` one JSON body; ``/embeddings``
+answers ``EMBEDDING_DIMENSIONS`` floats per input (base64 when asked), input ``i``'s first float ``i``.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import struct
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-__all__ = ["ANSWER", "RECIPE", "FakeProvider"]
+__all__ = ["ANSWER", "EMBEDDING_DIMENSIONS", "RECIPE", "FakeProvider"]
 
 ANSWER = "Hello from the local fake provider."
 RECIPE = {"name": "Pancakes", "minutes": 15, "ingredients": ["eggs", "flour", "milk"]}
 _USAGE = {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12}
+EMBEDDING_DIMENSIONS = 1536
+
+
+def _embeddings(body: dict[str, Any]) -> bytes:
+    inputs: list[str] = body["input"] if isinstance(body["input"], list) else [body["input"]]
+    data: list[dict[str, Any]] = []
+    for i in range(len(inputs)):
+        vector = [float(i)] + [0.5] * (EMBEDDING_DIMENSIONS - 1)
+        packed = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+        embedding = packed if body.get("encoding_format") == "base64" else vector
+        data.append({"object": "embedding", "index": i, "embedding": embedding})
+    usage = {"prompt_tokens": 3 * len(inputs), "total_tokens": 3 * len(inputs)}
+    return json.dumps({"object": "list", "data": data, "model": body["model"], "usage": usage}).encode()
 
 
 def _chat_reply(body: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -88,6 +105,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.requests.append((self.path, body))  # type: ignore[attr-defined]
         if self.path.endswith("/chat/completions"):
             kind, data = _chat(body)
+        elif self.path.endswith("/embeddings"):
+            kind, data = "application/json", _embeddings(body)
         elif ":streamGenerateContent" in self.path:
             kind, data = _gemini(streaming=True)
         elif ":generateContent" in self.path:

@@ -8,8 +8,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, cast
 
 from ..route.auth import HeaderAuth, TokenProviderAuth, bearer
+from ..route.embedding import EmbeddingModel, EmbeddingRoute
 from ..route.model import Model, Route
 from ..route.redact import Secret
+from ..schema.embedding import InputType
 from ..schema.errors import AuthenticationError, InvalidRequestError
 from ..schema.options import GenerationOptions
 from ..schema.validate import check_generation, check_json
@@ -24,6 +26,7 @@ __all__ = [
     "check_text",
     "env_base_url",
     "env_default",
+    "make_embedding",
     "make_model",
     "token_auth",
 ]
@@ -111,6 +114,29 @@ def make_model(
         provider=provider,
         defaults=generation,
         provider_options={provider: options} if options else None,
+    )
+
+
+def make_embedding(
+    model_id: str,
+    route: EmbeddingRoute,
+    provider: str,
+    dimensions: int | None,
+    input_type: InputType | None,
+    options: dict[str, Any],
+) -> EmbeddingModel:
+    """Every facade's ``.embedding(id, dimensions=, input_type=, **options)``: the one way an
+    ``EmbeddingModel`` is built. ``options`` are provider body fields for every call."""
+    check_model_id(provider, model_id)
+    for name, value in options.items():
+        check_json(value, name, f"{provider}: option {name!r}")
+    return EmbeddingModel(
+        id=model_id,
+        route=route,
+        provider=provider,
+        dimensions=dimensions,
+        input_type=input_type,
+        options=options or None,
     )
 
 

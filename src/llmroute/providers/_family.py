@@ -4,29 +4,44 @@ facade built from one. Shared by ``compatible`` and the facades that own their r
 
 from __future__ import annotations
 
+import os
 from functools import cached_property
 from typing import Any, ClassVar, cast
 
 import msgspec
 
 from ..protocols import openai_chat, openai_responses
+from ..protocols.embeddings import openai as embeddings
+from ..protocols.embeddings.openai import COMPATIBLE_QUIRKS, EmbeddingQuirks
 from ..protocols.openai_chat import ChatQuirks
 from ..protocols.openai_responses import ResponsesQuirks
 from ..route.auth import Auth, NoAuth, bearer
+from ..route.embedding import EmbeddingModel, EmbeddingRoute
 from ..route.model import Model, Route
 from ..route.redact import Secret
+from ..schema.embedding import InputType
 from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import check_headers, check_text, make_model
+from ._facade import check_headers, check_text, make_embedding, make_model
 
-__all__ = ["Family", "FamilyFacade", "FamilyWithResponses"]
+__all__ = ["Family", "FamilyFacade", "FamilyWithResponses", "embedding_families"]
 
 
 class Family(msgspec.Struct, frozen=True):
+    """One OpenAI-compatible provider, as data."""
+
     name: str
+    """The family's name (``compatible.configure("groq")``, the gateway's ``"provider"``)."""
     base_url: str
+    """Its API's base URL (``.../v1``)."""
     env: tuple[str, ...]
+    """The variables its key is read from, in order."""
     quirks: ChatQuirks = ChatQuirks()
+    """How its Chat Completions differ from OpenAI's."""
+    embeddings: EmbeddingQuirks | None = None
+    """How its ``/embeddings`` differs from OpenAI's; ``None``: it serves no embeddings."""
+    key_optional: bool = False
+    """Without a key (none passed, none in ``env``) requests go unauthenticated (a local server)."""
 
 
 class FamilyFacade:
@@ -56,7 +71,7 @@ class FamilyFacade:
         if not self.base_url:
             raise NoRouteError("compatible: pass a known family name or base_url=")
         auth: Auth
-        if family is not None:
+        if family is not None and (not family.key_optional or api_key is not None or _key_set(family)):
             auth = bearer(api_key, *family.env, provider=name)
         elif api_key is not None:
             auth = bearer(api_key, provider=name)
@@ -64,6 +79,7 @@ class FamilyFacade:
             auth = NoAuth()  # local servers usually need no key
         self.auth = auth
         self.headers = headers
+        self.family = family
         self._chat = openai_chat.route(
             self.base_url,
             auth,
@@ -77,6 +93,34 @@ class FamilyFacade:
         return make_model(model_id, self._chat, self.name, generation, options)
 
     model = chat
+
+    def embedding(
+        self,
+        model_id: str,
+        *,
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        **options: Any,
+    ) -> EmbeddingModel:
+        """An embedding model over the server's ``/embeddings`` for ``client.embed`` (a family
+        that serves none: ``NoRouteError``). Extra keyword options become body fields."""
+        return make_embedding(model_id, self._embeddings, self.name, dimensions, input_type, options)
+
+    @cached_property
+    def _embeddings(self) -> EmbeddingRoute:
+        family = self.family
+        if family is not None and family.embeddings is None:
+            raise NoRouteError(
+                f"{self.name} serves no embeddings API; families that do: {', '.join(embedding_families())}"
+            )
+        quirks = family.embeddings if family is not None and family.embeddings else COMPATIBLE_QUIRKS
+        return embeddings.route(
+            self.base_url,
+            self.auth,
+            name=f"{self.name}-embeddings",
+            headers=self.headers,
+            protocol=embeddings.make_protocol(quirks),
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r})"
@@ -102,3 +146,14 @@ class FamilyWithResponses(FamilyFacade):
             quirks=self.responses_quirks,
             headers=self.headers,
         )
+
+
+def _key_set(family: Family) -> bool:
+    return any(os.environ.get(name, "").strip() for name in family.env)
+
+
+def embedding_families() -> list[str]:
+    """The known families that serve ``/embeddings``, sorted."""
+    from .compatible import FAMILIES
+
+    return sorted(name for name, family in FAMILIES.items() if family.embeddings is not None)

@@ -20,14 +20,17 @@ from functools import cached_property
 from typing import Any
 
 from ..protocols import openai_chat, openai_responses
+from ..protocols.embeddings import openai as embeddings
 from ..protocols.openai_chat import ChatQuirks
 from ..route.auth import ApiKey, Auth, HeaderAuth, TokenProvider, TokenProviderAuth
+from ..route.embedding import EmbeddingModel, EmbeddingRoute
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.redact import Secret
+from ..schema.embedding import InputType
 from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import check_callable, check_headers, check_text, env_default, make_model
+from ._facade import check_callable, check_headers, check_text, env_default, make_embedding, make_model
 from .credentials import azure_identity, has_azure_identity
 
 __all__ = ["DEFAULT_API_VERSION", "Azure", "configure"]
@@ -48,8 +51,8 @@ def _root(base_url: str) -> str:
 
 
 class Azure:
-    """Azure OpenAI (``configure`` is this class): ``.chat(deployment)`` (also ``.model(...)``)
-    and ``.responses(deployment)``. Resource, key and API version: see the module doc."""
+    """Azure OpenAI (``configure`` is this class): ``.chat(deployment)`` (also ``.model(...)``),
+    ``.responses(deployment)`` and ``.embedding(deployment)``. Resource, key and API version: see the module doc."""
 
     def __init__(
         self,
@@ -131,6 +134,30 @@ class Azure:
         return make_model(deployment, self._responses, "azure", generation, options)
 
     model = chat
+
+    def embedding(
+        self,
+        deployment: str,
+        *,
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        **options: Any,
+    ) -> EmbeddingModel:
+        """An embedding deployment (``/openai/deployments/{deployment}/embeddings``) for
+        ``client.embed``; as ``openai.configure().embedding``."""
+        return make_embedding(deployment, self._embeddings, "azure", dimensions, input_type, options)
+
+    @cached_property
+    def _embeddings(self) -> EmbeddingRoute:
+        endpoint = Endpoint(
+            f"{self.root}/openai", "/deployments/{model}/embeddings", {"api-version": self.api_version}
+        )
+        return embeddings.route(
+            endpoint,
+            self.auth,
+            name="azure-embeddings",
+            headers=self.headers,
+        )
 
     @cached_property
     def _responses(self) -> Route:

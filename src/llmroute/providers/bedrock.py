@@ -20,17 +20,20 @@ import msgspec
 from ..framing.eventstream import EventStreamFraming, EventStreamMessage
 from ..framing.sse import SSEEvent
 from ..protocols import bedrock_converse
+from ..protocols.embeddings import bedrock as bedrock_embeddings
 from ..route.auth import Auth, bearer
 from ..route.classify import from_exception_frame
+from ..route.embedding import EmbeddingModel
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.prepared import PreparedRequest
 from ..route.protocol import Protocol
 from ..route.redact import Secret
 from ..route.sigv4 import AwsCredentials, SigV4Auth, profile_region
+from ..schema.embedding import InputType
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import check_headers, check_text, make_model
+from ._facade import check_headers, check_model_id, check_text, make_embedding, make_model
 
 __all__ = [
     "ANTHROPIC_VERSION",
@@ -157,8 +160,8 @@ def anthropic_protocol() -> AnthropicOnBedrock:
 
 
 class Bedrock:
-    """AWS Bedrock (``configure`` is this class): ``.converse(id)`` (also ``.model(id)``) and
-    ``.anthropic(id)`` for Claude's native Messages API. Region and auth: see the module doc."""
+    """AWS Bedrock (``configure`` is this class): ``.converse(id)`` (also ``.model(id)``),
+    ``.anthropic(id)`` for Claude's native Messages API and ``.embedding(id)`` (Titan, Cohere). Region and auth: see the module doc."""
 
     def __init__(
         self,
@@ -214,6 +217,27 @@ class Bedrock:
         return make_model(model_id, self._anthropic, PROVIDER, generation, options)
 
     model = converse  # the recommended API
+
+    def embedding(
+        self,
+        model_id: str,
+        *,
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        **options: Any,
+    ) -> EmbeddingModel:
+        """An embedding model through ``InvokeModel`` for ``client.embed``: Amazon Titan
+        (``amazon.titan-embed-text-v2:0``, one text a request) or Cohere Embed
+        (``cohere.embed-english-v3``, 96 a request), picked by the id. Keyword options are body
+        fields (Titan ``normalize``, Cohere ``truncate``)."""
+        check_model_id(PROVIDER, model_id)
+        route = bedrock_embeddings.route(
+            bedrock_converse.runtime_url(self.region, self.base_url),
+            self.auth,
+            bedrock_embeddings.protocol_for(model_id),
+            headers=self.headers,
+        )
+        return make_embedding(model_id, route, PROVIDER, dimensions, input_type, options)
 
     @cached_property
     def _anthropic(self) -> Route:

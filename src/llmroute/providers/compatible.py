@@ -2,10 +2,16 @@
 
 compatible.configure("groq").model("llama-3.3-70b-versatile")            # GROQ_API_KEY
 compatible.configure(base_url="http://127.0.0.1:8080/v1").model("local")  # no key needed
+compatible.configure("mistral").embedding("mistral-embed")                # its /embeddings
+
+A family's ``embeddings`` row says how its ``/embeddings`` differs from OpenAI's (``None``: it has
+none): Mistral's ``output_dimension`` and 256-input cap, Together's fixed sizes, and floats (not
+base64) wherever base64 is not documented.
 """
 
 from __future__ import annotations
 
+from ..protocols.embeddings.openai import MISTRAL_QUIRKS, EmbeddingQuirks
 from ..protocols.openai_chat import ChatQuirks
 from ..route.redact import Secret
 from ..schema.errors import NoRouteError
@@ -26,12 +32,15 @@ FAMILIES: dict[str, Family] = {
             "https://api.together.xyz/v1",
             ("TOGETHER_API_KEY", "TOGETHERAI_API_KEY"),
             ChatQuirks(supports_top_k=True),
+            # ``model`` and ``input`` only: each model's vectors have one size
+            embeddings=EmbeddingQuirks(dimensions_field=None, base64=False, max_tokens=None),
         ),
         Family(
             "fireworks",
             "https://api.fireworks.ai/inference/v1",
             ("FIREWORKS_API_KEY",),
             ChatQuirks(supports_top_k=True),
+            embeddings=EmbeddingQuirks(base64=False, max_tokens=None),  # ``dimensions`` (nomic, Qwen3)
         ),
         Family("cerebras", "https://api.cerebras.ai/v1", ("CEREBRAS_API_KEY",)),
         Family(
@@ -39,10 +48,25 @@ FAMILIES: dict[str, Family] = {
             "https://api.deepinfra.com/v1/openai",
             ("DEEPINFRA_API_KEY",),
             ChatQuirks(supports_top_k=True),
+            embeddings=EmbeddingQuirks(base64=False, max_tokens=None),
         ),
         Family("baseten", "https://inference.baseten.co/v1", ("BASETEN_API_KEY",)),
         # Mistral reports usage on the last chunk unasked, and ``stream_options`` is not in its API.
-        Family("mistral", "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), ChatQuirks(include_usage=False)),
+        Family(
+            "mistral",
+            "https://api.mistral.ai/v1",
+            ("MISTRAL_API_KEY",),
+            ChatQuirks(include_usage=False),
+            embeddings=MISTRAL_QUIRKS,
+        ),
+        # Ollama's OpenAI endpoint on this machine: no key (OLLAMA_API_KEY when one is set).
+        Family(
+            "ollama",
+            "http://localhost:11434/v1",
+            ("OLLAMA_API_KEY",),
+            embeddings=EmbeddingQuirks(base64=False, max_tokens=None),
+            key_optional=True,
+        ),
         # The rows the dedicated facades own; ``openrouter`` adds the provider's own options
         # (plugins, app headers, Responses, ...).
         xai.FAMILY,

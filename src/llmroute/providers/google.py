@@ -16,18 +16,25 @@ Provider options live under ``"google"``: ``thinking_budget``, ``include_thought
 from __future__ import annotations
 
 import os
+from functools import cached_property
+from typing import Any
 
 from ..protocols import gemini, gemini_code_assist
+from ..protocols.embeddings import gemini as gemini_embeddings
 from ..route.auth import header
+from ..route.embedding import EmbeddingModel, EmbeddingRoute
 from ..route.redact import Secret
+from ..schema.embedding import InputType
 from ..schema.errors import NoRouteError
 from ._facade import (
     AccessToken,
     GeminiFacade,
+    bare_model_id,
     check_headers,
     check_text,
     env_base_url,
     env_default,
+    make_embedding,
     token_auth,
 )
 
@@ -44,8 +51,8 @@ ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
 
 class Google(GeminiFacade):
-    """The Gemini API (``configure`` is this class): ``.gemini(id)``, also ``.model(id)``. The key
-    defaults to ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``."""
+    """The Gemini API (``configure`` is this class): ``.gemini(id)``, also ``.model(id)``, and
+    ``.embedding(id)``. The key defaults to ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``."""
 
     def __init__(
         self,
@@ -62,6 +69,25 @@ class Google(GeminiFacade):
         self.auth = header("x-goog-api-key", api_key, *ENV, provider="google")
         self.headers = check_headers("google", headers)
         self._route = gemini.route(self.base_url, self.auth, headers=self.headers)
+
+    def embedding(
+        self,
+        model_id: str,
+        *,
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        **options: Any,
+    ) -> EmbeddingModel:
+        """An embedding model (``batchEmbedContents``) for ``client.embed``. ``dimensions`` is
+        ``outputDimensionality``, ``input_type`` the ``taskType``; keyword options (``title``, a
+        ``taskType`` of Gemini's own) go into every request of a batch."""
+        return make_embedding(
+            bare_model_id(model_id), self._embeddings, "google", dimensions, input_type, options
+        )
+
+    @cached_property
+    def _embeddings(self) -> EmbeddingRoute:
+        return gemini_embeddings.route(self.base_url, self.auth, headers=self.headers)
 
     def __repr__(self) -> str:
         return f"Google(base_url={self.base_url!r})"

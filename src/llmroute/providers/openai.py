@@ -9,12 +9,23 @@ from functools import cached_property
 from typing import Any, Literal
 
 from ..protocols import openai_chat, openai_responses
+from ..protocols.embeddings import openai as embeddings
 from ..route.auth import bearer
+from ..route.embedding import EmbeddingModel, EmbeddingRoute
 from ..route.model import Model, Route
 from ..route.redact import Secret
+from ..schema.embedding import InputType
 from ..schema.errors import InvalidRequestError
 from ..schema.options import GenerationOptions
-from ._facade import check_headers, check_model_id, check_text, env_base_url, env_default, make_model
+from ._facade import (
+    check_headers,
+    check_model_id,
+    check_text,
+    env_base_url,
+    env_default,
+    make_embedding,
+    make_model,
+)
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAI", "configure"]
 
@@ -22,8 +33,8 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 class OpenAI:
-    """The OpenAI API (``configure`` is this class): ``.responses(id)`` (also ``.model(id)``) and
-    ``.chat(id)``. Unset arguments come from the openai SDK's variables (module doc)."""
+    """The OpenAI API (``configure`` is this class): ``.responses(id)`` (also ``.model(id)``),
+    ``.chat(id)`` and ``.embedding(id)``. Unset arguments come from the openai SDK's variables (module doc)."""
 
     def __init__(
         self,
@@ -82,6 +93,23 @@ class OpenAI:
         return make_model(model_id, route, "openai", generation, options)
 
     model = responses  # the recommended API
+
+    def embedding(
+        self,
+        model_id: str,
+        *,
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        **options: Any,
+    ) -> EmbeddingModel:
+        """An embedding model (``/embeddings``) for ``client.embed``. ``dimensions`` (the
+        ``text-embedding-3`` models) and ``input_type`` are defaults every call may override;
+        extra keyword options become body fields (``user``)."""
+        return make_embedding(model_id, self._embeddings, "openai", dimensions, input_type, options)
+
+    @cached_property
+    def _embeddings(self) -> EmbeddingRoute:
+        return embeddings.route(self.base_url, self.auth, headers=self.headers)
 
     @cached_property
     def _responses_ws(self) -> Route:

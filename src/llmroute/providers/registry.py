@@ -22,12 +22,16 @@ from typing import TYPE_CHECKING
 import msgspec
 
 if TYPE_CHECKING:
+    from ..route.embedding import EmbeddingModel
     from ..route.model import Model
 
 __all__ = [
+    "EMBEDDINGS",
+    "EMBEDDING_FACADES",
     "FACADES",
     "PROTOCOLS",
     "SAMPLE_KEY",
+    "EmbeddingEntry",
     "Facade",
     "ProtocolEntry",
     "facade_names",
@@ -72,6 +76,11 @@ FACADES: tuple[Facade, ...] = (
     Facade("bedrock", "llmroute.providers.bedrock", chat="converse"),
     Facade("vertex", "llmroute.providers.vertex", chat="gemini", by_name=False),
     Facade("compatible", "llmroute.providers.compatible", by_name=False),
+)
+# Facades with embedding models only (``.embedding(id)``): no chat, so not in ``FACADES``.
+EMBEDDING_FACADES: tuple[Facade, ...] = (
+    Facade("cohere", "llmroute.providers.cohere", chat="embedding"),
+    Facade("voyage", "llmroute.providers.voyage", chat="embedding"),
 )
 
 
@@ -187,3 +196,131 @@ PROTOCOLS: tuple[ProtocolEntry, ...] = (
         content_type="application/vnd.amazon.eventstream",
     ),
 )
+
+
+# -- embedding protocols --------------------------------------------------------------------------
+
+
+class EmbeddingEntry(msgspec.Struct, frozen=True):
+    """One embedding wire protocol (``llmroute.protocols.embeddings``) and how the tests reach it."""
+
+    name: str
+    """The protocol's ``name`` (its routes, errors and telemetry carry it)."""
+    module: str
+    """Its dotted module path."""
+    sample: Callable[[str], EmbeddingModel]
+    """Origin -> an ``EmbeddingModel`` speaking this protocol to that origin (``SAMPLE_KEY``)."""
+    answer: str
+    """An answer to ``inputs`` texts (a recording, or the provider's documented example), under
+    ``cassettes/``."""
+    inputs: int
+    """How many inputs that answer holds vectors for."""
+    dimensions: int
+    """Floats per vector in that answer."""
+
+
+def _openai_embedding(origin: str) -> EmbeddingModel:
+    from . import openai
+
+    return openai.configure(api_key=SAMPLE_KEY, base_url=f"{origin}/v1").embedding("text-embedding-3-small")
+
+
+def _gemini_embedding(origin: str) -> EmbeddingModel:
+    from . import google
+
+    return google.configure(api_key=SAMPLE_KEY, base_url=f"{origin}/v1beta").embedding("gemini-embedding-001")
+
+
+def _vertex_embedding(origin: str) -> EmbeddingModel:
+    from . import vertex
+
+    facade = vertex.configure(project="p", location="us-central1", access_token=SAMPLE_KEY, base_url=origin)
+    return facade.embedding("text-embedding-005")
+
+
+def _titan_embedding(origin: str) -> EmbeddingModel:
+    from . import bedrock
+
+    facade = bedrock.configure(region="us-east-1", api_key=SAMPLE_KEY, base_url=origin)
+    return facade.embedding("amazon.titan-embed-text-v2:0")
+
+
+def _bedrock_cohere_embedding(origin: str) -> EmbeddingModel:
+    from . import bedrock
+
+    facade = bedrock.configure(region="us-east-1", api_key=SAMPLE_KEY, base_url=origin)
+    return facade.embedding("cohere.embed-english-v3")
+
+
+def _cohere_embedding(origin: str) -> EmbeddingModel:
+    from . import cohere
+
+    return cohere.configure(api_key=SAMPLE_KEY, base_url=origin).embedding("embed-v4.0")
+
+
+def _voyage_embedding(origin: str) -> EmbeddingModel:
+    from . import voyage
+
+    return voyage.configure(api_key=SAMPLE_KEY, base_url=f"{origin}/v1").embedding("voyage-3.5")
+
+
+EMBEDDINGS: tuple[EmbeddingEntry, ...] = (
+    EmbeddingEntry(
+        "openai-embeddings",
+        "llmroute.protocols.embeddings.openai",
+        _openai_embedding,
+        answer="vercel-ai/openai/embedding/openai-embedding.json.yaml",
+        inputs=2,
+        dimensions=5,
+    ),
+    EmbeddingEntry(
+        "gemini-embeddings",
+        "llmroute.protocols.embeddings.gemini",
+        _gemini_embedding,
+        answer="embeddings/gemini-batch-embed-contents.yaml",
+        inputs=3,
+        dimensions=8,
+    ),
+    EmbeddingEntry(
+        "vertex-embeddings",
+        "llmroute.protocols.embeddings.vertex",
+        _vertex_embedding,
+        answer="embeddings/vertex-predict.yaml",
+        inputs=2,
+        dimensions=8,
+    ),
+    EmbeddingEntry(
+        "bedrock-titan-embeddings",
+        "llmroute.protocols.embeddings.bedrock",
+        _titan_embedding,
+        answer="embeddings/bedrock-titan-v2.yaml",
+        inputs=1,
+        dimensions=8,
+    ),
+    EmbeddingEntry(
+        "bedrock-cohere-embeddings",
+        "llmroute.protocols.embeddings.bedrock",
+        _bedrock_cohere_embedding,
+        answer="embeddings/bedrock-cohere-v3.yaml",
+        inputs=2,
+        dimensions=8,
+    ),
+    EmbeddingEntry(
+        "cohere-embeddings",
+        "llmroute.protocols.embeddings.cohere",
+        _cohere_embedding,
+        answer="embeddings/cohere-v2-embed.yaml",
+        inputs=3,
+        dimensions=8,
+    ),
+    EmbeddingEntry(
+        "voyage-embeddings",
+        "llmroute.protocols.embeddings.voyage",
+        _voyage_embedding,
+        answer="embeddings/voyage-embeddings.yaml",
+        inputs=2,
+        dimensions=8,
+    ),
+)
+"""Every embedding protocol; ``tests/conformance/test_embeddings.py`` checks each one's request
+and decodes its answer, and fails naming a module of ``protocols/embeddings`` missing here."""

@@ -12,11 +12,24 @@ protocol as ``google``; provider options may be given under ``"vertex"`` or ``"g
 from __future__ import annotations
 
 import os
+from typing import Any
 from urllib.parse import quote
 
 from ..protocols import gemini
+from ..protocols.embeddings import vertex as vertex_embeddings
+from ..route.embedding import EmbeddingModel
+from ..schema.embedding import InputType
 from ..schema.errors import AuthenticationError, NoRouteError
-from ._facade import AccessToken, GeminiFacade, check_headers, check_text, env_base_url, token_auth
+from ._facade import (
+    AccessToken,
+    GeminiFacade,
+    bare_model_id,
+    check_headers,
+    check_text,
+    env_base_url,
+    make_embedding,
+    token_auth,
+)
 from .credentials import google_adc, has_google_auth
 
 __all__ = ["Vertex", "configure"]
@@ -31,7 +44,8 @@ def _host(location: str) -> str:
 
 
 class Vertex(GeminiFacade):
-    """Gemini on Vertex AI (``configure`` is this class): ``.gemini(id)``, also ``.model(id)``.
+    """Gemini on Vertex AI (``configure`` is this class): ``.gemini(id)``, also ``.model(id)``,
+    and ``.embedding(id)`` (the text embedding models' ``predict``).
     Credentials: ``access_token=`` or Application Default Credentials (module doc)."""
 
     provider = "vertex"
@@ -82,6 +96,23 @@ class Vertex(GeminiFacade):
             headers=self.headers,
             protocol=gemini.VERTEX_PROTOCOL,
         )
+
+    def embedding(
+        self,
+        model_id: str,
+        *,
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        **options: Any,
+    ) -> EmbeddingModel:
+        """An embedding model (``gemini-embedding-001``, ``text-embedding-005``, ...) through
+        ``predict``, for ``client.embed``. ``dimensions`` is ``outputDimensionality``,
+        ``input_type`` the ``task_type``; keyword options are ``parameters`` (``autoTruncate``)."""
+        model_id = bare_model_id(model_id)
+        route = vertex_embeddings.route(
+            self.base_url, self.auth, headers=self.headers, protocol=vertex_embeddings.protocol_for(model_id)
+        )
+        return make_embedding(model_id, route, "vertex", dimensions, input_type, options)
 
     def __repr__(self) -> str:
         return f"Vertex(project={self.project!r}, location={self.location!r})"

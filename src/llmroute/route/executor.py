@@ -53,7 +53,15 @@ if TYPE_CHECKING:
     from .hooks import HookRunner, LoopInfo
     from .policy import RetryPolicy, Timeouts
 
-__all__ = ["DEFAULT_MAX_WHOLE_BODY_BYTES", "ExecutionContext", "run_model_step", "run_step"]
+__all__ = [
+    "DEFAULT_MAX_WHOLE_BODY_BYTES",
+    "ExecutionContext",
+    "backoff",
+    "deadline_error",
+    "read_refusal",
+    "run_model_step",
+    "run_step",
+]
 
 log = get_logger(__name__)
 
@@ -145,7 +153,7 @@ class _Attempt:
 
     def deadline_error(self, which: str) -> TimeoutError:
         """The typed error of a read the watchdog stopped (``which`` deadline)."""
-        return _deadline_error(which, _limit(self.timeouts, which), self.prepared)
+        return deadline_error(which, _limit(self.timeouts, which), self.prepared)
 
     async def too_large(self, limit: int) -> None:
         await self.close()  # drop the connection now, never drain the rest
@@ -202,7 +210,7 @@ async def _finish_chunks(chunks: AsyncGenerator[bytes, None]) -> None:
 _FINISH_READS = 4096
 
 
-def _deadline_error(which: str, seconds: float | None, prepared: PreparedRequest | None) -> TimeoutError:
+def deadline_error(which: str, seconds: float | None, prepared: PreparedRequest | None) -> TimeoutError:
     url = redact_url(prepared.url) if prepared is not None else None
     ctx = http_context(prepared.method, prepared.url, None, None) if prepared is not None else None
     limit = f" of {seconds:g}s" if seconds is not None else ""
@@ -370,7 +378,7 @@ async def _begin(run: _Run, attempt: _Attempt) -> _Reading:
     with anyio.CancelScope(deadline=first_at):
         wire = await _open(run, attempt, first_at)
     if wire is None:
-        raise _deadline_error(which, _limit(timeouts, which), attempt.prepared)
+        raise deadline_error(which, _limit(timeouts, which), attempt.prepared)
     prepared = attempt.prepared
     state = attempt.state = run.plan.protocol.new_state(run.request)
     decoder = attempt.decoder = run.plan.framing.decoder()
@@ -406,19 +414,31 @@ async def _refused(run: _Run, attempt: _Attempt, wire: Wire, deadline: float) ->
     most ``max_error_bytes`` of its body read within the idle gap."""
     prepared = attempt.prepared
     assert prepared is not None
-    ctx = run.ctx
+    return await read_refusal(run.ctx, wire, prepared, deadline, run.plan.model.provider, attempt.close)
+
+
+async def read_refusal(
+    ctx: ExecutionContext,
+    wire: Wire,
+    prepared: PreparedRequest,
+    deadline: float,
+    provider: str,
+    close: Callable[[], Awaitable[None]],
+) -> LLMError:
+    """A refused response's typed error, from at most ``max_error_bytes`` of its body read within
+    the idle gap (capped by ``deadline``); ``close`` drops the connection before classifying."""
     body = b""
     with anyio.CancelScope(deadline=min(deadline, anyio.current_time() + ctx.timeouts.idle)):
         with contextlib.suppress(httpx.HTTPError), secrets_in_scope(prepared.secrets):
             body = await wire.read_capped(ctx.max_error_bytes)
-    await attempt.close()  # never drain a large error body: the connection is dropped instead
+    await close()  # never drain a large error body: the connection is dropped instead
     return from_response(
         wire.status,
         wire.headers,
         body,
         method=prepared.method,
         url=prepared.url,
-        provider=run.plan.model.provider,
+        provider=provider,
         secrets=prepared.secrets,
     )
 
@@ -465,7 +485,7 @@ async def _transport_failed(run: _Run, attempt: _Attempt) -> None:
     hooks, call = run.ctx.hooks, attempt.call
     if call is not None and hooks is not None:
         await hooks.error(call, error, _partial(attempt))
-    await _backoff(run.ctx, run.tries, error, run.total_at, run.plan.route.name)
+    await backoff(run.ctx, run.tries, error, run.total_at, run.plan.route.name)
 
 
 async def _failed(run: _Run, attempt: _Attempt, exc: BaseException) -> bool:
@@ -486,7 +506,7 @@ async def _failed(run: _Run, attempt: _Attempt, exc: BaseException) -> bool:
             await hooks.abort(call, exc, _partial(attempt))
     if retry and error is not None:
         await attempt.close()
-        await _backoff(run.ctx, run.tries, error, run.total_at, run.plan.route.name)
+        await backoff(run.ctx, run.tries, error, run.total_at, run.plan.route.name)
     return retry
 
 
@@ -555,7 +575,7 @@ def _limit(timeouts: Timeouts, which: str) -> float | None:
     return {"first_byte": timeouts.first_byte, "idle": timeouts.idle, "total": timeouts.total}.get(which)
 
 
-async def _backoff(ctx: ExecutionContext, tries: int, error: LLMError, total_at: float, route: str) -> None:
+async def backoff(ctx: ExecutionContext, tries: int, error: LLMError, total_at: float, route: str) -> None:
     """Wait before the next attempt, or re-raise ``error`` when the total deadline leaves no room."""
     retry_after = getattr(error, "retry_after", None)
     delay = ctx.retry.delay(tries, retry_after)

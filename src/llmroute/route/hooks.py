@@ -9,7 +9,9 @@ headers, seconds to the response head), ``on_event`` for each event (only when a
 it: with none, events cost nothing), and then exactly one of ``on_finish`` (the stream completed),
 ``on_error`` (a typed failure, retried or not) or ``on_abort`` (the consumer stopped first:
 ``break``, ``aclose()``, cancellation). End callbacks run shielded from cancellation: keep them
-quick. A hook that raises is logged (a warning the first time, then at debug level) and never
+quick. An embedding request (``client.embed``: one per slice of the inputs, and per retry) calls
+``before_embed`` and then exactly one of ``on_embed_finish`` or ``on_embed_error`` (a failure,
+or a cancellation when another slice failed first). A hook that raises is logged (a warning the first time, then at debug level) and never
 breaks the call.
 """
 
@@ -33,12 +35,14 @@ from .redact import get_logger, redact_text
 if TYPE_CHECKING:
     from ..schema.cost import Cost
     from ..schema.options import GenerationOptions
+    from .embedding import EmbeddingModel, EmbedOptions
     from .model import Model
     from .prepared import PreparedRequest
 
 __all__ = [
     "CallInfo",
     "CallResult",
+    "EmbedInfo",
     "Hook",
     "HookRunner",
     "LoopInfo",
@@ -196,6 +200,48 @@ class CallResult:
         return cost(self._model.provider, self._model.id, self.usage)
 
 
+class EmbedInfo:
+    """One attempt of one embedding request (a slice of a ``client.embed`` call's inputs)."""
+
+    __slots__ = (
+        "attempt",
+        "dimensions",
+        "ended",
+        "inputs",
+        "model",
+        "options",
+        "response_model",
+        "scratch",
+        "sent",
+        "started",
+        "usage",
+    )
+
+    def __init__(
+        self, model: EmbeddingModel, options: EmbedOptions, inputs: tuple[int, int], attempt: int
+    ) -> None:
+        self.model = model
+        """The ``EmbeddingModel`` it is sent to."""
+        self.options = options
+        """The options sent (``dimensions``, ``input_type``)."""
+        self.inputs = inputs
+        """The slice of the call's inputs this request carries: ``(start, stop)``."""
+        self.attempt = attempt
+        """1 for the first try; each retry is a new ``EmbedInfo`` with the next number."""
+        self.started = time.monotonic()
+        """``time.monotonic()`` just before sending."""
+        self.scratch: dict[object, Any] = {}
+        """Per-hook state for this attempt, keyed by the hook (e.g. its span)."""
+        self.usage: Usage | None = None
+        """In ``on_embed_finish``: the input tokens the provider reported, if it did."""
+        self.dimensions: int | None = None
+        """In ``on_embed_finish``: floats per vector in the answer."""
+        self.response_model: str | None = None
+        """In ``on_embed_finish``: the model the provider says answered, if it says."""
+        self.sent = False
+        self.ended = False
+
+
 class ToolInfo:
     """One local tool run inside a tool loop."""
 
@@ -237,6 +283,15 @@ class Hook:
         """The consumer stopped before the end: ``break`` or ``aclose()`` (``GeneratorExit``) or
         cancellation; ``reason`` is that exception."""
 
+    def before_embed(self, call: EmbedInfo, request: PreparedRequest) -> HookReturn:
+        """Just before an embedding request is sent (headers may be added, as in ``before_send``)."""
+
+    def on_embed_finish(self, call: EmbedInfo) -> HookReturn:
+        """An embedding request answered: ``call.usage``, ``call.dimensions`` are set."""
+
+    def on_embed_error(self, call: EmbedInfo, error: BaseException) -> HookReturn:
+        """An embedding request failed (retried when retryable) or was cancelled."""
+
     def on_loop_start(self, loop: LoopInfo) -> HookReturn:
         """A tool loop begins."""
 
@@ -261,6 +316,9 @@ _METHODS = (
     "on_finish",
     "on_error",
     "on_abort",
+    "before_embed",
+    "on_embed_finish",
+    "on_embed_error",
     "on_loop_start",
     "on_loop_end",
     "on_tool_start",
@@ -365,6 +423,22 @@ class HookRunner:
             call.ended = True
             call.partial = partial
             await self._ended("on_abort", call, reason)
+
+    # embedding requests ------------------------------------------------------------------------
+
+    async def embed_start(self, call: EmbedInfo, prepared: PreparedRequest) -> None:
+        call.sent = True
+        call.started = time.monotonic()
+        if self.by_name["before_embed"]:
+            await self._call("before_embed", call, prepared)
+
+    async def embed_end(self, call: EmbedInfo, error: BaseException | None) -> None:
+        if call.sent and not call.ended:
+            call.ended = True
+            if error is None:
+                await self._ended("on_embed_finish", call)
+            else:
+                await self._ended("on_embed_error", call, error)
 
     # the tool loop -----------------------------------------------------------------------------
 

@@ -37,6 +37,7 @@ __all__ = [
     "apply_support",
     "hosted_parts",
     "no_field",
+    "refusal",
 ]
 
 # the sentence for ``cache`` on providers whose prompt caching is automatic
@@ -87,7 +88,8 @@ _UNSENT_EVERYWHERE = {
 }
 
 
-def _refuse(route: str, option: str, why: str) -> InvalidRequestError:
+def refusal(route: str, option: str, why: str) -> InvalidRequestError:
+    """The error for an option ``route`` cannot honour (``param`` names the option)."""
     return InvalidRequestError(
         f"{route}: {option} is not available on this route ({why}); "
         "leaving it out would change what the answer means",
@@ -121,7 +123,7 @@ def apply_support(
     if choice is not None:
         option = f"tool_choice.{choice.mode}"
         if option in refused:
-            raise _refuse(route, f"tool_choice={choice.mode!r}", refused[option])
+            raise refusal(route, f"tool_choice={choice.mode!r}", refused[option])
 
     tools = list(request.tools)
     for i, tool in enumerate(tools):
@@ -149,7 +151,7 @@ def apply_support(
     for option, why in refused.items():
         key = option.removeprefix("provider_options.")
         if key != option and key in sent_options:
-            raise _refuse(route, option, why)
+            raise refusal(route, option, why)
 
     g = request.generation
     if g is not None:
@@ -159,7 +161,7 @@ def apply_support(
             if getattr(g, name) is None:
                 continue
             if option in refused:
-                raise _refuse(route, option, refused[option])
+                raise refusal(route, option, refused[option])
             if option in unsent:
                 warnings.append(RequestWarning(option, route, unsent[option]))
                 dropped[name] = None
@@ -174,7 +176,7 @@ def apply_support(
         if not getattr(request, name, None):
             continue
         if name in refused:
-            raise _refuse(route, name, refused[name])
+            raise refusal(route, name, refused[name])
         if name in unsent:
             warnings.append(RequestWarning(name, route, unsent[name]))
             changes[name] = None if name != "json_mode" else False

@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from ..route.embedding import EmbeddingModel
 from ..route.model import Model
 from ..schema.content import (
     ApprovalRequestPart,
@@ -38,7 +39,7 @@ _ALWAYS = (ReasoningEnd, ToolCall)
 _WITH_METADATA = (TextEnd, Media, ApprovalRequest)
 
 
-def origin_of(model: Model) -> str:
+def origin_of(model: Model | EmbeddingModel) -> str:
     """``provider/protocol``: where provider-specific history is valid."""
     return f"{model.provider}/{model.route.protocol.name}"
 

@@ -12,11 +12,13 @@ from typing import Any, Literal, get_args
 import httpx
 import msgspec
 
+from ..route.embedding import EmbeddingGroup, EmbeddingModel, resolve_options
 from ..route.executor import ExecutionContext, run_model_step
 from ..route.model import Model, ModelGroup
 from ..route.prepared import PreparedRequest
 from ..route.transport import ClientTransports, Transport, TransportKind, Wire
 from ..schema.attempt import Attempt
+from ..schema.embedding import EmbeddingResponse, InputType
 from ..schema.errors import (
     AuthenticationError,
     ContextOverflowError,
@@ -87,13 +89,13 @@ class _Slot:
         model = target.model
         self.origin = origin_of(model)
         observer = _Observer(model.route.transport, router, self)
-        self.model: Model = model.with_(route=model.route.with_(transport=observer))
+        self.model: Model | EmbeddingModel = model.with_(route=model.route.with_(transport=observer))
         base = f"{prefix}{self.name}:"
         self.key_cd, self.key_fails, self.key_probe = base + "cd", base + "fails", base + "probe"
         self.key_limits, self.key_lat = base + "limits", base + "lat"
-        protocol = model.route.protocol
-        self.hosted = protocol.hosted_kinds
-        self.tool_kinds = protocol.tool_kinds
+        chat = model.route.protocol if isinstance(model, Model) else None  # embeddings carry no tools
+        self.hosted = chat.hosted_kinds if chat is not None else frozenset[str]()
+        self.tool_kinds = chat.tool_kinds if chat is not None else frozenset[str]()
         self.window: int | None = target.context_window if target.context_window else _catalog_window(model)
 
     def cannot_carry(self, request: LLMRequest) -> str | None:
@@ -107,7 +109,7 @@ class _Slot:
         return None
 
 
-def _catalog_window(model: Model) -> int | None:
+def _catalog_window(model: Model | EmbeddingModel) -> int | None:
     try:
         info = model.info  # llmroute.catalog (loaded on first use), when it knows the model
     except Exception:  # the catalog's data failed to load: the window is unknown, not an error
@@ -190,9 +192,11 @@ def _counts_against(exc: LLMError) -> bool:
     )
 
 
-class Router(ModelGroup):
+class Router(ModelGroup, EmbeddingGroup):
     """Several targets used as one model: hand it to ``llmroute.request(model=...)``, ``client.stream``,
-    ``generate``, tool loops, ``generate_object`` and web-search engines as you would a ``Model``.
+    ``generate``, tool loops, ``generate_object`` and web-search engines as you would a ``Model``;
+    a router of ``EmbeddingModel``s to ``client.embed`` (every vector of one call then comes from
+    the one target that answered it: a failure moves the whole call on, never a slice of it).
 
     ``targets``: ``Target``s, or bare ``Model``s (then tried in list order: priority = position).
     Each call tries the targets by priority (lower first); within a priority, ``strategy`` orders
@@ -213,7 +217,7 @@ class Router(ModelGroup):
 
     def __init__(
         self,
-        targets: Sequence[Target | Model],
+        targets: Sequence[Target | Model | EmbeddingModel],
         *,
         name: str = "router",
         strategy: Strategy = "weighted",
@@ -258,7 +262,10 @@ class Router(ModelGroup):
         self._slots = tuple(_Slot(self, t, prefix, i) for i, t in enumerate(listed))
         self._targets = tuple(listed)
         self._groups = _groups(self._slots)
-        self._models = tuple(s.model for group in self._groups for s in group)
+        self._models = tuple(s.model for group in self._groups for s in group if isinstance(s.model, Model))
+        self._embedders = tuple(
+            s.model for group in self._groups for s in group if isinstance(s.model, EmbeddingModel)
+        )
         self._mixed = len({s.origin for s in self._slots}) > 1
         self._inflight: dict[str, int] = dict.fromkeys((s.name for s in self._slots), 0)
         self._keys = [k for s in self._slots for k in self._slot_keys(s)]
@@ -276,9 +283,16 @@ class Router(ModelGroup):
         return self._targets
 
     def models(self) -> tuple[Model, ...]:
+        if not self._models:
+            raise NoRouteError(
+                f"router {self.id!r} holds embedding models: call client.embed(router, inputs), not a chat call"
+            )
         return self._models
 
-    def target_model(self, name: str) -> Model | None:
+    def embedding_models(self) -> tuple[EmbeddingModel, ...]:
+        return self._embedders
+
+    def target_model(self, name: str) -> Model | EmbeddingModel | None:
         """The model of the target called ``name`` (as ``StepStart.target`` names it)."""
         for slot in self._slots:
             if slot.name == name:
@@ -373,13 +387,15 @@ class Router(ModelGroup):
             out.extend((s, health[s.index]) for s in ranked)
         return out
 
-    def _refusal(self, slot: _Slot, health: _Health, request: LLMRequest, need: _Need) -> str | None:
+    def _refusal(self, slot: _Slot, health: _Health, request: LLMRequest | None, need: _Need) -> str | None:
         if health.cooling:
             return "cooling down"
         if health.fails >= self.cooldown.failures and health.probed:
             return "being probed by another call"
         if health.tokens_left == 0:
             return "rate-limited (nothing left until the reset)"
+        if request is None:  # an embedding call: no tools, no context window to fit
+            return None
         reason = slot.cannot_carry(request)
         if reason is not None:
             return reason
@@ -403,23 +419,18 @@ class Router(ModelGroup):
     async def _run(
         self, ctx: ExecutionContext, request: LLMRequest, index: int, finish: bool, loop: Any
     ) -> AsyncGenerator[list[LLMEvent], None]:
+        self.models()  # an embedding router: NoRouteError, before anything is read
         snapshot = await self._snapshot()
         attempts: list[Attempt] = []
         skipped: list[str] = []
         need = _Need()
         last: LLMError | None = None
         for slot, health in self._order(snapshot):
-            reason = self._refusal(slot, health, request, need)
-            if reason is None and health.fails >= self.cooldown.failures:
-                # half-open: one call (across processes) probes the target, the others skip it
-                lease = await self.state.set_if_absent(slot.key_probe, "1", ttl=self.cooldown.probe_timeout)
-                if not lease:
-                    reason = "being probed by another call"
-                else:
-                    health.probed = True
+            reason = await self._admit(slot, health, request, need)
             if reason is not None:
                 skipped.append(f"{slot.name}: {reason}")
                 continue
+            assert isinstance(slot.model, Model)  # a chat router's targets are chat models
             messages = for_origin(request.messages, slot.origin) if self._mixed else request.messages
             sent = msgspec.structs.replace(request, model=slot.model, messages=messages)
             started = time.perf_counter()
@@ -459,6 +470,22 @@ class Router(ModelGroup):
             return
         if last is not None:
             raise last  # its route_attempts: the targets that failed before it
+        raise self._none_left(skipped, snapshot)
+
+    async def _admit(
+        self, slot: _Slot, health: _Health, request: LLMRequest | None, need: _Need
+    ) -> str | None:
+        """Why ``slot`` is skipped for this call, or ``None`` (then a half-open target's probe
+        lease is this call's: one call across processes probes it, the others skip it)."""
+        reason = self._refusal(slot, health, request, need)
+        if reason is None and health.fails >= self.cooldown.failures:
+            lease = await self.state.set_if_absent(slot.key_probe, "1", ttl=self.cooldown.probe_timeout)
+            if not lease:
+                return "being probed by another call"
+            health.probed = True
+        return reason
+
+    def _none_left(self, skipped: list[str], snapshot: list[_Health]) -> NoRouteError:
         error = NoRouteError(
             f"router {self.id!r}: no target can take this request now ({'; '.join(skipped)})",
             retryable=True,
@@ -466,7 +493,55 @@ class Router(ModelGroup):
         )
         ends = [h.until for h in snapshot if h.cooling and h.until]
         error.retry_after = max(0.0, min(ends) - time.time()) if ends else None  # pyright: ignore[reportAttributeAccessIssue]
-        raise error
+        return error
+
+    # --- an embedding call ---
+
+    async def run_embed(
+        self,
+        ctx: Any,
+        inputs: tuple[str, ...],
+        dimensions: int | None,
+        input_type: InputType | None,
+        limit: int,
+    ) -> EmbeddingResponse:
+        """The whole call on one target (all its slices), moving on as a chat call does."""
+        from ..route.embed_executor import run_embed
+
+        if not self._embedders:
+            raise NoRouteError(f"router {self.id!r} holds chat models: client.embed needs embedding models")
+        snapshot = await self._snapshot()
+        attempts: list[Attempt] = []
+        skipped: list[str] = []
+        last: LLMError | None = None
+        for slot, health in self._order(snapshot):
+            reason = await self._admit(slot, health, None, _Need())
+            if reason is not None:
+                skipped.append(f"{slot.name}: {reason}")
+                continue
+            model = slot.model
+            assert isinstance(model, EmbeddingModel)
+            started = time.perf_counter()
+            self._inflight[slot.name] += 1
+            try:
+                options, warnings = resolve_options(model, dimensions, input_type)
+                result = await run_embed(_context(ctx, slot.target), model, inputs, options, warnings, limit)
+            except LLMError as exc:
+                await self._failed(slot, exc, health)
+                exc.route_attempts = tuple(attempts)
+                exc.route_target = slot.name
+                if not _moves_on(exc):
+                    raise
+                attempts.append(_attempt(slot, exc, started))
+                last = exc
+                continue
+            finally:
+                self._inflight[slot.name] -= 1
+            await self._succeeded(slot, health, time.perf_counter() - started)
+            return msgspec.structs.replace(result, target=slot.name, attempts=tuple(attempts))
+        if last is not None:
+            raise last
+        raise self._none_left(skipped, snapshot)
 
 
 class _Need:
@@ -518,22 +593,30 @@ def _attempt(slot: _Slot, exc: LLMError, started: float) -> Attempt:
     )
 
 
-def _targets(targets: Sequence[Target | Model]) -> list[Target]:
-    if isinstance(targets, Target | Model) or not isinstance(targets, Sequence) or not targets:  # pyright: ignore[reportUnnecessaryIsInstance]
+def _targets(targets: Sequence[Target | Model | EmbeddingModel]) -> list[Target]:
+    single = isinstance(targets, Target | Model | EmbeddingModel)
+    if single or not isinstance(targets, Sequence) or not targets:  # pyright: ignore[reportUnnecessaryIsInstance]
         raise InvalidRequestError(
             "targets: expected a non-empty list of llmroute.Target (or Model) values", param="targets"
         )
     out: list[Target] = []
     for i, item in enumerate(targets):
-        if isinstance(item, Model):
+        if isinstance(item, Model | EmbeddingModel):
             out.append(Target(item, priority=i))
         elif isinstance(item, Target):  # pyright: ignore[reportUnnecessaryIsInstance]
             out.append(item)
         else:
             raise InvalidRequestError(
-                f"targets[{i}]: expected llmroute.Target(model, ...) or a Model, got {type(item).__name__}",
+                f"targets[{i}]: expected llmroute.Target(model, ...), a Model or an EmbeddingModel, "
+                f"got {type(item).__name__}",
                 param=f"targets[{i}]",
             )
+    kinds = {isinstance(t.model, EmbeddingModel) for t in out}
+    if len(kinds) > 1:
+        raise InvalidRequestError(
+            "targets: mixes chat models and embedding models; a router's targets are all one kind",
+            param="targets",
+        )
     seen: set[str] = set()
     for i, target in enumerate(out):
         if target.key in seen:

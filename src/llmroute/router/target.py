@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from ..route.embedding import EmbeddingModel
 from ..route.model import Model, ModelGroup
 from ..route.policy import RetryPolicy, Timeouts
 from ..schema.errors import InvalidRequestError
@@ -29,8 +30,9 @@ class Target(msgspec.Struct, frozen=True):
     """One model a ``Router`` may send to. Lower ``priority`` numbers are tried first; within a
     priority, ``weight`` shares the traffic."""
 
-    model: Model
-    """The model (from a provider facade)."""
+    model: Model | EmbeddingModel
+    """The model (from a provider facade): a chat ``Model``, or an ``EmbeddingModel`` in a router
+    of embedding models."""
     priority: int = 0
     """Lower is tried first; a higher number is a fallback for the lower ones."""
     weight: float = 1.0
@@ -47,9 +49,10 @@ class Target(msgspec.Struct, frozen=True):
     def __post_init__(self) -> None:
         if isinstance(self.model, ModelGroup):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise _bad("Target.model", "a Router inside a Router is not supported; list its targets instead")
-        if not isinstance(self.model, Model):  # pyright: ignore[reportUnnecessaryIsInstance]
+        if not isinstance(self.model, Model | EmbeddingModel):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise _bad(
-                "Target.model", f"expected a Model from a provider facade, got {type(self.model).__name__}"
+                "Target.model",
+                f"expected a Model (or EmbeddingModel) from a provider facade, got {type(self.model).__name__}",
             )
         priority: Any = self.priority
         if isinstance(priority, bool) or not isinstance(priority, int):

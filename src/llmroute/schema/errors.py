@@ -79,6 +79,8 @@ class LLMError(Exception):
     """Raised through a ``Router``: the ``Attempt``s on other targets that failed before this one."""
     route_target: str | None = None
     """Raised through a ``Router``: the name of the target that raised it (the last one tried)."""
+    embed_slice: tuple[int, int] | None = None
+    """Raised by ``client.embed``: the inputs ``[start, stop)`` of the request that failed."""
 
     def __init__(
         self,
