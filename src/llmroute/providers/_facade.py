@@ -25,8 +25,8 @@ __all__ = [
     "check_model_id",
     "check_text",
     "env_base_url",
+    "EmbeddingFacade",
     "env_default",
-    "make_embedding",
     "make_model",
     "token_auth",
 ]
@@ -117,27 +117,37 @@ def make_model(
     )
 
 
-def make_embedding(
-    model_id: str,
-    route: EmbeddingRoute,
-    provider: str,
-    dimensions: int | None,
-    input_type: InputType | None,
-    options: dict[str, Any],
-) -> EmbeddingModel:
-    """Every facade's ``.embedding(id, dimensions=, input_type=, **options)``: the one way an
-    ``EmbeddingModel`` is built. ``options`` are provider body fields for every call."""
-    check_model_id(provider, model_id)
-    for name, value in options.items():
-        check_json(value, name, f"{provider}: option {name!r}")
-    return EmbeddingModel(
-        id=model_id,
-        route=route,
-        provider=provider,
-        dimensions=dimensions,
-        input_type=input_type,
-        options=options or None,
-    )
+class EmbeddingFacade:
+    """What every facade with embedding models shares: ``.embedding(id, ...)``, the one way an
+    ``EmbeddingModel`` is built. A facade says only where an id goes (``_embedding_route``)."""
+
+    def embedding(
+        self,
+        model_id: str,
+        *,
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        **options: Any,
+    ) -> EmbeddingModel:
+        """An embedding model for ``client.embed``. ``dimensions`` and ``input_type`` are defaults
+        each call may override; keyword options are the provider's body fields for every call
+        (they may add fields, never replace one the call builds). What each provider does with
+        them: docs/embeddings.md."""
+        provider, route, model_id = self._embedding_route(model_id)
+        for name, value in options.items():
+            check_json(value, name, f"{provider}: option {name!r}")
+        return EmbeddingModel(
+            id=model_id,
+            route=route,
+            provider=provider,
+            dimensions=dimensions,
+            input_type=input_type,
+            options=options or None,
+        )
+
+    def _embedding_route(self, model_id: str) -> tuple[str, EmbeddingRoute, str]:
+        """``(provider, route, id)`` for ``model_id`` (checked: ``check_model_id``)."""
+        raise NotImplementedError
 
 
 # The Gemini facades (google, google.code_assist, vertex) ---------------------------------------

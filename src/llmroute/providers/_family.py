@@ -16,13 +16,12 @@ from ..protocols.embeddings.openai import COMPATIBLE_QUIRKS, EmbeddingQuirks
 from ..protocols.openai_chat import ChatQuirks
 from ..protocols.openai_responses import ResponsesQuirks
 from ..route.auth import Auth, NoAuth, bearer
-from ..route.embedding import EmbeddingModel, EmbeddingRoute
+from ..route.embedding import EmbeddingRoute
 from ..route.model import Model, Route
 from ..route.redact import Secret
-from ..schema.embedding import InputType
 from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import check_headers, check_text, make_embedding, make_model
+from ._facade import EmbeddingFacade, check_headers, check_model_id, check_text, make_model
 
 __all__ = ["Family", "FamilyFacade", "FamilyWithResponses", "embedding_families"]
 
@@ -44,9 +43,10 @@ class Family(msgspec.Struct, frozen=True):
     """Without a key (none passed, none in ``env``) requests go unauthenticated (a local server)."""
 
 
-class FamilyFacade:
+class FamilyFacade(EmbeddingFacade):
     """Chat Completions at a family's base URL with its quirks and a bearer key from its variables
-    (no family: ``base_url=`` is required and, without ``api_key=``, no auth)."""
+    (no family: ``base_url=`` is required and, without ``api_key=``, no auth); ``.embedding(id)``
+    over its ``/embeddings`` (a family that serves none: ``NoRouteError``)."""
 
     def __init__(
         self,
@@ -94,17 +94,9 @@ class FamilyFacade:
 
     model = chat
 
-    def embedding(
-        self,
-        model_id: str,
-        *,
-        dimensions: int | None = None,
-        input_type: InputType | None = None,
-        **options: Any,
-    ) -> EmbeddingModel:
-        """An embedding model over the server's ``/embeddings`` for ``client.embed`` (a family
-        that serves none: ``NoRouteError``). Extra keyword options become body fields."""
-        return make_embedding(model_id, self._embeddings, self.name, dimensions, input_type, options)
+    def _embedding_route(self, model_id: str) -> tuple[str, EmbeddingRoute, str]:
+        check_model_id(self.name, model_id)
+        return self.name, self._embeddings, model_id
 
     @cached_property
     def _embeddings(self) -> EmbeddingRoute:

@@ -23,14 +23,21 @@ from ..protocols import openai_chat, openai_responses
 from ..protocols.embeddings import openai as embeddings
 from ..protocols.openai_chat import ChatQuirks
 from ..route.auth import ApiKey, Auth, HeaderAuth, TokenProvider, TokenProviderAuth
-from ..route.embedding import EmbeddingModel, EmbeddingRoute
+from ..route.embedding import EmbeddingRoute
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.redact import Secret
-from ..schema.embedding import InputType
 from ..schema.errors import InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import check_callable, check_headers, check_text, env_default, make_embedding, make_model
+from ._facade import (
+    EmbeddingFacade,
+    check_callable,
+    check_headers,
+    check_model_id,
+    check_text,
+    env_default,
+    make_model,
+)
 from .credentials import azure_identity, has_azure_identity
 
 __all__ = ["DEFAULT_API_VERSION", "Azure", "configure"]
@@ -50,9 +57,10 @@ def _root(base_url: str) -> str:
     return root
 
 
-class Azure:
+class Azure(EmbeddingFacade):
     """Azure OpenAI (``configure`` is this class): ``.chat(deployment)`` (also ``.model(...)``),
-    ``.responses(deployment)`` and ``.embedding(deployment)``. Resource, key and API version: see the module doc."""
+    ``.responses(deployment)`` and ``.embedding(deployment)``
+    (``/openai/deployments/{deployment}/embeddings``). Resource, key and API version: see the module doc."""
 
     def __init__(
         self,
@@ -135,17 +143,9 @@ class Azure:
 
     model = chat
 
-    def embedding(
-        self,
-        deployment: str,
-        *,
-        dimensions: int | None = None,
-        input_type: InputType | None = None,
-        **options: Any,
-    ) -> EmbeddingModel:
-        """An embedding deployment (``/openai/deployments/{deployment}/embeddings``) for
-        ``client.embed``; as ``openai.configure().embedding``."""
-        return make_embedding(deployment, self._embeddings, "azure", dimensions, input_type, options)
+    def _embedding_route(self, model_id: str) -> tuple[str, EmbeddingRoute, str]:
+        check_model_id("azure", model_id)
+        return "azure", self._embeddings, model_id
 
     @cached_property
     def _embeddings(self) -> EmbeddingRoute:

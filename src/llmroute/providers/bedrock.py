@@ -23,17 +23,16 @@ from ..protocols import bedrock_converse
 from ..protocols.embeddings import bedrock as bedrock_embeddings
 from ..route.auth import Auth, bearer
 from ..route.classify import from_exception_frame
-from ..route.embedding import EmbeddingModel
+from ..route.embedding import EmbeddingRoute
 from ..route.endpoint import Endpoint
 from ..route.model import Model, Route
 from ..route.prepared import PreparedRequest
 from ..route.protocol import Protocol
 from ..route.redact import Secret
 from ..route.sigv4 import AwsCredentials, SigV4Auth, profile_region
-from ..schema.embedding import InputType
 from ..schema.errors import InvalidProviderOutputError, InvalidRequestError, NoRouteError
 from ..schema.options import GenerationOptions
-from ._facade import check_headers, check_model_id, check_text, make_embedding, make_model
+from ._facade import EmbeddingFacade, check_headers, check_model_id, check_text, make_model
 
 __all__ = [
     "ANTHROPIC_VERSION",
@@ -159,9 +158,10 @@ def anthropic_protocol() -> AnthropicOnBedrock:
     return _anthropic
 
 
-class Bedrock:
+class Bedrock(EmbeddingFacade):
     """AWS Bedrock (``configure`` is this class): ``.converse(id)`` (also ``.model(id)``),
-    ``.anthropic(id)`` for Claude's native Messages API and ``.embedding(id)`` (Titan, Cohere). Region and auth: see the module doc."""
+    ``.anthropic(id)`` for Claude's native Messages API and ``.embedding(id)`` through
+    ``InvokeModel`` (Amazon Titan, one text a request; Cohere Embed, 96; picked by the id). Region and auth: see the module doc."""
 
     def __init__(
         self,
@@ -218,18 +218,7 @@ class Bedrock:
 
     model = converse  # the recommended API
 
-    def embedding(
-        self,
-        model_id: str,
-        *,
-        dimensions: int | None = None,
-        input_type: InputType | None = None,
-        **options: Any,
-    ) -> EmbeddingModel:
-        """An embedding model through ``InvokeModel`` for ``client.embed``: Amazon Titan
-        (``amazon.titan-embed-text-v2:0``, one text a request) or Cohere Embed
-        (``cohere.embed-english-v3``, 96 a request), picked by the id. Keyword options are body
-        fields (Titan ``normalize``, Cohere ``truncate``)."""
+    def _embedding_route(self, model_id: str) -> tuple[str, EmbeddingRoute, str]:
         check_model_id(PROVIDER, model_id)
         route = bedrock_embeddings.route(
             bedrock_converse.runtime_url(self.region, self.base_url),
@@ -237,7 +226,7 @@ class Bedrock:
             bedrock_embeddings.protocol_for(model_id),
             headers=self.headers,
         )
-        return make_embedding(model_id, route, PROVIDER, dimensions, input_type, options)
+        return PROVIDER, route, model_id
 
     @cached_property
     def _anthropic(self) -> Route:

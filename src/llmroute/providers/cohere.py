@@ -8,22 +8,22 @@ routed here (use its OpenAI-compatible endpoint through ``compatible``).
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
 
 from ..protocols.embeddings import cohere as cohere_embeddings
 from ..route.auth import bearer
-from ..route.embedding import EmbeddingModel, EmbeddingRoute
+from ..route.embedding import EmbeddingRoute
 from ..route.redact import Secret
-from ..schema.embedding import InputType
-from ._facade import check_headers, check_text, env_base_url, make_embedding
+from ._facade import EmbeddingFacade, check_headers, check_model_id, check_text, env_base_url
 
 __all__ = ["Cohere", "configure"]
 
 ENV = ("CO_API_KEY", "COHERE_API_KEY")
 
 
-class Cohere:
-    """Cohere (``configure`` is this class): ``.embedding(id)``."""
+class Cohere(EmbeddingFacade):
+    """Cohere (``configure`` is this class): ``.embedding(id)`` (``embed-v4.0``,
+    ``embed-english-v3.0``, ...; ``dimensions`` is ``output_dimension`` (v4), ``input_type``
+    defaults to documents; options are body fields: ``truncate``)."""
 
     def __init__(
         self,
@@ -37,20 +37,11 @@ class Cohere:
         self.auth = bearer(api_key, *ENV, provider="cohere")
         self.headers = check_headers("cohere", headers)
 
-    def embedding(
-        self,
-        model_id: str,
-        *,
-        dimensions: int | None = None,
-        input_type: InputType | None = None,
-        **options: Any,
-    ) -> EmbeddingModel:
-        """An embedding model (``embed-v4.0``, ``embed-english-v3.0``, ...) for ``client.embed``.
-        ``dimensions`` is ``output_dimension`` (v4); ``input_type`` defaults to documents; keyword
-        options are body fields (``truncate``)."""
-        return make_embedding(model_id, self._embeddings, "cohere", dimensions, input_type, options)
+    model = EmbeddingFacade.embedding  # the recommended API: the only one
 
-    model = embedding
+    def _embedding_route(self, model_id: str) -> tuple[str, EmbeddingRoute, str]:
+        check_model_id("cohere", model_id)
+        return "cohere", self._embeddings, model_id
 
     @cached_property
     def _embeddings(self) -> EmbeddingRoute:

@@ -17,24 +17,23 @@ from __future__ import annotations
 
 import os
 from functools import cached_property
-from typing import Any
 
 from ..protocols import gemini, gemini_code_assist
 from ..protocols.embeddings import gemini as gemini_embeddings
 from ..route.auth import header
-from ..route.embedding import EmbeddingModel, EmbeddingRoute
+from ..route.embedding import EmbeddingRoute
 from ..route.redact import Secret
-from ..schema.embedding import InputType
 from ..schema.errors import NoRouteError
 from ._facade import (
     AccessToken,
+    EmbeddingFacade,
     GeminiFacade,
     bare_model_id,
     check_headers,
+    check_model_id,
     check_text,
     env_base_url,
     env_default,
-    make_embedding,
     token_auth,
 )
 
@@ -50,9 +49,10 @@ DEFAULT_BASE_URL = gemini.DEFAULT_BASE_URL
 ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
 
-class Google(GeminiFacade):
+class Google(GeminiFacade, EmbeddingFacade):
     """The Gemini API (``configure`` is this class): ``.gemini(id)``, also ``.model(id)``, and
-    ``.embedding(id)``. The key defaults to ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``."""
+    ``.embedding(id)`` (``batchEmbedContents``: ``dimensions`` is ``outputDimensionality``,
+    ``input_type`` the ``taskType``; options go into every request of a batch). The key defaults to ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``."""
 
     def __init__(
         self,
@@ -70,20 +70,9 @@ class Google(GeminiFacade):
         self.headers = check_headers("google", headers)
         self._route = gemini.route(self.base_url, self.auth, headers=self.headers)
 
-    def embedding(
-        self,
-        model_id: str,
-        *,
-        dimensions: int | None = None,
-        input_type: InputType | None = None,
-        **options: Any,
-    ) -> EmbeddingModel:
-        """An embedding model (``batchEmbedContents``) for ``client.embed``. ``dimensions`` is
-        ``outputDimensionality``, ``input_type`` the ``taskType``; keyword options (``title``, a
-        ``taskType`` of Gemini's own) go into every request of a batch."""
-        return make_embedding(
-            bare_model_id(model_id), self._embeddings, "google", dimensions, input_type, options
-        )
+    def _embedding_route(self, model_id: str) -> tuple[str, EmbeddingRoute, str]:
+        check_model_id("google", model_id)
+        return "google", self._embeddings, bare_model_id(model_id)
 
     @cached_property
     def _embeddings(self) -> EmbeddingRoute:

@@ -11,19 +11,18 @@ from typing import Any, Literal
 from ..protocols import openai_chat, openai_responses
 from ..protocols.embeddings import openai as embeddings
 from ..route.auth import bearer
-from ..route.embedding import EmbeddingModel, EmbeddingRoute
+from ..route.embedding import EmbeddingRoute
 from ..route.model import Model, Route
 from ..route.redact import Secret
-from ..schema.embedding import InputType
 from ..schema.errors import InvalidRequestError
 from ..schema.options import GenerationOptions
 from ._facade import (
+    EmbeddingFacade,
     check_headers,
     check_model_id,
     check_text,
     env_base_url,
     env_default,
-    make_embedding,
     make_model,
 )
 
@@ -32,9 +31,10 @@ __all__ = ["DEFAULT_BASE_URL", "OpenAI", "configure"]
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAI:
+class OpenAI(EmbeddingFacade):
     """The OpenAI API (``configure`` is this class): ``.responses(id)`` (also ``.model(id)``),
-    ``.chat(id)`` and ``.embedding(id)``. Unset arguments come from the openai SDK's variables (module doc)."""
+    ``.chat(id)`` and ``.embedding(id)`` (``/embeddings``: ``dimensions`` on the
+    ``text-embedding-3`` models, base64 answers). Unset arguments come from the openai SDK's variables (module doc)."""
 
     def __init__(
         self,
@@ -94,18 +94,9 @@ class OpenAI:
 
     model = responses  # the recommended API
 
-    def embedding(
-        self,
-        model_id: str,
-        *,
-        dimensions: int | None = None,
-        input_type: InputType | None = None,
-        **options: Any,
-    ) -> EmbeddingModel:
-        """An embedding model (``/embeddings``) for ``client.embed``. ``dimensions`` (the
-        ``text-embedding-3`` models) and ``input_type`` are defaults every call may override;
-        extra keyword options become body fields (``user``)."""
-        return make_embedding(model_id, self._embeddings, "openai", dimensions, input_type, options)
+    def _embedding_route(self, model_id: str) -> tuple[str, EmbeddingRoute, str]:
+        check_model_id("openai", model_id)
+        return "openai", self._embeddings, model_id
 
     @cached_property
     def _embeddings(self) -> EmbeddingRoute:

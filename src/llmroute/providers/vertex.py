@@ -12,22 +12,21 @@ protocol as ``google``; provider options may be given under ``"vertex"`` or ``"g
 from __future__ import annotations
 
 import os
-from typing import Any
 from urllib.parse import quote
 
 from ..protocols import gemini
 from ..protocols.embeddings import vertex as vertex_embeddings
-from ..route.embedding import EmbeddingModel
-from ..schema.embedding import InputType
+from ..route.embedding import EmbeddingRoute
 from ..schema.errors import AuthenticationError, NoRouteError
 from ._facade import (
     AccessToken,
+    EmbeddingFacade,
     GeminiFacade,
     bare_model_id,
     check_headers,
+    check_model_id,
     check_text,
     env_base_url,
-    make_embedding,
     token_auth,
 )
 from .credentials import google_adc, has_google_auth
@@ -43,9 +42,10 @@ def _host(location: str) -> str:
     )
 
 
-class Vertex(GeminiFacade):
+class Vertex(GeminiFacade, EmbeddingFacade):
     """Gemini on Vertex AI (``configure`` is this class): ``.gemini(id)``, also ``.model(id)``,
-    and ``.embedding(id)`` (the text embedding models' ``predict``).
+    and ``.embedding(id)`` (the text embedding models' ``predict``: ``dimensions`` is
+    ``outputDimensionality``, ``input_type`` the ``task_type``, options are ``parameters``).
     Credentials: ``access_token=`` or Application Default Credentials (module doc)."""
 
     provider = "vertex"
@@ -97,22 +97,13 @@ class Vertex(GeminiFacade):
             protocol=gemini.VERTEX_PROTOCOL,
         )
 
-    def embedding(
-        self,
-        model_id: str,
-        *,
-        dimensions: int | None = None,
-        input_type: InputType | None = None,
-        **options: Any,
-    ) -> EmbeddingModel:
-        """An embedding model (``gemini-embedding-001``, ``text-embedding-005``, ...) through
-        ``predict``, for ``client.embed``. ``dimensions`` is ``outputDimensionality``,
-        ``input_type`` the ``task_type``; keyword options are ``parameters`` (``autoTruncate``)."""
+    def _embedding_route(self, model_id: str) -> tuple[str, EmbeddingRoute, str]:
+        check_model_id("vertex", model_id)
         model_id = bare_model_id(model_id)
         route = vertex_embeddings.route(
             self.base_url, self.auth, headers=self.headers, protocol=vertex_embeddings.protocol_for(model_id)
         )
-        return make_embedding(model_id, route, "vertex", dimensions, input_type, options)
+        return "vertex", route, model_id
 
     def __repr__(self) -> str:
         return f"Vertex(project={self.project!r}, location={self.location!r})"

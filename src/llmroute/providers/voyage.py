@@ -6,22 +6,21 @@ The key defaults to ``VOYAGE_API_KEY`` (as the voyageai SDK), sent as a bearer t
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..protocols.embeddings import voyage as voyage_embeddings
 from ..route.auth import bearer
-from ..route.embedding import EmbeddingModel
+from ..route.embedding import EmbeddingRoute
 from ..route.redact import Secret
-from ..schema.embedding import InputType
-from ._facade import check_headers, check_model_id, check_text, make_embedding
+from ._facade import EmbeddingFacade, check_headers, check_model_id, check_text
 
 __all__ = ["Voyage", "configure"]
 
 ENV = ("VOYAGE_API_KEY",)
 
 
-class Voyage:
-    """Voyage AI (``configure`` is this class): ``.embedding(id)``."""
+class Voyage(EmbeddingFacade):
+    """Voyage AI (``configure`` is this class): ``.embedding(id)`` (``voyage-3.5``,
+    ``voyage-code-3``, ...; ``dimensions`` is ``output_dimension``; options are body fields:
+    ``truncation``)."""
 
     def __init__(
         self,
@@ -35,24 +34,16 @@ class Voyage:
         self.auth = bearer(api_key, *ENV, provider="voyage")
         self.headers = check_headers("voyage", headers)
 
-    def embedding(
-        self,
-        model_id: str,
-        *,
-        dimensions: int | None = None,
-        input_type: InputType | None = None,
-        **options: Any,
-    ) -> EmbeddingModel:
-        """An embedding model (``voyage-3.5``, ``voyage-code-3``, ...) for ``client.embed``, with
-        the model's token cap per request. ``dimensions`` is ``output_dimension``; keyword options
-        are body fields (``truncation``)."""
-        check_model_id("voyage", model_id)
-        route = voyage_embeddings.route(
-            self.base_url, self.auth, voyage_embeddings.protocol_for(model_id), headers=self.headers
-        )
-        return make_embedding(model_id, route, "voyage", dimensions, input_type, options)
+    model = EmbeddingFacade.embedding  # the recommended API: the only one
 
-    model = embedding
+    def _embedding_route(self, model_id: str) -> tuple[str, EmbeddingRoute, str]:
+        check_model_id("voyage", model_id)
+        protocol = voyage_embeddings.protocol_for(model_id)  # the model's token cap per request
+        return (
+            "voyage",
+            voyage_embeddings.route(self.base_url, self.auth, protocol, headers=self.headers),
+            model_id,
+        )
 
     def __repr__(self) -> str:
         return f"Voyage(base_url={self.base_url!r})"

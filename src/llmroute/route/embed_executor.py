@@ -333,7 +333,8 @@ class _Call:
         some 140 MB)."""
         ctx = self.ctx
         limit = ctx.max_response_bytes or max(DEFAULT_MAX_WHOLE_BODY_BYTES, count * MAX_BYTES_PER_INPUT)
-        body = bytearray()
+        body: list[bytes] = []  # joined once at the end: one copy of a body that may be 100 MB
+        size = 0
         chunks = wire.chunks().__aiter__()
         deadline, phase = first_at, which
         while True:
@@ -342,12 +343,13 @@ class _Call:
                 try:
                     chunk = await chunks.__anext__()
                 except StopAsyncIteration:
-                    return bytes(body)
+                    return body[0] if len(body) == 1 else b"".join(body)
             if chunk is None:
                 raise deadline_error(phase, _seconds(ctx, phase), prepared)
             reading.started = True
-            body += chunk
-            if len(body) > limit:
+            body.append(chunk)
+            size += len(chunk)
+            if size > limit:
                 raise ResponseTooLargeError(f"response body exceeded max_response_bytes={limit}", limit=limit)
             idle_at = anyio.current_time() + ctx.timeouts.idle
             deadline, phase = (idle_at, "idle") if idle_at < self.total_at else (self.total_at, "total")
