@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -80,3 +81,28 @@ async def test_a_cancelled_slice_ends_its_span(server: FaultServer, otel: Otel) 
     otel.all_ended_once()
     errors = [dict(s.attributes or {}).get("error.type") for s in otel.only("embeddings ")]
     assert "InvalidRequestError" in errors
+
+
+def test_the_gateways_embeddings_request_is_a_server_span_over_embeddings_spans(otel: Otel) -> None:
+    from tests.embed_server import EmbedServer
+    from tests.gateway.test_embeddings import INPUTS, KEY, post, serve
+
+    trace_id, parent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    with EmbedServer() as upstream, serve(upstream) as served:
+        response = httpx.post(
+            served.base_url + "/embeddings",
+            headers={"authorization": f"Bearer {KEY}", "traceparent": f"00-{trace_id}-{parent}-01"},
+            json={"model": "emb", "input": INPUTS},
+            timeout=30,
+        )
+        assert post(served, {"model": "emb", "input": "t1"}).status_code == 200
+    assert response.status_code == 200
+    spans = otel.spans()
+    first_server = min((s for s in spans if s.kind == SpanKind.SERVER), key=lambda s: s.start_time or 0)
+    assert first_server.name == "POST /v1/embeddings"
+    assert f"{first_server.context.trace_id:032x}" == trace_id
+    mine = [s for s in otel.only("embeddings ") if s.context.trace_id == first_server.context.trace_id]
+    assert len(mine) == 3  # 5,000 inputs: three upstream requests, each its own span
+    assert all(s.parent is not None and s.parent.span_id == first_server.context.span_id for s in mine)
+    assert sum(dict(s.attributes or {})["gen_ai.usage.input_tokens"] for s in mine) == 5000
+    otel.all_ended_once()

@@ -2,7 +2,8 @@
 the dialects' (``server.dialect``, one module each under ``server/dialects/``).
 
 - ``POST`` a route per inbound dialect (``server.dialects.DIALECTS``: OpenAI Chat Completions at
-  ``/v1/chat/completions``, Responses at ``/v1/responses``; streamed and not; stateless), and
+  ``/v1/chat/completions``, Responses at ``/v1/responses``; streamed and not; stateless; and
+  embeddings at ``/v1/embeddings``, for the ``"kind": "embedding"`` entries), and
   ``GET /v1/models`` (public entries only).
 - Every request needs ``Authorization: Bearer <key>`` with one of the configured keys, compared in
   constant time (digests of equal length, every key checked).
@@ -38,6 +39,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from ..client import Client
+from ..route.embedding import EmbeddingModel
 from ..route.model import Model
 from ..router import Router, estimate_tokens
 from ..schema.cost import Cost
@@ -59,7 +61,7 @@ from ..schema.usage import Usage
 from ..state import SharedState, open_state
 from ..stream import EventStream
 from .config import LONG_CONTEXT, Gateway, Key
-from .dialect import AnyDialect, Renderer
+from .dialect import AnyDialect, AnyEmbeddingsDialect, EmbeddingsDialect, Renderer
 from .dialects import DIALECTS
 from .failure import INTERNAL, Failure, Refused, error_body, openai_error_json, upstream_failure
 from .hangup import Gone, unless_gone
@@ -101,6 +103,15 @@ class _Spend:
             )
             self._priced = (steps_cost(events.provider, events.model_id, usages, self.results),)
         return self._priced[0]
+
+
+def _cost_of(model: EmbeddingModel | None, usage: Usage) -> Cost | None:
+    """What ``usage`` on ``model`` cost at the catalog's prices (``None``: unknown)."""
+    if model is None:
+        return None
+    from .. import catalog
+
+    return catalog.cost(model.provider, model.id, usage)
 
 
 def _refused(status: int, message: str, type: str, code: str | None = None, **headers: str) -> Refused:
@@ -238,6 +249,30 @@ class _Gateway:
         return b"".join(chunks)
 
     def model(self, name: str, key: Key) -> Model | Router:
+        self._allowed(name, key)
+        if name in self.config.embeddings:
+            raise _refused(
+                400,
+                f"the model {name!r} is an embedding model: POST /v1/embeddings",
+                "invalid_request_error",
+                "wrong_endpoint",
+            )
+        route = self.config.routes.get(name)
+        return route if route is not None else self.config.models[name]
+
+    def embedder(self, name: str, key: Key) -> EmbeddingModel:
+        self._allowed(name, key)
+        model = self.config.embeddings.get(name)
+        if model is None:
+            raise _refused(
+                400,
+                f"the model {name!r} is not an embedding model",
+                "invalid_request_error",
+                "wrong_endpoint",
+            )
+        return model
+
+    def _allowed(self, name: str, key: Key) -> None:
         if name not in self._public:
             raise _refused(
                 404, f"the model {name!r} does not exist", "invalid_request_error", "model_not_found"
@@ -249,8 +284,6 @@ class _Gateway:
                 "permission_error",
                 "model_not_allowed",
             )
-        route = self.config.routes.get(name)
-        return route if route is not None else self.config.models[name]
 
     def routed(self, model: Model | Router, request: LLMRequest) -> LLMRequest:
         """A route's request whose input is estimated over ``longContextThreshold`` goes to the
@@ -327,7 +360,8 @@ class _Gateway:
         return Response(self.metrics.render(), 200, {"content-type": CONTENT_TYPE})
 
     def _model_object(self, name: str) -> dict[str, Any]:
-        model = self.config.routes.get(name) or self.config.models[name]
+        config = self.config
+        model = config.routes.get(name) or config.models.get(name) or config.embeddings[name]
         return {"id": name, "object": "model", "created": 0, "owned_by": model.provider}
 
     async def models(self, request: Request) -> Response:
@@ -390,13 +424,56 @@ class _Gateway:
 
         return first()
 
-    def endpoint(self, dialect: AnyDialect, path: str) -> Callable[[Request], Awaitable[Response]]:
+    def endpoint(
+        self, dialect: AnyDialect | AnyEmbeddingsDialect, path: str
+    ) -> Callable[[Request], Awaitable[Response]]:
         """The handler of one dialect's route."""
+        if isinstance(dialect, EmbeddingsDialect):
+
+            async def embed(request: Request) -> Response:
+                return await self.serve_embeddings(dialect, request, Record(path))
+
+            return embed
 
         async def serve(request: Request) -> Response:
             return await self.serve(dialect, request, Record(path))
 
         return serve
+
+    async def serve_embeddings(
+        self, dialect: AnyEmbeddingsDialect, request: Request, record: Record
+    ) -> Response:
+        """One embeddings request: the caller, the body, the model (an embedding entry), the
+        key's limits, ``client.embed``, the usage charged; one access-log record."""
+        upstream = False
+        try:
+            key = self.authorize(request, record, dialect.key_headers)
+            inbound = dialect.decode(await self.body(request), request.path_params)
+            model = self.embedder(inbound.model, key)
+            record.model, record.target = inbound.model, f"{model.provider}/{model.id}"
+            if key.limited:
+                await self._admit(key, record)
+            assert self.client is not None, "the app's lifespan creates the client"
+            call = self.client.embed(
+                model, inbound.inputs, inbound.dimensions, inbound.input_type, retry=self.config.retry
+            )
+            upstream = True
+            response = await unless_gone(request, call)
+            cost = response.cost
+            await self._usage(record, response.usage, cost)
+            return self._finish(
+                record, Response(dialect.whole(inbound, response, cost), media_type="application/json")
+            )
+        except (ClientDisconnect, Gone):
+            where = "while waiting for the upstream" if upstream else "while sending the body"
+            self.observer.client_gone(record, where)
+            return self._finish(record, Response(status_code=499))
+        except Exception as exc:
+            if isinstance(exc, LLMError) and exc.usage is not None:  # completed slices were billed
+                await self._usage(
+                    record, exc.usage, _cost_of(self.config.embeddings.get(record.model or ""), exc.usage)
+                )
+            return self._finish(record, self.failure(exc, record, upstream, dialect.error))
 
     async def serve(self, dialect: AnyDialect, request: Request, record: Record) -> Response:
         """One dialect's request: check the caller, read and decode the body, run the upstream call,

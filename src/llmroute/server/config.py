@@ -13,7 +13,10 @@
 (which must be set), else the facade's usual variable (checked at start when the route is keyed
 by one: unset, the gateway does not start). ``settings`` are extra ``configure(...)``
 arguments (``region``, ...), ``options`` extra model options. ``public: false`` hides an entry
-from clients (a search backend). ``maxBodyBytes`` caps a request body.
+from clients (a search backend). ``maxBodyBytes`` caps a request body. ``"kind": "embedding"``
+makes an entry an embedding model (``facade.embedding(model, **options)``: ``dimensions``,
+``input_type`` and body fields), served at ``POST /v1/embeddings`` (docs/embeddings.md) and only
+there; the ``cohere`` and ``voyage`` facades serve embeddings only.
 
 Operating it (``docs/gateway-operations.md``): ``keys`` entries may be objects with an ``id``, the
 key or its ``sha256:`` hash, allowed ``models``, ``rpm``, ``tpm``, ``budgetUsd`` and ``budgetPeriod``;
@@ -49,8 +52,9 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from ..providers.registry import facade_names, named_facades
+from ..providers.registry import EMBEDDING_FACADES, Facade, facade_names, named_facades
 from ..route.auth import HeaderAuth
+from ..route.embedding import EmbeddingModel
 from ..route.model import Model
 from ..route.policy import RetryPolicy
 from ..route.redact import Secret
@@ -98,6 +102,9 @@ class ModelEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Extra ``configure(...)`` arguments of the facade (``region``, ...)."""
     options: dict[str, Any] = msgspec.field(default_factory=dict[str, Any])
     """Extra arguments of the facade's ``model(...)`` (``facade.model(model, **options)``)."""
+    kind: Literal["chat", "embedding"] = "chat"
+    """``embedding``: an embedding model (``facade.embedding(model, **options)``), served at
+    ``POST /v1/embeddings`` only."""
 
 
 BudgetPeriod = Literal["hour", "day", "week", "month", "total"]
@@ -269,8 +276,11 @@ class Gateway:
         config: GatewayConfig | None = None,
         routes: dict[str, Router] | None = None,
         state: SharedState | None = None,
+        embeddings: dict[str, EmbeddingModel] | None = None,
     ) -> None:
         self.keys = keys
+        self.embeddings = embeddings or {}
+        """Embedding models by name (``"kind": "embedding"`` entries), for ``POST /v1/embeddings``."""
         self.routes = routes or {}
         """Routes by name (``virtualrouter.routing``); clients select them like models."""
         self.state = state
@@ -303,7 +313,7 @@ class Gateway:
         vr = config.virtualrouter
         self.long_context_threshold = vr.long_context_threshold if vr is not None else None
         # where upstreams live (host:port and host): scrubbed from anything a client sees
-        self.upstream_hosts = _hosts(models)
+        self.upstream_hosts = _hosts({**models, **self.embeddings})
 
     def __repr__(self) -> str:
         return f"Gateway(models={sorted(self.models)!r}, public={list(self.public)!r}, keys={len(self.keys)})"
@@ -335,6 +345,7 @@ def load(source: str | Path | Mapping[str, Any], *, environ: Mapping[str, str] |
         raise ConfigError("$.models: at least one model is required")
     _check_limits(config)
     models: dict[str, Model] = {}
+    embeddings: dict[str, EmbeddingModel] = {}
     secrets: list[str] = [k for k in config.keys if isinstance(k, str)]
     secrets += [k.key for k in config.keys if isinstance(k, KeyEntry) and not k.key.startswith("sha256:")]
     entries: dict[str, ModelEntry] = {}
@@ -344,9 +355,13 @@ def load(source: str | Path | Mapping[str, Any], *, environ: Mapping[str, str] |
         key = _api_key(entry, path, env)
         if key is not None:
             secrets.append(key)
-        models[name] = _model(entry, key, path)
+        built: Model | EmbeddingModel
+        if entry.kind == "embedding":
+            built = embeddings[name] = _embedding(entry, key, path)
+        else:
+            built = models[name] = _model(entry, key, path)
         if key is None:
-            _check_default_key(name, models[name], path, env)
+            _check_default_key(name, built, path, env)
     public = tuple(name for name, entry in entries.items() if entry.public)
     if not public:
         raise ConfigError("$.models: no public model (every entry has public: false)")
@@ -354,7 +369,7 @@ def load(source: str | Path | Mapping[str, Any], *, environ: Mapping[str, str] |
     routes: dict[str, Router] = {}
     if config.virtualrouter is not None:
         state = open_state(config.redis_url)
-        routes = _routes(config.virtualrouter, models, state)
+        routes = _routes(config.virtualrouter, models, state, embeddings)
         public += tuple(routes)
     search = None
     if config.web_search is not None:
@@ -367,10 +382,17 @@ def load(source: str | Path | Mapping[str, Any], *, environ: Mapping[str, str] |
                     "$.webSearch.injectPolicy: 'selective' needs llmroute.websearch.intent (not installed)"
                 ) from None
     keys = _keys(config.keys, public)
-    return Gateway(keys, models, public, search, config.max_body_bytes, tuple(secrets), config, routes, state)
+    return Gateway(
+        keys, models, public, search, config.max_body_bytes, tuple(secrets), config, routes, state, embeddings
+    )
 
 
-def _routes(vr: VirtualRouter, models: Mapping[str, Model], state: SharedState) -> dict[str, Router]:
+def _routes(
+    vr: VirtualRouter,
+    models: Mapping[str, Model],
+    state: SharedState,
+    embeddings: Mapping[str, EmbeddingModel] | None = None,
+) -> dict[str, Router]:
     """One ``Router`` per route, all keeping health in ``state`` under one namespace."""
     path = "$.virtualrouter"
     if not vr.routing:
@@ -386,7 +408,7 @@ def _routes(vr: VirtualRouter, models: Mapping[str, Model], state: SharedState) 
     routes: dict[str, Router] = {}
     for name, entries in vr.routing.items():
         where = f"{path}.routing.{name}"
-        if not name or name in models:
+        if not name or name in models or name in (embeddings or {}):
             raise ConfigError(f"{where}: a route needs a name no model entry has")
         if not entries:
             raise ConfigError(f"{where}: at least one target is required")
@@ -394,6 +416,10 @@ def _routes(vr: VirtualRouter, models: Mapping[str, Model], state: SharedState) 
         for i, entry in enumerate(entries):
             spec = RouteTarget(entry, priority=i) if isinstance(entry, str) else entry
             model = models.get(spec.model)
+            if model is None and spec.model in (embeddings or {}):
+                raise ConfigError(
+                    f"{where}[{i}].model: {spec.model!r} is an embedding model; routes are of chat models"
+                )
             if model is None:
                 known = ", ".join(sorted(models))
                 raise ConfigError(
@@ -493,7 +519,7 @@ def _key(entry: KeyEntry, path: str, public: tuple[str, ...]) -> Key:
     return Key(entry.id, digest, models, entry.rpm, entry.tpm, entry.budget_usd, entry.budget_period)
 
 
-def _hosts(models: Mapping[str, Model]) -> tuple[str, ...]:
+def _hosts(models: Mapping[str, Model | EmbeddingModel]) -> tuple[str, ...]:
     hosts: set[str] = set()
     for model in models.values():
         parts = urlsplit(model.route.endpoint.base_url)
@@ -524,7 +550,7 @@ def _api_key(entry: ModelEntry, path: str, env: Mapping[str, str]) -> str | None
     return entry.api_key
 
 
-def _check_default_key(name: str, model: Model, path: str, env: Mapping[str, str]) -> None:
+def _check_default_key(name: str, model: Model | EmbeddingModel, path: str, env: Mapping[str, str]) -> None:
     """A model keyed by its facade's usual variable: fail at start when that variable is unset (it
     would otherwise start and answer every request 502 ``upstream_auth``). Token, SigV4 and
     keyless (local ``compatible``) routes are not keyed this way and are not checked."""
@@ -541,6 +567,27 @@ def _check_default_key(name: str, model: Model, path: str, env: Mapping[str, str
 
 
 def _model(entry: ModelEntry, key: str | None, path: str) -> Model:
+    if any(entry.provider == f.name for f in EMBEDDING_FACADES):
+        raise ConfigError(
+            f'{path}.provider: {entry.provider!r} serves embeddings only: add "kind": "embedding"'
+        )
+    facade = _facade(entry, key, path, named_facades())
+    try:
+        return facade.model(entry.model, **entry.options)
+    except (LLMError, TypeError, ImportError) as exc:  # a facade refusing its settings
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def _embedding(entry: ModelEntry, key: str | None, path: str) -> EmbeddingModel:
+    facade = _facade(entry, key, path, {**named_facades(), **{f.name: f for f in EMBEDDING_FACADES}})
+    try:
+        return facade.embedding(entry.model, **entry.options)
+    except (LLMError, TypeError, ImportError) as exc:  # a facade refusing its settings, or its options
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def _facade(entry: ModelEntry, key: str | None, path: str, named: Mapping[str, Facade]) -> Any:
+    """The entry's facade, configured (``api_key``, ``base_url``, ``settings``)."""
     provider = entry.provider
     kwargs: dict[str, Any] = dict(entry.settings)
     if key is not None:
@@ -548,20 +595,17 @@ def _model(entry: ModelEntry, key: str | None, path: str) -> Model:
     if entry.base_url is not None:
         kwargs["base_url"] = entry.base_url
     compatible = importlib.import_module("llmroute.providers.compatible")
-    named = named_facades()
     try:
         if provider in named:
-            facade = named[provider].load().configure(**kwargs)
-        elif provider == "compatible":
+            return named[provider].load().configure(**kwargs)
+        if provider == "compatible":
             if entry.base_url is None:
                 raise ConfigError(f"{path}.base_url: required for provider 'compatible'")
-            facade = compatible.configure(**kwargs)
-        elif provider in compatible.FAMILIES:
-            facade = compatible.configure(provider, **kwargs)
-        else:
-            known = ", ".join(facade_names())
-            raise ConfigError(f"{path}.provider: unknown provider {provider!r} (known: {known})")
-        return facade.model(entry.model, **entry.options)
+            return compatible.configure(**kwargs)
+        if provider in compatible.FAMILIES:
+            return compatible.configure(provider, **kwargs)
+        known = ", ".join(sorted({*facade_names(), *named}))
+        raise ConfigError(f"{path}.provider: unknown provider {provider!r} (known: {known})")
     except ConfigError:
         raise
     except (LLMError, TypeError, ImportError) as exc:  # a facade refusing its settings

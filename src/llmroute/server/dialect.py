@@ -45,12 +45,23 @@ from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 import msgspec
 
 from ..schema.cost import Cost
+from ..schema.embedding import EmbeddingResponse, InputType
 from ..schema.events import Finish, LLMEvent, ToolCall, ToolResult
 from ..schema.request import LLMRequest, ModelRef
 from ..schema.response import LLMResponse
 from .failure import Failure
 
-__all__ = ["AnyDialect", "Dialect", "Inbound", "Renderer", "Unresolved", "sse_comment"]
+__all__ = [
+    "AnyDialect",
+    "AnyEmbeddingsDialect",
+    "Dialect",
+    "EmbedInbound",
+    "EmbeddingsDialect",
+    "Inbound",
+    "Renderer",
+    "Unresolved",
+    "sse_comment",
+]
 
 ReplyT = TypeVar("ReplyT")
 """What a dialect's reply needs of the request beyond the model's name (Chat: whether usage is
@@ -141,3 +152,46 @@ def sse_comment(event: ToolCall | ToolResult) -> bytes:
     if isinstance(event, ToolCall):
         return b": " + event.name.encode() + b" call " + _encode(event.input) + b"\n\n"
     return b": " + event.name.encode() + b" result " + (b"error" if event.is_error else b"done") + b"\n\n"
+
+
+# Embeddings: an operation of its own (no conversation, no stream), the same table ----------------
+
+
+class EmbedInbound(msgspec.Struct, Generic[ReplyT], frozen=True):
+    """One client embedding request, decoded by its dialect."""
+
+    model: str
+    """The embedding model the client named: the gateway's public name."""
+    inputs: tuple[str, ...]
+    """The texts, in order."""
+    dimensions: int | None = None
+    """The vector size asked for (``None``: the model's own)."""
+    input_type: InputType | None = None
+    """What the vectors are for, when the client says."""
+    reply: ReplyT | None = None
+    """What the dialect's ``whole`` needs of the request (its own type: the encoding asked for)."""
+
+
+class EmbeddingsDialect(msgspec.Struct, Generic[ReplyT], frozen=True):
+    """An inbound embeddings API: ``decode`` (body -> ``EmbedInbound``, ``InvalidRequestError``
+    naming a bad field), ``whole`` (the ``EmbeddingResponse`` and its cost -> the answer's bytes)
+    and ``error``. ``server/app.py`` serves it as it serves a ``Dialect``: the key, the body's
+    size, the model (an embedding entry), the key's limits and budget, ``client.embed``, the
+    usage charged, one access-log record."""
+
+    name: str
+    """The dialect's name in logs and errors (``openai-embeddings``)."""
+    paths: tuple[str, ...]
+    """The ``POST`` route templates it serves."""
+    decode: Callable[[bytes, Mapping[str, str]], EmbedInbound[ReplyT]]
+    """The body and the route's path parameters to an ``EmbedInbound``."""
+    whole: Callable[[EmbedInbound[ReplyT], EmbeddingResponse, Cost | None], bytes]
+    """The answer's JSON bytes."""
+    error: Callable[[Failure], bytes]
+    """A failure as the dialect's JSON error body."""
+    key_headers: tuple[str, ...] = ("x-api-key",)
+    """Headers a client may carry the gateway key in, after ``Authorization: Bearer``."""
+
+
+AnyEmbeddingsDialect: TypeAlias = EmbeddingsDialect[Any]
+"""Any embeddings dialect, its reply type erased."""

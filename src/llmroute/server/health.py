@@ -22,7 +22,7 @@ async def readiness(gateway: Gateway) -> dict[str, str]:
     """Problems by check (``upstream:main``, ``redis``); empty when ready."""
     problems: dict[str, str] = {}
     checked: dict[str, str | None] = {}
-    for name, model in gateway.models.items():
+    for name, model in {**gateway.models, **gateway.embeddings}.items():
         host = urlsplit(model.route.endpoint.base_url).hostname
         if not host or "{" in host:  # a templated host (region) resolves per request
             continue

@@ -4,13 +4,14 @@ API is its module and one row here."""
 
 from __future__ import annotations
 
-from ..dialect import AnyDialect
-from . import openai_chat, openai_responses
+from ..dialect import AnyDialect, AnyEmbeddingsDialect
+from . import openai_chat, openai_embeddings, openai_responses
 
 __all__ = ["DIALECTS"]
 
-DIALECTS: tuple[AnyDialect, ...] = (
+DIALECTS: tuple[AnyDialect | AnyEmbeddingsDialect, ...] = (
     openai_chat.DIALECT,
     openai_responses.DIALECT,
+    openai_embeddings.DIALECT,
 )
 """Every inbound dialect, in route order."""
