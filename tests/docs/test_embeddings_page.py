@@ -40,7 +40,7 @@ def test_the_embeddings_page_runs(
 
         namespace = anyio.run(session)
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:2] == [f"2 {EMBEDDING_DIMENSIONS}", "[0.0, 0.5, 0.5]"]
+    assert lines[:2] == [f"2 {EMBEDDING_DIMENSIONS}", "array('f', [0.0, 0.5, 0.5])"]
     assert lines[2].startswith("6 Cost(total=Decimal('1.2E-7')")  # 6 tokens at $0.02 a million
     assert "2 2 0.6" in lines and "dimensions" in lines
     assert namespace["response"].target == "openai:text-embedding-3-small"

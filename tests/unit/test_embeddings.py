@@ -32,18 +32,20 @@ def _vectors(rows: list[list[float]]) -> Embeddings:
 # -- Embeddings --------------------------------------------------------------------------------
 
 
-def test_embeddings_hold_one_buffer_and_hand_out_views() -> None:
+def test_embeddings_hold_one_buffer_and_hand_out_rows() -> None:
     vectors = _vectors([[1, 2, 3], [4, 5, 6]])
     assert (len(vectors), vectors.dimensions, vectors.nbytes) == (2, 3, 24)
     row = vectors[1]
-    assert isinstance(row, memoryview) and row.format == "f" and row.tolist() == [4, 5, 6]
-    assert vectors[-1].tolist() == [4, 5, 6] and [r.tolist() for r in vectors[0:1]] == [[1, 2, 3]]
-    vectors.data[3] = 9.0  # the rows are views of the one buffer, not copies
-    assert row[0] == 9.0
-    assert vectors.tolist() == [[1, 2, 3], [9, 5, 6]]
-    assert vectors.tobytes() == struct.pack("<6f", 1, 2, 3, 9, 5, 6)
+    assert row == array("f", [4, 5, 6]) and vectors[-1] == row
+    assert vectors[0:1].tolist() == [[1, 2, 3]] and vectors[::-1].tolist() == [[4, 5, 6], [1, 2, 3]]
+    assert len(vectors[5:]) == 0 and [r.tolist() for r in vectors] == [[1, 2, 3], [4, 5, 6]]
+    row[0] = 9.0  # a row is its own array: the call's vectors stay as the provider sent them
+    assert vectors.tolist() == [[1, 2, 3], [4, 5, 6]]
+    assert vectors.tobytes() == struct.pack("<6f", 1, 2, 3, 4, 5, 6)
     with pytest.raises(IndexError, match="vector index 2 out of range"):
         vectors[2]
+    with pytest.raises(BufferError):  # the buffer keeps its shape: no vector half appended
+        vectors.data.append(1.0)
     assert repr(vectors) == "Embeddings(2 x 3 float32)"
 
 

@@ -2,8 +2,8 @@
 
 ``Embeddings`` holds every vector of a call in one flat ``array('f')`` (float32, row-major): a
 10,000 x 1,536 batch is 61 MB of floats, not 15 million Python ``float`` objects in 10,000 lists
-(about 400 MB). Rows are ``memoryview``s of that buffer, ``to_numpy()`` wraps it without a copy,
-and ``tolist()`` is there for code that wants lists.
+(about 500 MB). ``to_numpy()`` wraps that buffer without a copy, a row is an ``array('f')`` of its
+own (6 KB for 1,536 floats), and ``tolist()`` is there for code that wants lists.
 """
 
 from __future__ import annotations
@@ -34,12 +34,13 @@ INPUT_TYPES: tuple[str, ...] = get_args(InputType)
 _LITTLE = sys.byteorder == "little"
 
 
-class Embeddings(Sequence[memoryview]):
+class Embeddings(Sequence["array[float]"]):
     """``len(vectors)`` float32 vectors of ``dimensions`` each, in input order, in one buffer.
 
-    ``vectors[i]`` is a ``memoryview`` of row ``i`` (format ``"f"``: index it, ``.tolist()`` it,
-    ``bytes(...)`` it); ``vectors.data`` the flat ``array('f')``; ``vectors.to_numpy()`` an
-    ``(n, dimensions)`` ``numpy.float32`` array over the same memory (numpy is not a dependency).
+    ``vectors[i]`` is row ``i`` as an ``array('f')`` (a copy of 4 bytes a float: index it,
+    ``.tolist()`` it, hand it to anything that reads buffers); ``vectors.data`` the flat
+    ``array('f')`` itself; ``vectors.to_numpy()`` an ``(n, dimensions)`` ``numpy.float32`` array
+    over the same memory, no copy (numpy is not a dependency).
     """
 
     __slots__ = ("_data", "_dimensions", "_view")
@@ -51,7 +52,7 @@ class Embeddings(Sequence[memoryview]):
             raise ValueError(f"{len(data)} floats are not whole vectors of {dimensions} dimensions")
         self._data = data
         self._dimensions = dimensions
-        self._view = memoryview(data)  # held: the buffer cannot be resized under the rows handed out
+        self._view = memoryview(data)  # held: the buffer cannot be resized (the shape stays whole)
 
     @property
     def dimensions(self) -> int:
@@ -72,23 +73,28 @@ class Embeddings(Sequence[memoryview]):
         return len(self._data) // self._dimensions if self._dimensions else 0
 
     @overload
-    def __getitem__(self, index: int) -> memoryview: ...
+    def __getitem__(self, index: int) -> array[float]: ...
     @overload
-    def __getitem__(self, index: slice) -> Sequence[memoryview]: ...
-    def __getitem__(self, index: int | slice) -> memoryview | Sequence[memoryview]:
-        d = self._dimensions
+    def __getitem__(self, index: slice) -> Embeddings: ...
+    def __getitem__(self, index: int | slice) -> array[float] | Embeddings:
+        d, data = self._dimensions, self._data
         if isinstance(index, slice):
-            return [self._view[i * d : (i + 1) * d] for i in range(*index.indices(len(self)))]
+            start, stop, step = index.indices(len(self))
+            if step == 1:
+                return Embeddings(data[start * d : max(start, stop) * d], d)
+            return Embeddings(
+                array("f", b"".join(data[i * d : (i + 1) * d].tobytes() for i in range(start, stop, step))), d
+            )
         n = len(self)
         i = index + n if index < 0 else index
         if not 0 <= i < n:
             raise IndexError(f"vector index {index} out of range ({n} vectors)")
-        return self._view[i * d : (i + 1) * d]
+        return data[i * d : (i + 1) * d]
 
-    def __iter__(self) -> Iterator[memoryview]:
-        d, view = self._dimensions, self._view
+    def __iter__(self) -> Iterator[array[float]]:
+        d, data = self._dimensions, self._data
         for i in range(len(self)):
-            yield view[i * d : (i + 1) * d]
+            yield data[i * d : (i + 1) * d]
 
     def tolist(self) -> list[list[float]]:
         """The vectors as lists of Python floats (what the vendor SDKs return; 8x the memory)."""
