@@ -1,6 +1,7 @@
-"""The library client's own CPU per call as concurrency grows: c=1, 32, 256, and 1,000 streams.
+"""The library client's own CPU per call as concurrency grows (c=1, 32, 256, and 1,000 streams),
+and what a Router adds to it.
 
-.venv/bin/python -m tests.bench.bench_pool [--calls N] [--pool default|httpcore|both]
+.venv/bin/python -m tests.bench.bench_pool [--calls N] [--pool default|httpcore|both] [--rounds R]
 
 A loopback server in another process (``_loopback``) serves a recorded OpenAI Chat stream (20 text
 events); ``c`` tasks call ``client.generate`` back to back until ``calls`` are done, and the figure
@@ -8,17 +9,23 @@ is this process's CPU time per call (``time.process_time``: the client alone). `
 pool the client had before (one ``httpx.AsyncClient`` pool, httpcore scanning it on every request
 start and end); ``default`` is what ``llmroute.Client()`` builds now. The 1,000-stream row holds
 1,000 calls open at once, each a paced stream (20 events, 20 ms apart).
+
+Then the Router's added CPU per call: the same calls through ``Router([model, fallback])`` (the
+first target answers) and through the bare model, alternating in ``rounds`` paired rounds on the
+default pool, at c=1, 32 and 256; the figure is the median per-round difference.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import anyio
 import httpx
 
 import llmroute
+from llmroute import Router, Target
 from llmroute.providers import openai
 
 from ._loopback import serve
@@ -33,9 +40,19 @@ def _client(pool: str) -> llmroute.Client:
     return llmroute.Client(retry=llmroute.RetryPolicy.none())
 
 
-async def cpu_per_call(base: str, pool: str, concurrency: int, calls: int, paced_ms: int = 0) -> float:
+def _model(base: str, paced_ms: int = 0, name: str = "m") -> llmroute.Model:
     mode = f"paced/{EVENTS}/{paced_ms}" if paced_ms else f"bulk/{EVENTS}/0"
-    model = openai.configure(api_key="sk-bench", base_url=f"{base}/chat/{mode}/v1").chat("m")
+    return openai.configure(api_key="sk-bench", base_url=f"{base}/chat/{mode}/v1").chat(name)
+
+
+async def cpu_per_call(
+    base: str, pool: str, concurrency: int, calls: int, paced_ms: int = 0, routed: bool = False
+) -> float:
+    model: object = _model(base, paced_ms)
+    if routed:
+        model = Router(
+            [Target(_model(base, paced_ms)), Target(_model(base, paced_ms, "fallback"), priority=1)]
+        )
     request = llmroute.request(model=model, prompt="Hi")
     async with _client(pool) as client:
         left = [min(calls, 2 * concurrency)]  # warm-up: connections opened, code paths hot
@@ -58,7 +75,24 @@ async def cpu_per_call(base: str, pool: str, concurrency: int, calls: int, paced
         return (time.process_time() - start) / calls
 
 
-async def main(calls: int, pools: list[str]) -> None:
+async def router_cost(base: str, calls: int, rounds: int) -> None:
+    print(f"Router's added CPU per call (ms), default pool, median of {rounds} paired rounds x {calls} calls")
+    for c in (1, 32, 256):
+        bare: list[float] = []
+        routed: list[float] = []
+        for i in range(rounds):
+            pair = [(False, bare), (True, routed)]
+            for is_routed, runs in pair if i % 2 == 0 else pair[::-1]:
+                runs.append(await cpu_per_call(base, "default", c, calls, routed=is_routed))
+        diffs = sorted(r - b for b, r in zip(bare, routed, strict=True))
+        b, r = statistics.median(bare), statistics.median(routed)
+        print(
+            f"  c={c:<4} bare {b * 1e3:.3f}  Router {r * 1e3:.3f}  added {statistics.median(diffs) * 1e3:+.3f}"
+            f"  (rounds {diffs[0] * 1e3:+.3f} .. {diffs[-1] * 1e3:+.3f})"
+        )
+
+
+async def main(calls: int, pools: list[str], rounds: int) -> None:
     with serve() as base:
         rows: dict[str, dict[str, float]] = {}
         for pool in pools:
@@ -73,6 +107,8 @@ async def main(calls: int, pools: list[str]) -> None:
         for pool, row in rows.items():
             cells = "".join(f"{v * 1e3:>14.3f}" for v in row.values())
             print(f"{pool:<10}{cells}{row['c=256'] / row['c=1']:>14.2f}")
+        if rounds:
+            await router_cost(base, calls // 2, rounds)
 
 
 if __name__ == "__main__":
@@ -81,5 +117,7 @@ if __name__ == "__main__":
     )
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--pool", choices=["default", "httpcore", "both"], default="both")
+    parser.add_argument("--rounds", type=int, default=5, help="paired rounds for the Router's cost (0: skip)")
     args = parser.parse_args()
-    anyio.run(main, args.calls, ["httpcore", "default"] if args.pool == "both" else [args.pool])
+    pools = ["httpcore", "default"] if args.pool == "both" else [args.pool]
+    anyio.run(main, args.calls, pools, args.rounds)

@@ -241,3 +241,29 @@ async def test_https_with_a_verified_certificate_and_reuse(certificate: tuple[Pa
         async with httpx.AsyncClient(transport=transport()) as client:  # the system's CAs: not trusted
             with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
                 await client.get(f"https://localhost:{port}/")
+
+
+async def test_a_patched_httpx_transport_sees_the_requests(server: FaultServer) -> None:
+    # vcrpy, pytest-recording and respx patch httpx's (or httpcore's) transport; while they do,
+    # requests go through the fallback pool, which calls the patched method
+    import functools
+
+    seen: list[str] = []
+    real = httpx.AsyncHTTPTransport.handle_async_request
+
+    @functools.wraps(real)
+    async def recording(self: httpx.AsyncHTTPTransport, request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return await real(self, request)
+
+    server.add(
+        Reply(headers=JSON, parts=[b"{}"], chunked=False), Reply(headers=JSON, parts=[b"{}"], chunked=False)
+    )
+    async with httpx.AsyncClient(transport=transport()) as client:
+        httpx.AsyncHTTPTransport.handle_async_request = recording  # type: ignore[method-assign]
+        try:
+            assert (await client.post(server.base_url + "/patched", content=b"{}")).status_code == 200
+        finally:
+            httpx.AsyncHTTPTransport.handle_async_request = real  # type: ignore[method-assign]
+        assert (await client.post(server.base_url + "/direct", content=b"{}")).status_code == 200
+    assert seen == [server.base_url + "/patched"]

@@ -173,10 +173,13 @@ def _map_error(exc: LLMError, message: str) -> tuple[int, dict[str, Any], dict[s
         return 400, error_body(message, "invalid_request_error", "content_filter"), headers
     if isinstance(exc, NoRouteError) and exc.code == "no_target_available":
         # a route whose every target is cooling down or rate-limited: try again later
-        retry_after = getattr(exc, "retry_after", None)
-        if isinstance(retry_after, int | float):
-            headers["retry-after"] = str(max(1, math.ceil(retry_after)))
+        if exc.retry_after is not None:
+            headers["retry-after"] = str(max(1, math.ceil(exc.retry_after)))
         return 503, error_body(message, "server_error", "no_target_available"), headers
+    if isinstance(exc, NoRouteError) and exc.code == "no_capable_target":
+        # no target of the route could ever take this request (too big, a tool none carries)
+        headers["x-should-retry"] = "false"
+        return 400, error_body(message, "invalid_request_error", "no_capable_target"), headers
     if isinstance(exc, NoRouteError):
         return 500, error_body(message, "server_error", "no_route"), headers
     if isinstance(exc, InvalidRequestError):
@@ -266,7 +269,8 @@ class _Gateway:
         http = None
         if self.client is None:
             http = upstream_client()
-            self.client = Client(http)
+            hooks = [self.metrics.health_hook()] if self.metrics is not None else None
+            self.client = Client(http, hooks=hooks)
         await anyio.to_thread.run_sync(_warm_catalog, list(self.config.models.values()))
         stop_telemetry = None
         if self.config.otel:
