@@ -49,6 +49,7 @@ def _sole(server: FaultServer, **cooldown: Any) -> Router:
     )
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_a_probe_answered_with_a_400_releases_the_lease_and_ends_the_incident(
     servers: Servers,
 ) -> None:
@@ -87,6 +88,7 @@ async def test_a_probe_the_caller_stops_reading_releases_the_lease(servers: Serv
         assert (await client.generate(_request(router))).text == "after the drop"
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_a_probe_cancelled_before_its_first_byte_releases_the_lease(servers: Servers) -> None:
     a = servers()
     router = _sole(a)

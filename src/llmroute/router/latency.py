@@ -7,10 +7,12 @@ share of calls sent elsewhere to keep every estimate fresh.
 - The mean decays with time, not with the sample count: a sample ``dt`` seconds after the last one
   weighs ``1 - exp(-dt / DECAY)`` (at least ``MIN_WEIGHT``), so a mean nobody refreshed for a while
   gives way to the next sample at once, and a busy target's mean still follows a change.
-- A target's score is the larger of its mean and the age of its oldest call still waiting for a
-  first event: a target that went slow is seen as slow while its calls are still waiting, and
-  targets never measured score the best mean among the others (not zero, which herded every
-  concurrent caller onto the unmeasured one).
+- A target's score is its mean, or the age of its oldest call still waiting for a first event when
+  that is over ``PENDING_SLACK`` times the mean: a target that went slow is seen as slow while its
+  calls are still waiting (and the ordinary spread of a busy target's calls, or a loaded event
+  loop's lag, which every target shares, is not). A target never measured scores the best mean
+  among the others, or its oldest waiting call's age (not zero, which herded every concurrent
+  caller onto the unmeasured one).
 - ``EXPLORE`` of the calls go to a random target of the priority (by weight), the rest to the
   lowest score.
 """
@@ -24,6 +26,7 @@ __all__ = ["DECAY", "EXPLORE", "Latency"]
 DECAY = 10.0  # seconds over which an old mean's weight falls to 1/e
 MIN_WEIGHT = 0.1  # the least a new sample weighs
 EXPLORE = 0.05  # share of calls sent to a random target instead of the fastest
+PENDING_SLACK = 2.0  # a waiting call older than this many means says the target went slow
 
 
 class Latency:
@@ -60,8 +63,11 @@ class Latency:
         self.pending.pop(call, None)
 
     def score(self, now: float, prior: float) -> float:
-        mean = self.mean if self.mean is not None else prior
+        mean = self.mean
         if self.pending:
-            oldest = next(iter(self.pending.values()))
-            return max(mean, now - oldest)
-        return mean
+            waited = now - next(iter(self.pending.values()))
+            if mean is None:
+                return max(prior, waited)
+            if waited > PENDING_SLACK * mean:
+                return waited
+        return prior if mean is None else mean

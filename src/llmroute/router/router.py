@@ -685,9 +685,9 @@ class Router(ModelGroup):
                 (b.until or 0.0, s)
                 for s, b in transient
                 if b.kind == "cooling"
-                and (i := snapshot[s.index].incident) is not None
-                and i.level == 0
-                and i.kind == "failure"
+                and (incident := snapshot[s.index].incident) is not None
+                and incident.level == 0
+                and incident.kind == "failure"
             ]
             if cooling:
                 _, slot = min(cooling, key=lambda x: x[0])
