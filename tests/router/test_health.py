@@ -14,7 +14,7 @@ import pytest
 
 import llmroute
 from llmroute import RetryPolicy, Router, Target, Timeouts, hosted
-from llmroute.route.hooks import HealthChange
+from llmroute import HealthChange
 from llmroute.router import Cooldown
 
 from ..reliability.server import FaultServer, Reply, Sleep, Stall, chat_chunk, chat_stream

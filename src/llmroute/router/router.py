@@ -588,7 +588,10 @@ class Router(ModelGroup):
         incident = health.incident
         if incident is not None:
             if now < incident.until:
-                return _Block(f"cooling down for {incident.until - now:.3g}s", incident.until, "cooling")
+                why = " after an authentication or quota failure" if incident.kind == "auth" else ""
+                if incident.level:
+                    why = f" ({incident.level} failed probes)" if incident.level > 1 else " (a failed probe)"
+                return _Block(f"cooling down for {incident.until - now:.3g}s{why}", incident.until, "cooling")
             if health.probe_until is not None:
                 return _Block("being probed by another call", health.probe_until or None, "probe")
         if health.limit_until is not None and health.tokens_left is not None:
