@@ -233,7 +233,11 @@ class _Observing:
         wire = await self.inner.open(prepared, timeout)
         if self.headers:
             limits = read_limits(wire.status, wire.headers)
-            if limits is not None:
+            if limits is None:
+                budget = slot.budget
+                if budget.requests is not None or budget.tokens is not None:
+                    budget.plenty()
+            else:
                 if call is not None and call.slot is slot:
                     await self.router.remember_limits(slot, limits, call.seq, call.hooks)
                 else:
