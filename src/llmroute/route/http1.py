@@ -258,8 +258,8 @@ class Http1Transport(httpx.AsyncBaseTransport):
     """HTTP/1.1 over keep-alive connections, at most ``max_connections`` exchanges at once (more
     wait up to the pool timeout); idle connections are reused newest first and dropped after
     ``keepalive_expiry`` seconds (at most ``max_idle`` per host). ``fallback`` serves what this
-    transport does not (``HEAD``); ``ssl_context`` verifies https upstreams (default: the system's
-    CA store, loaded on the first https connection)."""
+    transport does not (``HEAD``); ``ssl_context`` verifies https upstreams (default: httpx's, so
+    certifi's CAs or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``, loaded on the first https connection)."""
 
     def __init__(
         self,
@@ -273,7 +273,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         self.max_connections = max_connections
         self.keepalive_expiry = keepalive_expiry
         self.max_idle = max_idle
-        self._ssl = ssl_context  # for https upstreams; the system's CA store when not given
+        self._ssl = ssl_context  # for https upstreams; httpx's default context when not given
         self._idle: dict[tuple[bytes, bytes, int], collections.deque[_Connection]] = {}
         self._active = 0
         self._slots: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -333,7 +333,9 @@ class Http1Transport(httpx.AsyncBaseTransport):
         context = None
         if scheme == b"https":
             if self._ssl is None:
-                self._ssl = ssl.create_default_context()  # once: loading the CA store is slow
+                # once (loading the CA store is slow); httpx's, so the same CAs a plain httpx client
+                # trusts (certifi, SSL_CERT_FILE / SSL_CERT_DIR)
+                self._ssl = httpx.create_ssl_context()
             context = self._ssl
         try:
             async with asyncio.timeout(seconds):

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import ssl
 from collections.abc import AsyncIterator
 
 import httpx
@@ -80,7 +79,8 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         self.keepalive_expiry = keepalive_expiry
         idle = max_connections if max_idle is None else max_idle
         self._idle_per_shard = max(1, math.ceil(idle / self.max_shards))
-        self._ssl = ssl.create_default_context()  # one for all shards (each would load the CA store)
+        # one for all shards (each would load the CA store); httpx's, as a plain httpx client's
+        self._ssl = httpx.create_ssl_context()
         self._shards: list[_Shard] = []
 
     def _new_shard(self) -> _Shard:
