@@ -17,7 +17,7 @@ from llmroute.providers import openai
 from llmroute.router import Cooldown
 from llmroute.schema import StepStart
 
-from ..reliability.server import FaultServer, Reply, Reset, Sleep, chat_chunk, chat_stream
+from ..reliability.server import FaultServer, Reply, Reset, Sleep, chat_chunk, chat_error, chat_stream
 from .upstreams import SSE, chat_model, error, ok
 
 pytestmark = pytest.mark.anyio
@@ -364,3 +364,18 @@ async def test_the_catalog_knows_a_models_window(servers: Servers) -> None:
     async with llmroute.Client(retry=NO_RETRY) as client:
         response = await client.generate(_request(router, prompt))
     assert response.text == "from other" and known.received == []
+
+
+async def test_a_rate_limit_inside_a_200_stream_moves_on_at_once_too(servers: Servers) -> None:
+    a, b = servers(), servers()
+    limited = chat_error("Rate limit reached for requests", "rate_limit_error", "rate_limit_exceeded")
+    a.repeat = Reply(200, SSE, [limited])
+    b.repeat = ok("from b")
+    router = Router([Target(chat_model(a), name="a"), Target(chat_model(b), name="b", priority=1)])
+    async with llmroute.Client(sleep=_no_sleep, retry=RetryPolicy(max_retries=3)) as client:
+        response = await client.generate(_request(router))
+        alone = Router([Target(chat_model(a), name="a")], name="alone", max_wait=0)
+        with pytest.raises(llmroute.RateLimitError):
+            await client.generate(_request(alone))  # no other target: its retries are spent
+    assert response.text == "from b" and [x.error for x in response.attempts] == ["RateLimitError"]
+    assert len(a.received) == 1 + 4
