@@ -588,7 +588,8 @@ class Upstream:
         self.stopping = threading.Event()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.upstream = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # a short poll: shutdown() waits for the loop to notice, and tests start many servers
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
         self._lock = threading.Lock()
 
     @property

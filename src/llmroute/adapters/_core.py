@@ -4,6 +4,7 @@ levels, hosted tools, cost), with no framework imported."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import weakref
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -75,6 +76,7 @@ class Backend:
         self.given = client
         self._owned: dict[int, tuple[weakref.ref[asyncio.AbstractEventLoop] | None, Client]] = {}
         self._sync: SyncClient | None = None
+        self._lock = threading.Lock()  # LangChain's .batch calls from a thread pool
 
     @property
     def client(self) -> Client:
@@ -103,16 +105,17 @@ class Backend:
     def sync(self) -> SyncClient:
         """A ``SyncClient`` for callers without an event loop (it wraps the given client's
         settings when there is one)."""
-        if self._sync is None or self._sync.closed:
-            from ..sync import SyncClient
+        with self._lock:
+            if self._sync is None or self._sync.closed:
+                from ..sync import SyncClient
 
-            given = self.given
-            self._sync = (
-                SyncClient(timeouts=given.timeouts, retry=given.retry, hooks=given.hooks)
-                if given is not None
-                else SyncClient()
-            )
-        return self._sync
+                given = self.given
+                self._sync = (
+                    SyncClient(timeouts=given.timeouts, retry=given.retry, hooks=given.hooks)
+                    if given is not None
+                    else SyncClient()
+                )
+            return self._sync
 
     def stream(self, request: LLMRequest, *, timeouts: Timeouts | None = None) -> EventStream:
         return self.client.stream(request, timeouts=timeouts)
