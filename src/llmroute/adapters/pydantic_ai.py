@@ -693,6 +693,8 @@ class LLMRouteStreamedResponse(StreamedResponse):
     _started: set[str] = field(default_factory=set[str])
     _tool_args: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
     _llm_response: LLMResponse | None = None
+    _texted: bool = False
+    _late: set[str] = field(default_factory=set[str])  # hosted calls reported after the text they ground
 
     @asynccontextmanager
     async def owning(self) -> AsyncGenerator[None, None]:
@@ -704,6 +706,25 @@ class LLMRouteStreamedResponse(StreamedResponse):
     async def close_stream(self) -> None:
         if self._events is not None:
             await self._events.aclose()
+
+    def get(self) -> pai.ModelResponse:
+        """The response so far. A hosted call reported after the text it grounds (Gemini's
+        grounding, a search OpenRouter shows only by its citations) is placed before that text,
+        where the search happened: pydantic-ai reads text before a built-in call as thoughts."""
+        response = super().get()
+        if not self._late:
+            return response
+        parts = list(response.parts)
+        late = [
+            p
+            for p in parts
+            if isinstance(p, pai.NativeToolCallPart | pai.NativeToolReturnPart)
+            and p.tool_call_id in self._late
+        ]
+        rest = [p for p in parts if all(p is not q for q in late)]
+        first = next((i for i, p in enumerate(rest) if isinstance(p, pai.TextPart)), len(rest))
+        response.parts = [*rest[:first], *late, *rest[first:]]
+        return response
 
     @property
     def llm_response(self) -> LLMResponse | None:
@@ -736,6 +757,7 @@ class LLMRouteStreamedResponse(StreamedResponse):
         pm = self._parts_manager
         match event:  # the frequent kinds first
             case TextDelta():
+                self._texted = True
                 yield from pm.handle_text_delta(vendor_part_id=event.id, content=event.text)
             case ReasoningDelta():
                 yield from pm.handle_thinking_delta(
@@ -821,6 +843,8 @@ class LLMRouteStreamedResponse(StreamedResponse):
         pm = self._parts_manager
         details = {KEY: {"meta": event.provider_metadata}} if event.provider_metadata else None
         if event.provider_executed:
+            if self._texted:
+                self._late.add(event.id)
             part = pai.NativeToolCallPart(
                 tool_name=event.name,
                 args=_as_args(event.input),
