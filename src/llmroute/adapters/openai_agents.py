@@ -157,31 +157,14 @@ class LLMRouteAgentsModel(AgentsModel):
     ) -> ModelResponse:
         request = self.to_request(system_instructions, input, model_settings, tools, output_schema, handoffs)
         _refuse_server_state(previous_response_id, conversation_id, prompt)
-        with generation_span(
-            model=self.model_name, model_config=_config(model_settings), disabled=tracing.is_disabled()
-        ) as span:
-            if tracing.include_data():
-                span.span_data.input = _plain(input)
-            mapper = _Mapper(self.model_name)
-            events = self._backend.stream(request, timeouts=_timeouts(model_settings))
-            try:
-                async with events:
-                    builder = events.track()
-                    async for event in events:
-                        for _event in mapper.map(event):
-                            pass
-            except LLMError as exc:
-                raise _failure(exc) from exc
-            response = builder.build()
-            result = mapper.response(response)
-            span.span_data.usage = _span_usage(response)
-            if tracing.include_data():
-                span.span_data.output = [item.model_dump(exclude_none=True) for item in result.output]
+        done: list[LLMResponse] = []
+        final: Response | None = None
+        async for event in self._run(request, model_settings, tracing, input, done):
+            if isinstance(event, ResponseCompletedEvent):
+                final = event.response
+        assert final is not None and done  # _run ends with both
         return ModelResponse(
-            output=result.output,
-            usage=_usage(response.usage),
-            response_id=None,
-            **_raw_usage(response),
+            output=final.output, usage=_usage(done[0].usage), response_id=None, **_raw_usage(done[0])
         )
 
     def stream_response(
@@ -201,15 +184,18 @@ class LLMRouteAgentsModel(AgentsModel):
     ) -> AsyncIterator[TResponseStreamEvent]:
         request = self.to_request(system_instructions, input, model_settings, tools, output_schema, handoffs)
         _refuse_server_state(previous_response_id, conversation_id, prompt)
-        return self._stream(request, model_settings, tracing, input)
+        return self._run(request, model_settings, tracing, input, [])
 
-    async def _stream(
+    async def _run(
         self,
         request: LLMRequest,
         settings: ModelSettings,
         tracing: ModelTracing,
         input: str | list[TResponseInputItem],
+        done: list[LLMResponse],
     ) -> AsyncIterator[TResponseStreamEvent]:
+        """One model call as Responses stream events, inside its generation span; the folded
+        llmroute response lands in ``done`` before ``response.completed``."""
         with generation_span(
             model=self.model_name, model_config=_config(settings), disabled=tracing.is_disabled()
         ) as span:
@@ -231,6 +217,7 @@ class LLMRouteAgentsModel(AgentsModel):
             except LLMError as exc:
                 raise _failure(exc) from exc
             response = builder.build()
+            done.append(response)
             final = mapper.response(response)
             span.span_data.usage = _span_usage(response)
             if tracing.include_data():
