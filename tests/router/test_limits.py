@@ -37,11 +37,16 @@ def test_anthropic_tokens_running_low_are_remembered_until_their_reset() -> None
 
 def test_plenty_left_is_nothing_to_act_on() -> None:
     assert (
-        read_limits(200, {"x-ratelimit-remaining-requests": "99", "x-ratelimit-remaining-tokens": "90000"})
+        read_limits(200, {"x-ratelimit-remaining-requests": "5000", "x-ratelimit-remaining-tokens": "90000"})
         is None
     )
     assert read_limits(200, {}) is None
     assert read_limits(200, {"x-ratelimit-remaining-requests": "soon"}) is None
+
+
+def test_few_requests_left_are_counted_down() -> None:
+    limits = read_limits(200, {"x-ratelimit-remaining-requests": "99", "x-ratelimit-reset-requests": "2s"})
+    assert limits == RateLimits(requests=99, requests_for=2.0)
 
 
 def test_retry_after_on_429_and_503() -> None:

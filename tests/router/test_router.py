@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -50,18 +51,40 @@ async def test_falls_back_on_503_and_says_who_answered(servers: Servers) -> None
     assert "sk-test-router" not in json.dumps([x.message for x in response.attempts])
 
 
-async def test_falls_back_on_429_after_the_targets_own_retries(servers: Servers) -> None:
+async def test_a_429_with_a_fallback_costs_one_request_and_no_sleep(servers: Servers) -> None:
     a, b = servers(), servers()
-    a.add(error(429, "slow down", "rate_limit_error"), error(429, "slow down", "rate_limit_error"))
-    b.add(ok("from b"))
-    router = Router(
-        [Target(chat_model(a), retry=RetryPolicy(max_retries=1)), Target(chat_model(b), priority=1)]
-    )
-    async with llmroute.Client(sleep=_no_sleep) as client:
+    a.repeat = error(429, "slow down", "rate_limit_error", **{"retry-after": "5"})
+    b.repeat = ok("from b")
+    router = Router([Target(chat_model(a), name="a"), Target(chat_model(b), name="b", priority=1)])
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    async with llmroute.Client(sleep=sleep, retry=RetryPolicy(max_retries=3)) as client:
+        first = await client.generate(_request(router))
+        later = [await client.generate(_request(router)) for _ in range(3)]
+    assert first.text == "from b" and [x.error for x in first.attempts] == ["RateLimitError"]
+    assert len(a.received) == 1 and slept == []  # moved on at once, no retry, no sleep
+    assert all(r.text == "from b" and r.attempts == () for r in later)  # a's Retry-After is its block
+    health = await router.health()
+    assert 4 < health["a"]["rate_limited_until"] - time.time() <= 5
+    assert health["a"]["transitions"] == {"rate-limited": 1}
+
+
+async def test_a_429_with_no_other_target_sleeps_the_retry_after(servers: Servers) -> None:
+    a = servers()
+    a.add(error(429, "slow down", "rate_limit_error", **{"retry-after": "2"}), ok("a after the wait"))
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    router = Router([Target(chat_model(a), name="a")])
+    async with llmroute.Client(sleep=sleep, retry=RetryPolicy(max_retries=1)) as client:
         response = await client.generate(_request(router))
-    assert response.text == "from b"
-    assert len(a.received) == 2  # its own retry first
-    assert [x.error for x in response.attempts] == ["RateLimitError"]
+    assert response.text == "a after the wait" and len(a.received) == 2
+    assert len(slept) == 1 and slept[0] >= 2
 
 
 async def test_falls_back_on_timeout(servers: Servers) -> None:

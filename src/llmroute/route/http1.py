@@ -1,28 +1,33 @@
-"""The gateway's upstream HTTP/1.1 transport for httpx: keep-alive connections as asyncio protocols,
-responses parsed by ``httptools`` (the ``[server]`` extra's C parser, which uvicorn uses too).
+"""The HTTP/1.1 transport for httpx that ``http_pool.http_transport`` picks on asyncio (every
+``llmroute.Client``'s own pool and the gateway's upstream client): keep-alive connections as
+asyncio protocols, responses parsed by ``httptools`` (``llmroute[speedups]``, also in ``[server]``;
+the C parser uvicorn uses too).
 
-httpcore's transport costs about 0.45 ms of CPU per request on this path (anyio streams, a
-deadline scope per read and write, h11's pure-Python parser, a pool scan per request start and end);
-this one about 0.03 ms: one write per request, the parser's callbacks fill the response as bytes
-arrive, and idle connections wait in a LIFO deque per host, so taking or returning one costs the
-same whatever the pool's size. It is asyncio only; ``upstream_client`` uses the sharded httpcore
-pool (``pool.py``) on other event loops, when httptools is missing, or behind a proxy.
+httpcore's transport costs about 0.45 ms of CPU per request (anyio streams, a deadline scope per
+read and write, h11's pure-Python parser, a pool scan per request start and end); this one about
+0.03 ms: one write per request, the parser's callbacks fill the response as bytes arrive, and idle
+connections wait in a LIFO deque per host, so taking or returning one costs the same whatever the
+pool's size. It is asyncio only; ``http_transport`` uses the sharded httpcore pool
+(``http_pool.py``) on other event loops, when httptools is missing, or behind a proxy.
 
-What it does not do, as the gateway never needs it: HTTP/2, proxies, ``Expect: 100-continue``,
+What it does not do, as llmroute never needs it: HTTP/2, proxies, ``Expect: 100-continue``,
 ``HEAD`` (those go to the ``fallback`` transport), request bodies streamed while they are read.
 Failures are httpx's exception types (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``,
 ``PoolTimeout``, ``RemoteProtocolError``, ``WriteTimeout``), which llmroute classifies as it does
-httpcore's. A connection whose response was not read to its end is closed, never reused.
+httpcore's. A connection whose response was not read to its end (a ``break``, a cancellation, a
+deadline) is closed at once, never reused.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import os
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
+import httpcore
 import httptools  # pyright: ignore[reportMissingTypeStubs]
 import httpx
 
@@ -175,6 +180,31 @@ class _Connection(asyncio.Protocol):
         return data
 
 
+_OWN_CODE: dict[str, Any] = {}
+
+
+def _own(method: object, package: str) -> bool:
+    code: Any = getattr(method, "__code__", None)
+    if code is None:
+        return False
+    if code is _OWN_CODE.get(package):
+        return True
+    if f"{os.sep}{package}{os.sep}" in code.co_filename:
+        _OWN_CODE[package] = code
+        return True
+    return False
+
+
+def _patched() -> bool:
+    """Whether a test double (vcrpy, pytest-recording, respx) replaced httpx's or httpcore's
+    transport method (``functools.wraps`` keeps the name, not the code): the request then goes
+    through the fallback pool, which calls them, so recording and mocking see it."""
+    return not (
+        _own(httpx.AsyncHTTPTransport.handle_async_request, "httpx")
+        and _own(httpcore.AsyncConnectionPool.handle_async_request, "httpcore")
+    )
+
+
 class _Expired(Exception):
     pass
 
@@ -211,15 +241,17 @@ class _Body(httpx.AsyncByteStream):
                     await conn.wait(self._read_timeout)
                 except _Expired:
                     raise httpx.ReadTimeout("the upstream sent nothing within the read timeout") from None
-        self._release()
+        self._release(True)
 
     async def aclose(self) -> None:
-        self._release()
+        # closed before it was read to its end (an error, a ``break``, a deadline): as httpcore
+        # does, the connection is closed even when every byte had arrived
+        self._release(False)
 
-    def _release(self) -> None:
+    def _release(self, read_to_end: bool) -> None:
         if not self._released:
             self._released = True
-            self._owner.release(self._key, self._conn)
+            self._owner.release(self._key, self._conn, read_to_end)
 
 
 class Http1Transport(httpx.AsyncBaseTransport):
@@ -248,7 +280,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         self._closed = False
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method == "HEAD":
+        if request.method == "HEAD" or _patched():
             return await self.fallback.handle_async_request(request)
         timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
         url = request.url
@@ -344,13 +376,21 @@ class Http1Transport(httpx.AsyncBaseTransport):
         if conn.write_paused:
             await conn.drain(seconds)
 
-    def release(self, key: tuple[bytes, bytes, int], conn: _Connection) -> None:
-        """An exchange is over: its connection goes back to the pool or is closed."""
+    def release(self, key: tuple[bytes, bytes, int], conn: _Connection, read_to_end: bool = True) -> None:
+        """An exchange is over: its connection goes back to the pool (its response read to the end,
+        the upstream keeping it alive) or is closed."""
         self._free()
         transport = conn.transport
         if transport is None:
             return
-        if self._closed or not conn.complete or not conn.keep_alive or conn.lost or conn.chunks:
+        if (
+            self._closed
+            or not read_to_end
+            or not conn.complete
+            or not conn.keep_alive
+            or conn.lost
+            or conn.chunks
+        ):
             transport.close()
             return
         conn.idle_since = now = conn.loop.time()
