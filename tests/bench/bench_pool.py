@@ -8,7 +8,8 @@ events); ``c`` tasks call ``client.generate`` back to back until ``calls`` are d
 is this process's CPU time per call (``time.process_time``: the client alone). ``httpcore`` is the
 pool the client had before (one ``httpx.AsyncClient`` pool, httpcore scanning it on every request
 start and end); ``default`` is what ``llmroute.Client()`` builds now. The 1,000-stream row holds
-1,000 calls open at once, each a paced stream (20 events, 20 ms apart).
+1,000 calls open at once, each a paced stream (20 events, 20 ms apart: one read per event), beside
+the same paced streams 32 at a time.
 
 Then the Router's added CPU per call: the same calls through ``Router([model, fallback])`` (the
 first target answers) and through the bare model, alternating in ``rounds`` paired rounds on the
@@ -99,6 +100,7 @@ async def main(calls: int, pools: list[str], rounds: int) -> None:
             row = rows[pool] = {}
             for c in (1, 32, 256):
                 row[f"c={c}"] = await cpu_per_call(base, pool, c, calls)
+            row["32 streams"] = await cpu_per_call(base, pool, 32, 320, paced_ms=20)
             row["1000 streams"] = await cpu_per_call(base, pool, 1000, 1000, paced_ms=20)
         print(f"client CPU per call (ms), {calls} calls per row, {EVENTS}-event Chat stream over 127.0.0.1")
         print(

@@ -13,8 +13,7 @@ import anyio
 import pytest
 
 import llmroute
-from llmroute import RetryPolicy, Router, Target, Timeouts, hosted
-from llmroute.route.hooks import HealthChange
+from llmroute import HealthChange, RetryPolicy, Router, Target, Timeouts, hosted
 from llmroute.router import Cooldown
 
 from ..reliability.server import FaultServer, Reply, Sleep, Stall, chat_chunk, chat_stream

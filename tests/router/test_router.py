@@ -338,6 +338,14 @@ def test_router_arguments_are_checked() -> None:
         (lambda: Target(model, context_window=0), "Target.context_window"),
         (lambda: Cooldown(failures=0), "Cooldown.failures"),
         (lambda: Cooldown(seconds=-1), "Cooldown.seconds"),
+        (lambda: Cooldown(failure_rate=1.5), "Cooldown.failure_rate"),
+        (lambda: Cooldown(min_calls=0), "Cooldown.min_calls"),
+        (lambda: Cooldown(timeouts="no"), "Cooldown.timeouts"),  # type: ignore[arg-type]
+        (lambda: Target(model, max_in_flight=0), "Target.max_in_flight"),
+        (lambda: Target(model, rpm=1.5), "Target.rpm"),  # type: ignore[arg-type]
+        (lambda: Target(model, tpm=True), "Target.tpm"),  # type: ignore[arg-type]
+        (lambda: Router([model], max_wait=-1), "max_wait"),
+        (lambda: Router([model], max_wait=float("inf")), "max_wait"),
     ]
     for make, match in bad:
         with pytest.raises(llmroute.InvalidRequestError, match=match) as info:

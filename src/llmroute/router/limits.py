@@ -183,12 +183,17 @@ class Budget:
         """The answer to request number ``seq`` carried ``limits``: what it says is left, less the
         requests sent since (the provider had not seen them yet)."""
         since = self.sends - seq
+        self.requests = self.tokens = None  # a reading without them: plenty left
         if limits.requests is not None:
             self.requests = float(limits.requests - since)
             self.requests_until = now + limits.requests_for
         if limits.tokens is not None:
             self.tokens = float(limits.tokens)
             self.tokens_until = now + limits.tokens_for
+
+    def plenty(self) -> None:
+        """An answer whose headers leave nothing to watch."""
+        self.requests = self.tokens = None
 
     def counts_tokens(self, now: float) -> bool:
         if self.tokens is not None and now >= self.tokens_until:

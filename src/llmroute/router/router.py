@@ -233,7 +233,11 @@ class _Observing:
         wire = await self.inner.open(prepared, timeout)
         if self.headers:
             limits = read_limits(wire.status, wire.headers)
-            if limits is not None:
+            if limits is None:
+                budget = slot.budget
+                if budget.requests is not None or budget.tokens is not None:
+                    budget.plenty()
+            else:
                 if call is not None and call.slot is slot:
                     await self.router.remember_limits(slot, limits, call.seq, call.hooks)
                 else:
@@ -588,7 +592,10 @@ class Router(ModelGroup):
         incident = health.incident
         if incident is not None:
             if now < incident.until:
-                return _Block(f"cooling down for {incident.until - now:.3g}s", incident.until, "cooling")
+                why = " after an authentication or quota failure" if incident.kind == "auth" else ""
+                if incident.level:
+                    why = f" ({incident.level} failed probes)" if incident.level > 1 else " (a failed probe)"
+                return _Block(f"cooling down for {incident.until - now:.3g}s{why}", incident.until, "cooling")
             if health.probe_until is not None:
                 return _Block("being probed by another call", health.probe_until or None, "probe")
         if health.limit_until is not None and health.tokens_left is not None:
