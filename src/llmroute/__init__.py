@@ -85,7 +85,16 @@ if TYPE_CHECKING:
     from .media import file, image
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
     from .route.embedding import EmbeddingModel
-    from .route.hooks import CallInfo, CallResult, EmbedInfo, Hook, LoopInfo, ResponseHead, ToolInfo
+    from .route.hooks import (
+        CallInfo,
+        CallResult,
+        EmbedInfo,
+        HealthChange,
+        Hook,
+        LoopInfo,
+        ResponseHead,
+        ToolInfo,
+    )
     from .route.socket_pool import SocketPool
     from .router import Router, Target
     from .schema.embedding import EmbeddingResponse, Embeddings, InputType
@@ -104,6 +113,7 @@ _LAZY = {
     "EmbeddingResponse": "schema.embedding",
     "Embeddings": "schema.embedding",
     "InputType": "schema.embedding",
+    "HealthChange": "route.hooks",
     "Hook": "route.hooks",
     "LoopInfo": "route.hooks",
     "ResponseHead": "route.hooks",
@@ -171,6 +181,7 @@ __all__ = [
     "Finish",
     "FinishReason",
     "GenerationOptions",
+    "HealthChange",
     "Hook",
     "HostedTool",
     "HttpContext",
