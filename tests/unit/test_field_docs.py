@@ -24,8 +24,8 @@ import llmroute
 # docstring names the format), so a docstring would only repeat its documentation.
 WIRE_SHAPES = {
     "llmroute.catalog.sources.ModelsDevModel",  # https://models.dev/api.json
-    "llmroute.server.chat.ChatRequest",  # OpenAI POST /v1/chat/completions
-    "llmroute.server.responses.ResponsesRequest",  # OpenAI POST /v1/responses
+    "llmroute.server.dialects.openai_chat.ChatRequest",  # OpenAI POST /v1/chat/completions
+    "llmroute.server.dialects.openai_responses.ResponsesRequest",  # OpenAI POST /v1/responses
 }
 
 
