@@ -32,6 +32,7 @@ from ..framing.base import FrameDecoder
 from ..schema.errors import (
     InvalidProviderOutputError,
     LLMError,
+    RateLimitError,
     ResponseTooLargeError,
     TimeoutError,
     TransportError,
@@ -541,7 +542,10 @@ def _should_retry(exc: BaseException, attempt: _Attempt, policy: RetryPolicy) ->
     status = exc.http.status if exc.http is not None else None
     if status is not None and status >= 300:
         return status in policy.statuses
-    # An error event inside a 200 stream (Anthropic overloaded_error, Bedrock throttlingException).
+    # An error event inside a 200 stream (Anthropic overloaded_error, Bedrock throttlingException);
+    # a rate-limit one is a 429 said late, retried as the policy retries 429s
+    if isinstance(exc, RateLimitError) and 429 not in policy.statuses:
+        return False
     return attempt.wire is not None
 
 

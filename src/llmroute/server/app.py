@@ -166,7 +166,8 @@ class _Gateway:
         http = None
         if self.client is None:
             http = upstream_client()
-            self.client = Client(http)
+            hooks = [self.metrics.health_hook()] if self.metrics is not None else None
+            self.client = Client(http, hooks=hooks)
         await anyio.to_thread.run_sync(_warm_catalog, list(self.config.models.values()))
         stop_telemetry = None
         if self.config.otel:
