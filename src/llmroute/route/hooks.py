@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
+from ..schema import clock
 from ..schema.errors import InvalidRequestError
 from ..schema.events import FinishReason, LLMEvent, ToolCall
 from ..schema.request import LLMRequest
@@ -151,7 +152,7 @@ class ResponseHead:
 class CallResult:
     """How a completed attempt ended: its finish reason, usage and (folded on first access) the response."""
 
-    __slots__ = ("_events", "_model", "_response", "metadata", "reason", "usage")
+    __slots__ = ("_events", "_model", "_response", "at", "metadata", "reason", "usage")
 
     def __init__(
         self,
@@ -170,6 +171,8 @@ class CallResult:
         self._events = events
         self._model = model
         self._response: LLMResponse | None = None
+        self.at = clock.now()
+        """When the call ended: its cost uses the prices in force then."""
 
     @property
     def response_id(self) -> str | None:
@@ -200,7 +203,7 @@ class CallResult:
             return None
         from ..catalog import cost  # loads the catalog's data on first use
 
-        return cost(self._model.provider, self._model.id, self.usage)
+        return cost(self._model.provider, self._model.id, self.usage, at=self.at)
 
 
 class EmbedInfo:
