@@ -1,0 +1,81 @@
+"""What must round-trip through a client that speaks another dialect than the upstream: reasoning
+(an Anthropic signature, a Responses ``encrypted_content``, a Gemini thought signature) and a tool
+call's provider data, packed into the one opaque field each inbound dialect already hands back
+untouched (an Anthropic thinking block's ``signature``, a Gemini part's ``thoughtSignature``).
+
+A packed value is ``llmroute1:`` + base64url of a small JSON object; the colon never occurs in a
+provider's own signature (base64), so a native signature passes through as it is and a packed one
+is recognised on the way back in. It is not secret (a provider's signatures are not either), and
+the provider still verifies its own signature inside it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+import msgspec
+
+from ..schema.content import ReasoningPart
+from ..schema.events import ReasoningEnd
+
+__all__ = ["Carried", "of_reasoning", "pack", "restored", "unpack"]
+
+_PREFIX = "llmroute1:"
+
+
+class Carried(msgspec.Struct, frozen=True, omit_defaults=True):
+    """What a packed value holds: a reasoning block's round-trip fields, or a tool call's."""
+
+    signature: str | None = None
+    """The provider's own signature over the reasoning (Anthropic, Gemini)."""
+    encrypted: str | None = None
+    """Reasoning the provider returned encrypted (Responses, Anthropic redacted thinking)."""
+    provider_metadata: dict[str, Any] | None = None
+    """The reasoning's or the call's provider metadata, by namespace."""
+    call: str | None = None
+    """Set when this carries a tool call's metadata: that call's id (no reasoning of its own)."""
+    text: str | None = None
+    """The reasoning text, when the dialect carrying it has no place of its own for it."""
+
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder(Carried).decode
+
+
+def pack(carried: Carried) -> str:
+    return _PREFIX + base64.urlsafe_b64encode(_encode(carried)).decode("ascii").rstrip("=")
+
+
+def unpack(value: str | None) -> Carried | None:
+    """The packed value's contents; ``None`` for a native signature (or anything not packed here)."""
+    if not value or not value.startswith(_PREFIX):
+        return None
+    data = value[len(_PREFIX) :]
+    try:
+        return _decode(base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)))
+    except (binascii.Error, ValueError, msgspec.DecodeError):
+        return None  # damaged on the way: treated as no signature, as a provider would
+
+
+def of_reasoning(end: ReasoningEnd, native: str, text: str | None = None) -> str | None:
+    """The signature a dialect whose own provider is ``native`` (a provider_metadata namespace)
+    shows for a finished reasoning block: the upstream's signature as it is when the upstream is
+    that provider (nothing else to carry), else everything packed; ``None`` when there is nothing."""
+    meta = end.provider_metadata
+    if end.encrypted is None and (not meta or set(meta) == {native}) and text is None:
+        return end.signature
+    if end.signature is None and end.encrypted is None and not meta and text is None:
+        return None
+    return pack(Carried(end.signature, end.encrypted, meta, text=text))
+
+
+def restored(carried: Carried, text: str) -> ReasoningPart:
+    """The reasoning part a packed value came from (``text``: the block's own text, unless packed)."""
+    return ReasoningPart(
+        carried.text if carried.text is not None else text,
+        carried.signature,
+        carried.encrypted,
+        carried.provider_metadata,
+    )
