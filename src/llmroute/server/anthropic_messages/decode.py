@@ -15,16 +15,16 @@ from ...hosted import search_result
 from ...protocols._websearch import hit_pairs
 from ...schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ...schema.errors import InvalidRequestError
-from ...schema.notices import RequestWarning
 from ...schema.options import CachePolicy, GenerationOptions
-from ...schema.request import LLMRequest, OutputSchema
+from ...schema.request import OutputSchema
 from ...schema.tools import HostedTool, ToolChoice, ToolDefinition, ToolSpec
 from .. import carry
+from ..disposition import Dispositions, Lowered
 from ..request import Conversation, image_part
 from ..upstream import ANTHROPIC, Upstream
 from .wire import Block, CountTokensRequest, Message, MessagesRequest, ToolIn
 
-__all__ = ["GATEWAY_SEARCH", "NS", "Lowered", "lower"]
+__all__ = ["GATEWAY_SEARCH", "NS", "lower"]
 
 NS = "anthropic"  # provider_options / provider_metadata namespace the Anthropic protocols read
 GATEWAY_SEARCH = "srvtoolu_llmroute_"  # id prefix of the gateway's own web_search calls shown to a client
@@ -55,48 +55,18 @@ _HOSTED = {"web_search": "web_search", "web_fetch": "web_fetch", "code_execution
 _ANTHROPIC_ONLY_OPTIONS = ("max_uses", "allowed_callers", "defer_loading", "cache_control", "citations")
 
 
-class Lowered(msgspec.Struct, frozen=True):
-    """A decoded request, and what the gateway reports about it."""
-
-    request: LLMRequest
-    """The request for the upstream call."""
-    warnings: tuple[RequestWarning, ...] = ()
-    """Fields the upstream does not take, left out (the answer means the same without them)."""
-    searches: bool = False
-    """The client declared Anthropic's ``web_search`` tool and the gateway's own search serves it."""
-
-
-class _Context:
+class _Context(Dispositions):
     """One request's lowering: where it goes, and what was left out on the way."""
 
     def __init__(self, upstream: Upstream, gateway_search: bool) -> None:
-        self.upstream = upstream
-        self.anthropic = upstream.some(ANTHROPIC)  # carry Anthropic's own fields
-        self.elsewhere = upstream.others(ANTHROPIC)  # the targets that would not take them
+        super().__init__(upstream, ANTHROPIC, NS)
+        self.anthropic = self.native
         self.gateway_search = gateway_search
-        self.options: dict[str, Any] = {}
-        self.warnings: list[RequestWarning] = []
-        self.searches = False
+        self.searches = False  # a client web_search tool the gateway's own search serves
         self.names: dict[str, str] = {}  # tool_use id -> tool name, for the results that answer them
 
-    def warn(self, option: str, why: str) -> None:
-        self.warnings.append(RequestWarning(option, self.elsewhere or "gateway", why))
-
     def only_anthropic(self, field: str, value: Any) -> None:
-        """An Anthropic-only field: carried to Anthropic targets, reported or refused for the rest."""
-        if value is None:
-            return
-        if self.elsewhere:
-            refused = _REFUSED.get(field)
-            if refused is not None:
-                raise InvalidRequestError(
-                    f"{field}: not available through this model ({self.elsewhere}): {refused}",
-                    param=field,
-                    code="unsupported_parameter",
-                )
-            self.warn(field, _REPORTED[field])
-        if self.anthropic:
-            self.options[field] = value
+        self.carry(field, value, reported=_REPORTED, refused=_REFUSED)
 
 
 def lower(
@@ -130,10 +100,7 @@ def lower(
     request = conversation.request(
         model, tools=(), tool_choice=choice, generation=generation, output_schema=schema
     )
-    request = msgspec.structs.replace(
-        request, tools=tuple(tools), cache=cache, provider_options={NS: cx.options} if cx.options else None
-    )
-    return Lowered(request, tuple(cx.warnings), cx.searches)
+    return cx.lowered(msgspec.structs.replace(request, tools=tuple(tools), cache=cache), searches=cx.searches)
 
 
 # -- the conversation -------------------------------------------------------------------------------
@@ -319,7 +286,7 @@ def _assistant(conversation: Conversation, blocks: list[Block], where: str, cx: 
     """An assistant turn. The gateway's own searches (shown as server blocks) go back as the function
     call and tool result the upstream saw; a carried signature before a tool_use goes back onto it."""
     parts: list[Part] = []
-    carried: dict[str, dict[str, Any]] = {}  # call id -> provider metadata packed in a thinking block
+    carried = _carried_calls(blocks)  # call id -> provider metadata packed in a thinking block
     for j, block in enumerate(blocks):
         at = f"{where}.content[{j}]"
         kind = block.type
@@ -332,7 +299,7 @@ def _assistant(conversation: Conversation, blocks: list[Block], where: str, cx: 
         elif kind == "thinking":
             packed = carry.unpack(block.signature)
             if packed is not None and packed.call is not None:
-                carried[packed.call] = packed.provider_metadata or {}
+                pass  # a tool call's data (read by _carried_calls)
             elif packed is not None:
                 parts.append(carry.restored(packed, block.thinking or ""))
             else:
@@ -367,6 +334,17 @@ def _assistant(conversation: Conversation, blocks: list[Block], where: str, cx: 
             )
     if parts:
         conversation.add("assistant", tuple(parts), merge=True)
+
+
+def _carried_calls(blocks: list[Block]) -> dict[str, dict[str, Any]]:
+    """Tool calls' provider data packed in thinking blocks (the renderer puts one after its call)."""
+    out: dict[str, dict[str, Any]] = {}
+    for block in blocks:
+        if block.type == "thinking":
+            packed = carry.unpack(block.signature)
+            if packed is not None and packed.call is not None:
+                out[packed.call] = packed.provider_metadata or {}
+    return out
 
 
 def _input(value: Any) -> Any:

@@ -341,6 +341,7 @@ def _search_block(id: str, result: Any) -> dict[str, Any]:
             "page_age": None,
         }
         for s in _dicts(sources)
+        if s.get("url")  # a search the provider ran without naming a source has no result block
     ]
     return {"type": "web_search_tool_result", "tool_use_id": id, "content": items}
 
