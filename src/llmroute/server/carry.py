@@ -38,6 +38,9 @@ class Carried(msgspec.Struct, frozen=True, omit_defaults=True):
     """Set when this carries a tool call's metadata: that call's id (no reasoning of its own)."""
     text: str | None = None
     """The reasoning text, when the dialect carrying it has no place of its own for it."""
+    before: tuple[Carried, ...] = ()
+    """The reasoning that came before a tool call, carried on the call (for clients that drop
+    reasoning parts from the history they send back)."""
 
 
 _encode = msgspec.json.Encoder().encode
