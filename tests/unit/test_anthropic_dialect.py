@@ -46,14 +46,20 @@ _DELTA_BLOCK = {
 }
 
 CASES = {
-    "anthropic-thinking": ("anthropic-messages", "vercel-ai/anthropic/anthropic-clear-thinking.1.chunks.yaml"),
+    "anthropic-thinking": (
+        "anthropic-messages",
+        "vercel-ai/anthropic/anthropic-clear-thinking.1.chunks.yaml",
+    ),
     "anthropic-web-search": (
         "anthropic-messages",
         "pydantic-ai/test_anthropic/test_anthropic_web_search_tool_stream.yaml",
     ),
     "anthropic-tool-call": ("anthropic-messages", "opencode/anthropic-messages/streams-tool-call.yaml"),
     "chat-tool-call": ("openai-chat", "opencode/openai-chat/streams-tool-call.yaml"),
-    "responses-reasoning": ("openai-responses", "opencode/openai-responses/openai-responses-gpt-5-5-reasoning.yaml"),
+    "responses-reasoning": (
+        "openai-responses",
+        "opencode/openai-responses/openai-responses-gpt-5-5-reasoning.yaml",
+    ),
     "responses-web-search": (
         "openai-responses",
         "pydantic-ai/test_openai_responses/test_openai_responses_model_web_search_tool_stream.yaml",
@@ -162,7 +168,9 @@ async def test_the_sdk_accumulates_every_translated_stream(case: str) -> None:
     assert [b.id for b in shown] == [c.id for c in searches]
     results = [b for b in message.content if b.type == "web_search_tool_result"]
     assert len(results) == len(searches)
-    for result, event in zip(results, (e for e in events if isinstance(e, llmroute.ToolResult)), strict=False):
+    for result, event in zip(
+        results, (e for e in events if isinstance(e, llmroute.ToolResult)), strict=False
+    ):
         urls = [s["url"] for s in event.result["sources"] if s["url"]]
         assert [r.url for r in result.content] == urls
 
@@ -218,7 +226,9 @@ async def test_the_whole_message_is_what_the_stream_builds(case: str) -> None:
 def test_the_gateway_search_comes_back_as_the_call_and_result_the_upstream_saw() -> None:
     search = llmroute.ToolCall("call_1", "web_search", {"query": "news"})
     result = llmroute.ToolResult(
-        "call_1", "web_search", {"summary": "S", "hits": [{"url": "https://a", "title": "A"}], "engine": "glm"}
+        "call_1",
+        "web_search",
+        {"summary": "S", "hits": [{"url": "https://a", "title": "A"}], "engine": "glm"},
     )
     events: list[llmroute.LLMEvent] = [
         search,
