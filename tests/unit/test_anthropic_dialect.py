@@ -32,9 +32,6 @@ from ..helpers import CASSETTES
 
 pytestmark = pytest.mark.anyio
 anthropic = pytest.importorskip("anthropic")
-from anthropic._models import construct_type  # noqa: E402
-from anthropic.lib.streaming._messages import accumulate_event  # noqa: E402
-from anthropic.types import RawMessageStreamEvent  # noqa: E402
 
 # delta type -> the block type it may land in
 _DELTA_BLOCK = {
@@ -105,10 +102,16 @@ def _sse(data: bytes) -> list[tuple[str, dict[str, Any]]]:
     return events
 
 
+def _sdk_http() -> Any:
+    """``httpx``, or ``httpx2`` for the anthropic releases built on it."""
+    import anthropic._base_client as base
+
+    return getattr(base, "httpx2", None) or base.httpx
+
+
 def _accumulate(data: bytes) -> Any:
-    """The SDK's own accumulator over the stream, checking what it does not check itself."""
-    snapshot: Any = None
-    buffers: dict[int, bytes] = {}
+    """The SDK's own stream helper over the bytes (``messages.stream(...).get_final_message()``),
+    after checking what the SDK does not check itself."""
     kinds: dict[int, str] = {}
     open_index: int | None = None
     events = _sse(data)
@@ -127,10 +130,19 @@ def _accumulate(data: bytes) -> Any:
         elif kind == "content_block_stop":
             assert body["index"] == open_index
             open_index = None
-        event = construct_type(type_=RawMessageStreamEvent, value=body)
-        snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
     assert open_index is None
-    return snapshot
+
+    wire: Any = _sdk_http()  # the HTTP package this anthropic release is built on
+
+    def answer(_request: Any) -> Any:
+        return wire.Response(200, headers={"content-type": "text/event-stream"}, content=data)
+
+    http = wire.Client(transport=wire.MockTransport(answer))
+    client = anthropic.Anthropic(api_key="k", base_url="http://gateway.test", http_client=http)
+    with client.messages.stream(
+        model="gw-model", max_tokens=100, messages=[{"role": "user", "content": "hi"}]
+    ) as stream:
+        return stream.get_final_message()
 
 
 def _next_turn(message: Any, protocol: str) -> llmroute.LLMRequest:

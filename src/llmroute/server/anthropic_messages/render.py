@@ -268,14 +268,12 @@ class Blocks:
     def _server_use(
         self, kind: str, id: str, name: str, input: Any, server: Any, out: list[bytes] | None
     ) -> None:
-        block: dict[str, Any] = {"type": kind, "id": id, "name": name, "input": {}}
+        # whole in its start event: the input is complete, and SDK releases that accumulate only
+        # tool_use input from deltas still read it
+        block: dict[str, Any] = {"type": kind, "id": id, "name": name, "input": _object(input)}
         if server is not None:
             block["server_name"] = server
-        opened = self._start("tool", id, block, out)
-        value = _object(input)
-        self._delta({"type": "input_json_delta", "partial_json": arguments_json(value)}, out)
-        opened.block["input"] = value
-        self._close(out)
+        self._whole(block, out)
 
     def _result(self, event: ToolResult, out: list[bytes] | None) -> None:
         if event.id in self._searches and not event.provider_executed:
