@@ -3,10 +3,12 @@
 call's provider data, packed into the one opaque field each inbound dialect already hands back
 untouched (an Anthropic thinking block's ``signature``, a Gemini part's ``thoughtSignature``).
 
-A packed value is ``llmroute1:`` + base64url of a small JSON object; the colon never occurs in a
-provider's own signature (base64), so a native signature passes through as it is and a packed one
-is recognised on the way back in. It is not secret (a provider's signatures are not either), and
-the provider still verifies its own signature inside it.
+A packed value is standard base64 of ``llmroute1`` and a NUL byte, then a small JSON object. It is
+base64 because clients treat these fields as base64 (google-genai decodes ``thoughtSignature`` to
+bytes and encodes it again), so a packed value survives them byte for byte; a provider's own
+signature (base64 of its own bytes) never decodes to that prefix, so it passes through as it is
+and a packed one is recognised on the way back in. It is not secret (a provider's signatures are
+not either), and the provider still verifies its own signature inside it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ..schema.events import ReasoningEnd
 
 __all__ = ["Carried", "of_reasoning", "pack", "restored", "unpack"]
 
-_PREFIX = "llmroute1:"
+_MAGIC = b"llmroute1\x00"
 
 
 class Carried(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -48,30 +50,39 @@ _decode = msgspec.json.Decoder(Carried).decode
 
 
 def pack(carried: Carried) -> str:
-    return _PREFIX + base64.urlsafe_b64encode(_encode(carried)).decode("ascii").rstrip("=")
+    return base64.b64encode(_MAGIC + _encode(carried)).decode("ascii")
 
 
 def unpack(value: str | None) -> Carried | None:
     """The packed value's contents; ``None`` for a native signature (or anything not packed here)."""
-    if not value or not value.startswith(_PREFIX):
+    if not value or len(value) < 16:
         return None
-    data = value[len(_PREFIX) :]
+    # either base64 alphabet, padded or not: google-genai sends bytes back URL-safe
+    standard = value.replace("-", "+").replace("_", "/").rstrip("=")
     try:
-        return _decode(base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)))
-    except (binascii.Error, ValueError, msgspec.DecodeError):
+        raw = base64.b64decode(standard + "=" * (-len(standard) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if not raw.startswith(_MAGIC):
+        return None
+    try:
+        return _decode(raw[len(_MAGIC) :])
+    except (msgspec.DecodeError, ValueError):
         return None  # damaged on the way: treated as no signature, as a provider would
 
 
-def of_reasoning(end: ReasoningEnd, native: str, text: str | None = None) -> str | None:
+def of_reasoning(end: ReasoningEnd, native: str, *, bare: bool = False) -> str | None:
     """The signature a dialect whose own provider is ``native`` (a provider_metadata namespace)
-    shows for a finished reasoning block: the upstream's signature as it is when the upstream is
-    that provider (nothing else to carry), else everything packed; ``None`` when there is nothing."""
+    shows for a finished reasoning block: the upstream's own signature as it is when the upstream is
+    that provider (its metadata only under ``native``, or none at all when ``bare``: Anthropic's
+    signatures come without metadata), else everything packed; ``None`` when there is nothing."""
     meta = end.provider_metadata
-    if end.encrypted is None and (not meta or set(meta) == {native}) and text is None:
-        return end.signature
-    if end.signature is None and end.encrypted is None and not meta and text is None:
+    if end.signature is None and end.encrypted is None and not meta:
         return None
-    return pack(Carried(end.signature, end.encrypted, meta, text=text))
+    own = set(meta) == {native} if meta else bare
+    if own and end.encrypted is None:
+        return end.signature
+    return pack(Carried(end.signature, end.encrypted, meta))
 
 
 def restored(carried: Carried, text: str) -> ReasoningPart:

@@ -206,7 +206,7 @@ class Blocks:
             self._close(out)
             self._whole({"type": "redacted_thinking", "data": event.encrypted}, out)
             return
-        signature = carry.of_reasoning(event, NS)
+        signature = carry.of_reasoning(event, NS, bare=True)
         if not shown:
             if signature is None or not (started or meta or event.encrypted):
                 return  # an empty block with nothing to carry

@@ -115,8 +115,17 @@ def _system(system: Content | None) -> list[TextPart]:
     return out
 
 
+def _standard(sig: str) -> str:
+    """A base64 signature in the standard alphabet, padded, as Gemini sent it (google-genai hands
+    bytes back URL-safe)."""
+    if "-" not in sig and "_" not in sig and len(sig) % 4 == 0:
+        return sig
+    bare = sig.replace("-", "+").replace("_", "/").rstrip("=")
+    return bare + "=" * (-len(bare) % 4)
+
+
 def _signature_meta(sig: str | None) -> dict[str, Any] | None:
-    return {NS: {"thoughtSignature": sig}} if sig else None
+    return {NS: {"thoughtSignature": _standard(sig)}} if sig else None
 
 
 def _content(conversation: Conversation, content: Content, i: int, cx: _Context) -> None:
@@ -207,7 +216,8 @@ def _model_turn(conversation: Conversation, parts_in: list[WirePart], i: int, cx
                 parts.append(carry.restored(packed, part.text or ""))
                 restored.add((packed.signature, packed.encrypted))
             else:
-                parts.append(ReasoningPart(part.text or "", sig, provider_metadata=_signature_meta(sig)))
+                native = _standard(sig) if sig else None
+                parts.append(ReasoningPart(part.text or "", native, provider_metadata=_signature_meta(sig)))
         elif part.text is not None:
             parts.append(TextPart(part.text, _signature_meta(sig)))
         elif (media := _media(part, at)) is not None:
