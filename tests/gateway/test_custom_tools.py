@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from llmroute.schema.content import ToolCallPart
-from llmroute.server import chat
+from llmroute.server.dialects import openai_chat
 
 from ..reliability.server import DONE, FaultServer, chat_chunk
 from .test_gateway import GATEWAY_KEY, answer, serve, sse
@@ -37,7 +37,7 @@ def test_a_custom_tool_request_lowers_to_the_canonical_custom_tool() -> None:
         "tools": [TOOL, {"type": "custom", "custom": {"name": "note", "format": {"type": "text"}}}],
         "tool_choice": {"type": "custom", "custom": {"name": "write_sql"}},
     }
-    request = chat.to_llm_request(chat.decode_request(json.dumps(body).encode()), object())
+    request = openai_chat.decode(json.dumps(body).encode()).request
     sql, note = request.tools
     assert (sql.kind, sql.name, sql.description) == ("custom", "write_sql", "SQL only")  # type: ignore[union-attr]
     assert sql.options == {  # type: ignore[union-attr]

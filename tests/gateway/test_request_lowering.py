@@ -1,4 +1,4 @@
-"""Chat Completions and Responses bodies go through one lowering (``server/request.py``): the same
+"""Chat Completions and Responses bodies go through one lowering (``server/dialects/conversation.py``): the same
 conversation in either shape becomes the same ``LLMRequest``."""
 
 from __future__ import annotations
@@ -8,10 +8,8 @@ import pytest
 
 from llmroute.schema.content import MediaPart, ToolCallPart, ToolResultPart
 from llmroute.schema.errors import InvalidRequestError
-from llmroute.server import chat, responses
-from llmroute.server.request import image_part
-
-MODEL = object()  # the gateway passes its configured Model; lowering only carries it
+from llmroute.server.dialects import openai_chat, openai_responses
+from llmroute.server.dialects.conversation import image_part
 
 CHAT = {
     "model": "m",
@@ -61,8 +59,8 @@ RESPONSES = {
 
 
 def test_the_same_conversation_in_either_shape_is_the_same_request() -> None:
-    from_chat = chat.to_llm_request(chat.decode_request(msgspec.json.encode(CHAT)), MODEL)
-    from_responses = responses.to_llm_request(responses.decode_request(msgspec.json.encode(RESPONSES)), MODEL)
+    from_chat = openai_chat.DIALECT.decode(msgspec.json.encode(CHAT), {}).request
+    from_responses = openai_responses.DIALECT.decode(msgspec.json.encode(RESPONSES), {}).request
     assert from_chat == from_responses
     assert [m.role for m in from_chat.messages] == ["user", "assistant", "tool", "system"]
     assert from_chat.messages[2].content == (

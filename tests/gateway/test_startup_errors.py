@@ -8,10 +8,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from llmroute.providers import openai
 from llmroute.schema.errors import ConfigError, InvalidRequestError
-from llmroute.server import chat, responses
 from llmroute.server.config import load
+from llmroute.server.dialects import openai_chat, openai_responses
 
 
 def _config(**entry: Any) -> dict[str, Any]:
@@ -36,15 +35,18 @@ def test_model_keyed_by_its_variable_or_keyless_starts() -> None:
 @pytest.mark.parametrize(
     ("module", "body", "field"),
     [
-        (chat, {"model": "main", "messages": [{"role": "system", "content": "Be brief."}]}, "messages"),
-        (chat, {"model": "main", "messages": []}, "messages"),
-        (responses, {"model": "main", "input": [], "instructions": "Be brief."}, "input"),
+        (
+            openai_chat,
+            {"model": "main", "messages": [{"role": "system", "content": "Be brief."}]},
+            "messages",
+        ),
+        (openai_chat, {"model": "main", "messages": []}, "messages"),
+        (openai_responses, {"model": "main", "input": [], "instructions": "Be brief."}, "input"),
     ],
 )
 def test_empty_conversation_is_worded_for_http_clients(module: Any, body: dict[str, Any], field: str) -> None:
-    model = openai.configure(api_key="sk-test-0123456789abcdef").chat("m")
     with pytest.raises(InvalidRequestError) as err:
-        module.to_llm_request(module.decode_request(msgspec.json.encode(body)), model)
+        module.DIALECT.decode(msgspec.json.encode(body), {})
     message = str(err.value)
     assert message.startswith(f"{field}: the conversation is empty") and err.value.param == field
     assert "prompt=" not in message and "messages=[" not in message

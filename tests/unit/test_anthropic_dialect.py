@@ -22,9 +22,9 @@ import llmroute
 from llmroute.providers.registry import PROTOCOLS
 from llmroute.schema.content import ReasoningPart, ToolCallPart, ToolResultPart
 from llmroute.server import carry
-from llmroute.server.anthropic_messages import decode as dialect
-from llmroute.server.anthropic_messages import render
-from llmroute.server.anthropic_messages.wire import MessagesRequest
+from llmroute.server.dialects.anthropic_messages import decode as dialect
+from llmroute.server.dialects.anthropic_messages import render
+from llmroute.server.dialects.anthropic_messages.wire import MessagesRequest
 from llmroute.server.upstream import Upstream
 from llmroute.testing import Cassette, ReplayTransport
 
@@ -86,7 +86,7 @@ def _render(events: list[llmroute.LLMEvent]) -> bytes:
         if isinstance(event, llmroute.Finish):
             finish = event
         stream.event(event, out)
-    out.append(stream.end(finish.usage if finish is not None else None))
+    out.append(stream.end(finish))
     return b"".join(out)
 
 
@@ -254,7 +254,7 @@ def test_the_gateway_search_comes_back_as_the_call_and_result_the_upstream_saw()
     out = [stream.opening()]
     for event in events:
         stream.event(event, out)
-    out.append(stream.end(llmroute.Usage(10, 2)))
+    out.append(stream.end(llmroute.Finish("stop", llmroute.Usage(10, 2))))
     message = _accumulate(b"".join(out))
     assert [b.type for b in message.content] == ["server_tool_use", "web_search_tool_result", "text"]
     assert message.content[1].content[0].url == "https://a"

@@ -24,13 +24,13 @@ import llmroute
 # docstring names the format), so a docstring would only repeat its documentation.
 WIRE_SHAPES = {
     "llmroute.catalog.sources.ModelsDevModel",  # https://models.dev/api.json
-    "llmroute.server.chat.ChatRequest",  # OpenAI POST /v1/chat/completions
-    "llmroute.server.responses.ResponsesRequest",  # OpenAI POST /v1/responses
+    "llmroute.server.dialects.openai_chat.ChatRequest",  # OpenAI POST /v1/chat/completions
+    "llmroute.server.dialects.openai_responses.ResponsesRequest",  # OpenAI POST /v1/responses
 }
 # Modules that hold only an outside format's request shapes (each module's docstring names it).
 WIRE_MODULES = {
-    "llmroute.server.anthropic_messages.wire",  # Anthropic POST /v1/messages, /v1/messages/count_tokens
-    "llmroute.server.gemini.wire",  # Gemini generateContent, streamGenerateContent, countTokens
+    "llmroute.server.dialects.anthropic_messages.wire",  # Anthropic POST /v1/messages, /v1/messages/count_tokens
+    "llmroute.server.dialects.gemini.wire",  # Gemini generateContent, streamGenerateContent, countTokens
 }
 
 

@@ -16,9 +16,9 @@ import pytest
 import llmroute
 from llmroute.providers.registry import PROTOCOLS
 from llmroute.schema.content import ReasoningPart, ToolCallPart
-from llmroute.server.gemini import decode as dialect
-from llmroute.server.gemini import render
-from llmroute.server.gemini.wire import GenerateRequest
+from llmroute.server.dialects.gemini import decode as dialect
+from llmroute.server.dialects.gemini import render
+from llmroute.server.dialects.gemini.wire import GenerateRequest
 from llmroute.server.upstream import Upstream
 from llmroute.testing import Cassette, ReplayTransport
 
@@ -63,7 +63,7 @@ def _chunks(response: llmroute.LLMResponse) -> list[Any]:
     out = [stream.opening()]
     for event in response.events:
         stream.event(event, out)
-    out.append(stream.end(response.usage))
+    out.append(stream.end(next(e for e in response.events if isinstance(e, llmroute.Finish))))
     data = b"".join(out)
     assert data.endswith(b"\r\n\r\n")
     return [

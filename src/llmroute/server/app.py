@@ -1,15 +1,18 @@
-"""The OpenAI-compatible gateway as an ASGI app (Starlette): ``create_app(gateway)``.
+"""The gateway as an ASGI app (Starlette): ``create_app(gateway)``. It serves; the wire formats are
+the dialects' (``server.dialect``, one module each under ``server/dialects/``).
 
-- ``POST /v1/chat/completions`` and ``POST /v1/responses`` (streamed and not; stateless: no
-  ``previous_response_id``), and ``GET /v1/models`` (public entries only).
+- ``POST`` a route per inbound dialect (``server.dialects.DIALECTS``: OpenAI Chat Completions at
+  ``/v1/chat/completions``, Responses at ``/v1/responses``; streamed and not; stateless), and
+  ``GET /v1/models`` (public entries only).
 - Every request needs ``Authorization: Bearer <key>`` with one of the configured keys, compared in
   constant time (digests of equal length, every key checked).
 - Bodies above ``maxBodyBytes`` are refused with 413 before they are read whole.
 - The configured server ``web_search`` runs inside each chain per its inject policy; its calls
   never reach the client (streamed, they show as SSE comments).
-- Failures are OpenAI-style ``{"error": {"message", "type", "param", "code"}}`` bodies with the
-  matching status; messages are scrubbed of every secret the gateway knows, and never carry a
-  stack trace or an upstream URL.
+- Failures are ``server.failure.Failure`` values rendered in the dialect's error shape (OpenAI's
+  ``{"error": {"message", "type", "param", "code"}}`` elsewhere) with the matching status;
+  messages are scrubbed of every secret the gateway knows, and never carry a stack trace or an
+  upstream URL.
 
 Stateless: any number of instances can serve behind a load balancer.
 """
@@ -21,10 +24,8 @@ import hashlib
 import hmac
 import logging
 import math
-import re
-import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
@@ -38,21 +39,9 @@ from starlette.routing import Route
 
 from ..client import Client
 from ..route.model import Model
-from ..route.redact import redact_text
 from ..router import Router, estimate_tokens
-from ..schema.content import ToolCallPart
 from ..schema.cost import Cost
-from ..schema.errors import (
-    AuthenticationError,
-    ContentPolicyError,
-    ContextOverflowError,
-    InvalidRequestError,
-    LLMError,
-    NoRouteError,
-    QuotaExceededError,
-    RateLimitError,
-    TimeoutError,
-)
+from ..schema.errors import LLMError
 from ..schema.events import (
     Finish,
     LLMEvent,
@@ -61,35 +50,35 @@ from ..schema.events import (
     StepStart,
     TextDelta,
     ToolCall,
-    ToolInputDelta,
     ToolInputStart,
     ToolResult,
 )
+from ..schema.notices import RequestWarning
 from ..schema.request import LLMRequest
-from ..schema.response import LLMResponse, steps_cost
+from ..schema.response import steps_cost
 from ..schema.usage import Usage
 from ..state import SharedState, open_state
 from ..stream import EventStream
-from . import chat, responses
 from .config import LONG_CONTEXT, Gateway, Key
+from .dialect import AnyDialect, Arrival, Inbound, Renderer
+from .dialects import DIALECTS
+from .failure import INTERNAL, Failure, Refused, error_body, openai_error_json, upstream_failure
 from .hangup import Gone, unless_gone
 from .limits import LimitExceeded, Limits
 from .observe import Observer, Preflights
 from .pool import upstream_client
 from .record import Record
-from .request import arguments_json
-from .tracing import ServerSpans
+from .tracing import RouteTemplates, ServerSpans
+from .upstream import Upstream
 
 if TYPE_CHECKING:
     from .metrics import Metrics
 
-__all__ = ["create_app", "error_body", "scrub"]
+__all__ = ["create_app"]
 
 log = logging.getLogger("llmroute.server")
 
 _encode = msgspec.json.Encoder().encode
-# Upstream URLs say where the gateway's providers live: never echoed to a client.
-_URL = re.compile(r"\b(?:https?|wss?)://[^\s\"'<>]+")
 
 
 class _Spend:
@@ -116,105 +105,13 @@ class _Spend:
         return self._priced[0]
 
 
-class _Refused(Exception):
-    """A request the gateway refuses itself (auth, size, unknown model, limits)."""
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        type: str,
-        code: str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status, self.message, self.type, self.code = status, message, type, code
-        self.headers = headers
-
-
-def error_body(message: str, type: str, code: str | None = None, param: str | None = None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": type, "param": param, "code": code}}
+def _refused(status: int, message: str, type: str, code: str | None = None, **headers: str) -> Refused:
+    return Refused(Failure(status, message, type, code, headers=dict(headers)))
 
 
 def _json(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     return Response(_encode(value), status, headers, media_type="application/json")
 
-
-def scrub(text: str, secrets: tuple[str, ...], hosts: tuple[str, ...] = ()) -> str:
-    """``text`` without any secret, URL or upstream ``host:port`` (an upstream error body that
-    echoes the request's headers names its host)."""
-    text = _URL.sub("<upstream>", redact_text(text, secrets))
-    for host in hosts:
-        if host in text:
-            text = text.replace(host, "<upstream>")
-    return text
-
-
-def _upstream_error(
-    exc: LLMError, secrets: tuple[str, ...], hosts: tuple[str, ...] = ()
-) -> tuple[int, dict[str, Any], dict[str, str]]:
-    """Status, OpenAI-style body and headers for a failure of the upstream call."""
-    status, body, headers = _map_error(exc, scrub(exc.message, secrets, hosts))
-    if exc.attempts > 1 and (status == 429 or status >= 500):
-        # the gateway already retried: an SDK retrying too would multiply the upstream's load
-        headers["x-should-retry"] = "false"
-    return status, body, headers
-
-
-def _map_error(exc: LLMError, message: str) -> tuple[int, dict[str, Any], dict[str, str]]:
-    headers: dict[str, str] = {}
-    if isinstance(exc, InvalidRequestError) and exc.http is not None and exc.http.status == 404:
-        # the upstream does not know the path or model: the operator's config, not the client's request
-        text = f"the upstream answered 404 Not Found (check the model entry's base_url and model): {message}"
-        return 502, error_body(text, "upstream_error", "upstream_not_found"), headers
-    if isinstance(exc, ContextOverflowError):
-        return 400, error_body(message, "invalid_request_error", "context_length_exceeded"), headers
-    if isinstance(exc, ContentPolicyError):
-        return 400, error_body(message, "invalid_request_error", "content_filter"), headers
-    if isinstance(exc, NoRouteError) and exc.code == "no_target_available":
-        # a route whose every target is cooling down or rate-limited: try again later
-        retry_after = getattr(exc, "retry_after", None)
-        if isinstance(retry_after, int | float):
-            headers["retry-after"] = str(max(1, math.ceil(retry_after)))
-        return 503, error_body(message, "server_error", "no_target_available"), headers
-    if isinstance(exc, NoRouteError):
-        return 500, error_body(message, "server_error", "no_route"), headers
-    if isinstance(exc, InvalidRequestError):
-        return 400, error_body(message, "invalid_request_error", exc.code), headers
-    if isinstance(exc, QuotaExceededError):
-        headers["x-should-retry"] = "false"
-        return 429, error_body(message, "insufficient_quota", "insufficient_quota"), headers
-    if isinstance(exc, RateLimitError):
-        if exc.retry_after is not None:
-            headers["retry-after"] = str(max(1, round(exc.retry_after)))
-        return 429, error_body(message, "rate_limit_error", "rate_limit_exceeded"), headers
-    if isinstance(exc, AuthenticationError):
-        # the gateway's own upstream credentials: not the client's fault, and retrying will not help
-        headers["x-should-retry"] = "false"
-        return 502, error_body("upstream authentication failed", "upstream_error", "upstream_auth"), headers
-    if isinstance(exc, TimeoutError):
-        return 504, error_body(message, "upstream_error", "upstream_timeout"), headers
-    return 502, error_body(message, "upstream_error", exc.code), headers
-
-
-def _comment(event: ToolCall | ToolResult) -> bytes:
-    """A server tool's call or result as an SSE comment: visible on the wire, ignored by clients."""
-    if isinstance(event, ToolCall):
-        return b": " + event.name.encode() + b" call " + _encode(event.input) + b"\n\n"
-    return b": " + event.name.encode() + b" result " + (b"error" if event.is_error else b"done") + b"\n\n"
-
-
-class _Payload(Protocol):
-    """What the gateway reads of either endpoint's decoded body."""
-
-    @property
-    def model(self) -> str: ...
-    @property
-    def stream(self) -> bool: ...
-
-
-_P = TypeVar("_P", bound=_Payload)
-_T = TypeVar("_T")
 
 # the first event that is the model's answer (time to first token)
 _ANSWER = (TextDelta, ReasoningDelta, ToolInputStart, ToolCall)
@@ -255,6 +152,8 @@ class _Gateway:
         self._hosts = gateway.upstream_hosts
         search = gateway.web_search
         self.tools: list[Any] | None = [search] if search is not None else None
+        # a client that declares its API's web search tool gets the gateway's on every step
+        self.searching: list[Any] | None = [search.always()] if search is not None else None
         self.hidden = frozenset({search.definition.name}) if search is not None else frozenset[str]()
         self.metrics = metrics
         self.observer = Observer(metrics, gateway.access_log)
@@ -292,21 +191,32 @@ class _Gateway:
 
     # -- checks -----------------------------------------------------------------------------------
 
-    def authorize(self, request: Request, record: Record | None = None) -> Key:
-        """The caller's key, from ``Authorization: Bearer`` or ``x-api-key``."""
-        header = request.headers.get("authorization")
+    def authorize(
+        self,
+        request: Request,
+        record: Record | None = None,
+        key_headers: tuple[str, ...] = ("x-api-key",),
+        key_query: str | None = None,
+    ) -> Key:
+        """The caller's key, from ``Authorization: Bearer`` or else the first of ``key_headers``
+        the request has (the dialect's: ``x-api-key``), or else the ``key_query`` parameter."""
+        headers = request.headers
+        header = headers.get("authorization")
         if header is not None:
             scheme, _, token = header.partition(" ")
             token = token.strip() if scheme.lower() == "bearer" else ""
         else:
-            token = request.headers.get("x-api-key", "").strip()
+            token = next((headers[h] for h in key_headers if h in headers), "")
+            if not token and key_query is not None:
+                token = request.query_params.get(key_query, "")
+            token = token.strip()
         given = _digest(token)
         found: Key | None = None
         for key in self._keys:  # every key, always: the time does not say which one matched
             if hmac.compare_digest(given, key.digest):
                 found = key
         if found is None or not token:
-            raise _Refused(401, "invalid or missing API key", "invalid_request_error", "invalid_api_key")
+            raise _refused(401, "invalid or missing API key", "invalid_request_error", "invalid_api_key")
         if record is not None:
             record.key = found.id
         return found
@@ -315,7 +225,7 @@ class _Gateway:
         limit = self.config.max_body_bytes
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise _Refused(
+            raise _refused(
                 413, f"request body exceeds {limit} bytes", "invalid_request_error", "body_too_large"
             )
         chunks: list[bytes] = []
@@ -325,12 +235,12 @@ class _Gateway:
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > limit:
-                    raise _Refused(
+                    raise _refused(
                         413, f"request body exceeds {limit} bytes", "invalid_request_error", "body_too_large"
                     )
                 chunks.append(chunk)
         if scope.cancelled_caught:
-            raise _Refused(
+            raise _refused(
                 408,
                 f"request body not received within {seconds:g} s",
                 "invalid_request_error",
@@ -340,11 +250,11 @@ class _Gateway:
 
     def model(self, name: str, key: Key) -> Model | Router:
         if name not in self._public:
-            raise _Refused(
+            raise _refused(
                 404, f"the model {name!r} does not exist", "invalid_request_error", "model_not_found"
             )
         if key.models is not None and name not in key.models:
-            raise _Refused(
+            raise _refused(
                 403,
                 f"the key {key.id!r} may not use the model {name!r}",
                 "permission_error",
@@ -375,22 +285,32 @@ class _Gateway:
             record.served = model
             record.target = f"{router.id}:{model.provider}/{model.id}"
 
-    def failure(self, exc: Exception, record: Record, upstream: bool = False) -> Response:
-        if isinstance(exc, _Refused):
-            record.status, record.error = exc.status, exc.code or exc.type
-            return _json(error_body(exc.message, exc.type, exc.code), exc.status, exc.headers)
-        if isinstance(exc, LLMError):
+    def failure(
+        self,
+        exc: Exception,
+        record: Record,
+        upstream: bool = False,
+        render: Callable[[Failure], bytes] = openai_error_json,
+    ) -> Response:
+        """The response to a failed request, its body in the dialect's error shape (``render``)."""
+        if isinstance(exc, Refused):
+            failure = exc.failure
+            record.status, record.error = failure.status, failure.code or failure.type
+        elif isinstance(exc, LLMError):
             self.answered(record, exc.route_target)  # through a route: the target that failed last
-            status, body, headers = _upstream_error(exc, self.config.secrets, self._hosts)
-            record.status, record.error = status, type(exc).__name__
+            failure = upstream_failure(exc, self.config.secrets, self._hosts)
+            record.status, record.error = failure.status, type(exc).__name__
             if upstream:
                 self.observer.upstream_failure(
-                    record, type(exc).__name__, status, exc.attempts, body["error"]["message"]
+                    record, record.error, failure.status, exc.attempts, failure.message
                 )
-            return _json(body, status, headers)
-        log.error("gateway: unexpected %s", type(exc).__name__, exc_info=exc)
-        record.status, record.error = 500, type(exc).__name__
-        return _json(error_body("internal server error", "server_error"), 500)
+        else:
+            log.error("gateway: unexpected %s", type(exc).__name__, exc_info=exc)
+            record.status, record.error = 500, type(exc).__name__
+            failure = INTERNAL
+        return Response(
+            render(failure), failure.status, failure.headers or None, media_type="application/json"
+        )
 
     # -- endpoints --------------------------------------------------------------------------------
 
@@ -425,9 +345,14 @@ class _Gateway:
         record = Record("/v1/models", "GET")
         try:
             key = self.authorize(request, record)
-        except _Refused as exc:
+        except Refused as exc:
             return self._finish(record, self.failure(exc, record))
         names = [n for n in self.config.public if key.models is None or n in key.models]
+        if "anthropic-version" in request.headers:  # an Anthropic SDK (Claude Code) lists models
+            data = [_anthropic_model(n) for n in names]
+            first, last = (names[0], names[-1]) if names else (None, None)
+            body = {"data": data, "has_more": False, "first_id": first, "last_id": last}
+            return self._finish(record, _json(body))
         return self._finish(record, _json({"object": "list", "data": [self._model_object(n) for n in names]}))
 
     async def model_info(self, request: Request) -> Response:
@@ -437,8 +362,10 @@ class _Gateway:
             name = request.path_params["id"]
             self.model(name, key)
             record.model = name
-        except _Refused as exc:
+        except Refused as exc:
             return self._finish(record, self.failure(exc, record))
+        if "anthropic-version" in request.headers:
+            return self._finish(record, _json(_anthropic_model(name)))
         return self._finish(record, _json(self._model_object(name)))
 
     async def _admit(self, key: Key, record: Record) -> None:
@@ -451,8 +378,8 @@ class _Gateway:
                 headers["retry-after"] = str(max(1, math.ceil(exc.retry_after)))
             if exc.code == "budget_exceeded":
                 headers["x-should-retry"] = "false"
-                raise _Refused(429, exc.message, "insufficient_quota", exc.code, headers) from None
-            raise _Refused(429, exc.message, "rate_limit_error", exc.code, headers) from None
+            type = "insufficient_quota" if exc.code == "budget_exceeded" else "rate_limit_error"
+            raise Refused(Failure(429, exc.message, type, exc.code, headers=headers)) from None
         record.limited = key
 
     async def _usage(self, record: Record, usage: Usage | None, cost: Cost | None) -> None:
@@ -481,46 +408,85 @@ class _Gateway:
 
         return first()
 
-    def _stream(self, body: AsyncGenerator[bytes, None]) -> StreamingResponse:
-        return StreamingResponse(
-            body,
-            media_type="text/event-stream",
-            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
-        )
+    def endpoint(self, dialect: AnyDialect, path: str) -> Callable[[Request], Awaitable[Response]]:
+        """The handler of one dialect's route."""
 
-    async def _serve(
-        self,
-        request: Request,
-        record: Record,
-        decode: Callable[[bytes], _P],
-        lower: Callable[[_P, Any], LLMRequest],
-        whole: Callable[[LLMResponse, _P], dict[str, Any]],
-        streamed: Callable[[LLMEvent, EventStream, _P, Record], AsyncGenerator[bytes, None]],
-    ) -> Response:
-        """Either endpoint: check the caller, read and lower the body, run the upstream call, answer
-        whole or start relaying the stream; every path ends in one access-log record."""
+        async def serve(request: Request) -> Response:
+            return await self.serve(dialect, request, Record(path))
+
+        return serve
+
+    def counter(self, dialect: AnyDialect, path: str) -> Callable[[Request], Awaitable[Response]]:
+        """The handler of one dialect's token-counting route."""
+
+        async def count(request: Request) -> Response:
+            return await self.count(dialect, request, Record(path))
+
+        return count
+
+    def _arrive(
+        self, dialect: AnyDialect, inbound: Inbound[Any], model: Model | Router, request: Request
+    ) -> Inbound[Any]:
+        """The dialect's ``prepare``, once the model is known."""
+        if dialect.prepare is None:
+            return inbound
+        arrival = Arrival(Upstream.of(model), request.headers, request.query_params, self.tools is not None)
+        return dialect.prepare(inbound, arrival)
+
+    async def count(self, dialect: AnyDialect, request: Request, record: Record) -> Response:
+        """A dialect's token count: the provider's endpoint where the model's upstream has one, else
+        the gateway's estimate (the answer's ``x-llmroute-token-count`` says which)."""
+        counter = dialect.count
+        assert counter is not None, "routes are made for dialects that count"
+        try:
+            key = self.authorize(request, record, dialect.key_headers, dialect.key_query)
+            inbound = counter.decode(await self.body(request), request.path_params)
+            model = self.model(inbound.model, key)
+            record.model, record.target = inbound.model, f"{model.provider}/{model.id}"
+            inbound = self._arrive(dialect, inbound, model, request)
+            llm_request = self.routed(model, msgspec.structs.replace(inbound.request, model=model))
+            assert self.client is not None, "the app's lifespan creates the client"
+            counted = await unless_gone(request, self.client.count_tokens(llm_request))
+        except (ClientDisconnect, Gone):
+            self.observer.client_gone(record, "while counting")
+            return self._finish(record, Response(status_code=499))
+        except Exception as exc:
+            return self._finish(record, self.failure(exc, record, True, dialect.error))
+        record.input_tokens = counted.input_tokens
+        headers = {"x-llmroute-token-count": counted.source}
+        body = counter.reply(counted.input_tokens, counted.source == "provider")
+        return self._finish(record, Response(body, headers=headers, media_type="application/json"))
+
+    async def serve(self, dialect: AnyDialect, request: Request, record: Record) -> Response:
+        """One dialect's request: check the caller, read and decode the body, run the upstream call,
+        answer whole or start relaying the stream; every path ends in one access-log record."""
         upstream = False
         try:
-            key = self.authorize(request, record)
-            payload = decode(await self.body(request))
-            model = self.model(payload.model, key)
+            key = self.authorize(request, record, dialect.key_headers, dialect.key_query)
+            inbound = dialect.decode(await self.body(request), request.path_params)
+            model = self.model(inbound.model, key)
+            record.session = request.headers.get("x-claude-code-session-id")
+            inbound = self._arrive(dialect, inbound, model, request)
             record.model, record.target, record.stream = (
-                payload.model,
+                inbound.model,
                 f"{model.provider}/{model.id}",
-                payload.stream,
+                inbound.stream,
             )
             if key.limited:
                 await self._admit(key, record)
-            llm_request = self.routed(model, lower(payload, model))
+            llm_request = self.routed(model, msgspec.structs.replace(inbound.request, model=model))
             record.served = model = llm_request.model
             assert self.client is not None, "the app's lifespan creates the client"
-            events = self.client.stream(llm_request, tools=self.tools, retry=self.config.retry)
+            tools = self.searching if inbound.search else self.tools
+            events = self.client.stream(llm_request, tools=tools, retry=self.config.retry)
             upstream = True
-            if not payload.stream:
+            if not inbound.stream:
                 response = await unless_gone(request, events.response())
                 self.answered(record, response.steps[-1].target if response.steps else None)
                 await self._usage(record, response.usage, response.cost)
-                return self._finish(record, _json(whole(response, payload)))
+                body = dialect.whole(inbound, response, self.hidden)
+                headers = _warned(inbound.warnings)
+                return self._finish(record, Response(body, headers=headers, media_type="application/json"))
             first = await unless_gone(request, self._open(events))
             if isinstance(first, StepStart):
                 self.answered(record, first.target)
@@ -529,321 +495,31 @@ class _Gateway:
             self.observer.client_gone(record, where)
             return self._finish(record, Response(status_code=499))
         except Exception as exc:
-            return self._finish(record, self.failure(exc, record, upstream))
-        return self._stream(streamed(first, events, payload, record))
-
-    async def chat_completions(self, request: Request) -> Response:
-        return await self._serve(
-            request,
-            Record("/v1/chat/completions"),
-            chat.decode_request,
-            chat.to_llm_request,
-            lambda response, payload: chat.completion(response, payload.model, self.hidden),
-            lambda first, events, payload, record: self._sse(
-                first,
-                events,
-                payload.model,
-                payload.stream_options is not None and payload.stream_options.include_usage,
-                record,
-                chat.custom_tool_names(payload),
-            ),
+            return self._finish(record, self.failure(exc, record, upstream, dialect.error))
+        renderer = dialect.stream(inbound, self.hidden)
+        return StreamingResponse(
+            self._relay(first, events, renderer, record),
+            media_type=dialect.stream_media_type,
+            headers={
+                "cache-control": "no-cache",
+                "x-accel-buffering": "no",
+                **(_warned(inbound.warnings) or {}),
+            },
         )
-
-    async def responses(self, request: Request) -> Response:
-        return await self._serve(
-            request,
-            Record("/v1/responses"),
-            responses.decode_request,
-            responses.to_llm_request,
-            lambda response, payload: responses.response_object(response, payload.model, self.hidden),
-            lambda first, events, payload, record: self._responses_sse(first, events, payload.model, record),
-        )
-
-    def _responses_sse(
-        self, first: LLMEvent, events: EventStream, model: str, record: Record
-    ) -> AsyncGenerator[bytes, None]:
-        """Responses streaming events: one message item per run of text (closed when a tool call
-        comes between), client function calls as whole items, then ``response.completed``."""
-        id, created = responses.new_id("resp"), int(time.time())
-        sequence = 0
-        output: list[dict[str, Any]] = []
-        text_id: str | None = None
-        text: list[str] = []
-        finish: Finish | None = None
-        streaming: dict[str, tuple[dict[str, Any], int, list[str]]] = {}
-        spend = _Spend()
-
-        def event(type: str, **fields: Any) -> bytes:
-            nonlocal sequence
-            sequence += 1
-            body = {"type": type, "sequence_number": sequence, **fields}
-            return b"event: " + type.encode() + b"\ndata: " + _encode(body) + b"\n\n"
-
-        def close_text(out: list[bytes]) -> None:
-            nonlocal text_id
-            if text_id is None:
-                return
-            index, full = len(output), "".join(text)
-            part: dict[str, Any] = {"type": "output_text", "text": full, "annotations": []}
-            item = responses.message_item(text_id, full)
-            out.append(
-                event(
-                    "response.output_text.done",
-                    item_id=text_id,
-                    output_index=index,
-                    content_index=0,
-                    text=full,
-                )
-            )
-            out.append(
-                event(
-                    "response.content_part.done",
-                    item_id=text_id,
-                    output_index=index,
-                    content_index=0,
-                    part=part,
-                )
-            )
-            out.append(event("response.output_item.done", output_index=index, item=item))
-            output.append(item)
-            text_id = None
-            text.clear()
-
-        def render(ev: LLMEvent, out: list[bytes]) -> None:
-            nonlocal text_id, finish
-            if isinstance(ev, TextDelta):
-                if text_id is None:
-                    text_id = responses.new_id("msg")
-                    item: dict[str, Any] = {
-                        "type": "message",
-                        "id": text_id,
-                        "status": "in_progress",
-                        "role": "assistant",
-                        "content": [],
-                    }
-                    part: dict[str, Any] = {"type": "output_text", "text": "", "annotations": []}
-                    out.append(event("response.output_item.added", output_index=len(output), item=item))
-                    out.append(
-                        event(
-                            "response.content_part.added",
-                            item_id=text_id,
-                            output_index=len(output),
-                            content_index=0,
-                            part=part,
-                        )
-                    )
-                text.append(ev.text)
-                out.append(
-                    event(
-                        "response.output_text.delta",
-                        item_id=text_id,
-                        output_index=len(output),
-                        content_index=0,
-                        delta=ev.text,
-                    )
-                )
-            elif isinstance(ev, ToolInputStart):
-                if not ev.provider_executed and ev.name not in self.hidden:
-                    close_text(out)
-                    item = {
-                        "type": "function_call",
-                        "id": responses.new_id("fc"),
-                        "call_id": ev.id,
-                        "name": ev.name,
-                        "arguments": "",
-                        "status": "in_progress",
-                    }
-                    streaming[ev.id] = (item, len(output), [])
-                    out.append(event("response.output_item.added", output_index=len(output), item=item))
-                    output.append(item)  # its slot; replaced by the finished item
-            elif isinstance(ev, ToolInputDelta):
-                call = streaming.get(ev.id)
-                if call is not None:
-                    call[2].append(ev.text)
-                    out.append(
-                        event(
-                            "response.function_call_arguments.delta",
-                            item_id=call[0]["id"],
-                            output_index=call[1],
-                            delta=ev.text,
-                        )
-                    )
-            elif isinstance(ev, ToolCall) and not ev.provider_executed:
-                close_text(out)
-                call = streaming.pop(ev.id, None)
-                if call is not None:
-                    opened, index, chunks = call
-                    joined = "".join(chunks) if chunks else arguments_json(ev.input)
-                    if not chunks:
-                        out.append(
-                            event(
-                                "response.function_call_arguments.delta",
-                                item_id=opened["id"],
-                                output_index=index,
-                                delta=joined,
-                            )
-                        )
-                    out.append(
-                        event(
-                            "response.function_call_arguments.done",
-                            item_id=opened["id"],
-                            output_index=index,
-                            name=ev.name,
-                            arguments=joined,
-                        )
-                    )
-                    item = {**opened, "arguments": joined, "status": "completed"}
-                    output[index] = item
-                    out.append(event("response.output_item.done", output_index=index, item=item))
-                elif ev.name in self.hidden:
-                    out.append(_comment(ev))
-                else:
-                    item = responses.call_item(ToolCallPart(ev.id, ev.name, ev.input))
-                    out.append(event("response.output_item.added", output_index=len(output), item=item))
-                    out.append(event("response.output_item.done", output_index=len(output), item=item))
-                    output.append(item)
-            elif isinstance(ev, ToolResult) and ev.name in self.hidden:
-                out.append(_comment(ev))
-                spend.results.append(ev)
-            elif isinstance(ev, StepFinish):
-                spend.add(ev)
-            elif isinstance(ev, Finish):
-                finish = ev
-
-        def failed(error: dict[str, Any]) -> bytes:
-            body = responses.envelope(id, model, created, "failed", output)
-            body["error"] = error["error"]
-            return event("response.failed", response=body)
-
-        def end() -> bytes:
-            out: list[bytes] = []
-            close_text(out)
-            state, incomplete = responses.status(finish.reason if finish is not None else "stop")
-            usage = responses.usage(finish.usage if finish is not None else None, spend.cost(events, finish))
-            done = responses.envelope(id, model, created, state, output, usage, incomplete)
-            kind = "response.completed" if state == "completed" else "response.incomplete"
-            return b"".join(out) + event(kind, response=done)
-
-        started = responses.envelope(id, model, created, "in_progress", [])
-        opening = event("response.created", response=started) + event(
-            "response.in_progress", response=started
-        )
-        return self._relay(first, events, opening, render, failed, end, record, spend)
-
-    def _sse(
-        self,
-        first: LLMEvent,
-        events: EventStream,
-        model: str,
-        include_usage: bool,
-        record: Record,
-        custom: frozenset[str] = frozenset(),
-    ) -> AsyncGenerator[bytes, None]:
-        id, created = chat.new_id(), int(time.time())
-
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-            choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
-            body: dict[str, Any] = {
-                "id": id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [choice],
-            }
-            return b"data: " + _encode(body) + b"\n\n"
-
-        finish: Finish | None = None
-        spend = _Spend()
-        tool_index = 0
-        # calls whose arguments stream as they come: id -> (index, whether any fragment was sent)
-        streaming: dict[str, list[Any]] = {}
-
-        def arguments(index: int, text: str) -> bytes:
-            return chunk({"tool_calls": [{"index": index, "function": {"arguments": text}}]})
-
-        def render(event: LLMEvent, out: list[bytes]) -> None:
-            nonlocal finish, tool_index
-            if isinstance(event, TextDelta):
-                out.append(chunk({"content": event.text}))
-            elif isinstance(event, ReasoningDelta):
-                out.append(chunk({"reasoning_content": event.text}))
-            elif isinstance(event, ToolInputStart):
-                if not event.provider_executed and event.name not in self.hidden and event.name not in custom:
-                    streaming[event.id] = [tool_index, False]
-                    opened = {
-                        "id": event.id,
-                        "type": "function",
-                        "function": {"name": event.name, "arguments": ""},
-                    }
-                    out.append(chunk({"tool_calls": [{"index": tool_index, **opened}]}))
-                    tool_index += 1
-            elif isinstance(event, ToolInputDelta):
-                call = streaming.get(event.id)
-                if call is not None:
-                    call[1] = True
-                    out.append(arguments(call[0], event.text))  # the upstream's bytes, as they came
-            elif isinstance(event, ToolCall) and not event.provider_executed:
-                call = streaming.pop(event.id, None)
-                if call is not None:
-                    if not call[1]:  # arguments given whole at the end, not streamed
-                        out.append(arguments(call[0], arguments_json(event.input)))
-                elif event.name in self.hidden:
-                    out.append(_comment(event))
-                else:
-                    out.append(chunk({"tool_calls": [chat.tool_call(event, tool_index)]}))
-                    tool_index += 1
-            elif isinstance(event, ToolResult) and event.name in self.hidden:
-                out.append(_comment(event))
-                spend.results.append(event)
-            elif isinstance(event, StepFinish):
-                spend.add(event)
-            elif isinstance(event, Finish):
-                finish = event
-
-        def failed(error: dict[str, Any]) -> bytes:
-            return b"data: " + _encode(error) + b"\n\n"
-
-        def end() -> bytes:
-            reason = chat.finish_reason(finish.reason) if finish is not None else "stop"
-            tail = [chunk({}, reason)]
-            if include_usage:
-                body: dict[str, Any] = {
-                    "id": id,
-                    "object": "chat.completion.chunk",
-                    "created": created,
-                    "model": model,
-                    "choices": [],
-                    "usage": chat.usage(
-                        finish.usage if finish is not None else None, spend.cost(events, finish)
-                    ),
-                }
-                tail.append(b"data: " + _encode(body) + b"\n\n")
-            tail.append(b"data: [DONE]\n\n")
-            return b"".join(tail)
-
-        opening = chunk({"role": "assistant", "content": ""})
-        return self._relay(first, events, opening, render, failed, end, record, spend)
 
     async def _relay(
-        self,
-        first: LLMEvent,
-        events: EventStream,
-        opening: bytes,
-        render: Callable[[LLMEvent, list[bytes]], None],
-        failed: Callable[[dict[str, Any]], bytes],
-        end: Callable[[], bytes],
-        record: Record,
-        spend: _Spend,
+        self, first: LLMEvent, events: EventStream, renderer: Renderer, record: Record
     ) -> AsyncGenerator[bytes, None]:
-        """The streaming loop of both endpoints, whose wire formats are the callbacks: ``render``
-        appends an event's bytes, ``failed`` turns an error body (upstream, scrubbed; or a generic
-        one for a bug) into the stream's last bytes, ``end`` gives the last bytes after a finish.
-        One write per upstream read (a batch of events), not one per event. A client that hangs
-        up cancels this generator: the upstream stream is closed at once and one line logged."""
-        metrics, finished = self.metrics, False
+        """The streaming loop of every dialect, whose wire format is the ``renderer``. One write per
+        upstream read (a batch of events), not one per event. Usage and server-tool results are
+        noted for pricing here, once. A client that hangs up cancels this generator: the upstream
+        stream is closed at once and one line logged."""
+        metrics, finished, hidden = self.metrics, False, self.hidden
+        spend, finish = _Spend(), None
+        render = renderer.event
         if metrics is not None:
             metrics.stream_started(record.route)
-        out = [opening]
+        out = [renderer.opening()]
         try:
             if isinstance(first, _ANSWER):
                 record.first_token()
@@ -853,29 +529,32 @@ class _Gateway:
                     for event in batch:
                         if record.ttft is None and isinstance(event, _ANSWER):
                             record.first_token()
+                        elif isinstance(event, StepFinish):
+                            spend.add(event)
+                        elif isinstance(event, ToolResult) and event.name in hidden:
+                            spend.results.append(event)
                         elif isinstance(event, Finish):
+                            finish = event
                             await self._usage(record, event.usage, spend.cost(events, event))
                         render(event, out)
                     if out:
                         yield b"".join(out)
                         out = []
             except LLMError as exc:
-                _, body, _ = _upstream_error(exc, self.config.secrets, self._hosts)
+                failure = upstream_failure(exc, self.config.secrets, self._hosts)
                 record.error = type(exc).__name__
-                self.observer.upstream_failure(
-                    record, record.error, 200, exc.attempts, body["error"]["message"]
-                )
+                self.observer.upstream_failure(record, record.error, 200, exc.attempts, failure.message)
                 finished = True
-                yield b"".join(out) + failed(body)
+                yield b"".join(out) + renderer.failed(failure)
                 return
             except Exception as exc:  # a bug: the client gets a generic error, the log the details
                 log.error("gateway: unexpected %s while streaming", type(exc).__name__, exc_info=exc)
                 record.error = type(exc).__name__
                 finished = True
-                yield b"".join(out) + failed(error_body("internal server error", "server_error"))
+                yield b"".join(out) + renderer.failed(INTERNAL)
                 return
             finished = True
-            yield b"".join(out) + end()
+            yield b"".join(out) + renderer.end(finish, spend.cost(events, finish))
         finally:
             await events.aclose()
             if metrics is not None:
@@ -883,6 +562,34 @@ class _Gateway:
             if not finished:
                 self.observer.client_gone(record, "mid-stream")
             self.observer.done(record)
+
+
+def _anthropic_model(name: str) -> dict[str, Any]:
+    """A model as Anthropic's ``/v1/models`` lists it."""
+    return {"type": "model", "id": name, "display_name": name, "created_at": "1970-01-01T00:00:00Z"}
+
+
+def _warned(warnings: tuple[RequestWarning, ...]) -> dict[str, str] | None:
+    """``x-llmroute-warnings``: what the upstream did not take, one ``option: why`` per warning."""
+    if not warnings:
+        return None
+    return {"x-llmroute-warnings": "; ".join(f"{w.option}: {w.message}" for w in warnings)}
+
+
+def _routes(state: _Gateway) -> list[Route]:
+    """The route table: a ``POST`` route per path of every inbound dialect (its token counting
+    first: Gemini's ``{model}:countTokens`` would match its ``{model}:{method}``), then the
+    gateway's own."""
+    counting = [(d, d.count) for d in DIALECTS if d.count is not None]
+    return [
+        *(Route(path, state.counter(d, path), methods=["POST"]) for d, c in counting for path in c.paths),
+        *(Route(path, state.endpoint(d, path), methods=["POST"]) for d in DIALECTS for path in d.paths),
+        Route("/v1/models", state.models, methods=["GET"]),
+        Route("/v1/models/{id:path}", state.model_info, methods=["GET"]),
+        Route("/health", state.health, methods=["GET"]),
+        Route("/health/ready", state.health_ready, methods=["GET"]),
+        Route("/metrics", state.metrics_text, methods=["GET"]),
+    ]
 
 
 def create_app(gateway: Gateway, *, client: Client | None = None) -> Starlette:
@@ -903,9 +610,13 @@ def create_app(gateway: Gateway, *, client: Client | None = None) -> Starlette:
         message = "not found" if status == 404 else "method not allowed" if status == 405 else "bad request"
         return _json(error_body(message, "invalid_request_error", None), status)
 
-    middleware: list[Middleware] = [Middleware(ServerSpans)]  # a no-op unless llmroute.telemetry is on
+    routes = _routes(state)
+    templates = RouteTemplates(route.path for route in routes)
+    # a no-op unless llmroute.telemetry is on
+    middleware: list[Middleware] = [Middleware(ServerSpans, templates=templates)]
     if gateway.cors_origins:
-        middleware.append(Middleware(Preflights, observer=state.observer))  # answered by CORS, still logged
+        # answered by CORS, still logged
+        middleware.append(Middleware(Preflights, observer=state.observer, templates=templates))
         middleware.append(
             Middleware(
                 CORSMiddleware,
@@ -917,15 +628,7 @@ def create_app(gateway: Gateway, *, client: Client | None = None) -> Starlette:
             )
         )
     return Starlette(
-        routes=[
-            Route("/v1/chat/completions", state.chat_completions, methods=["POST"]),
-            Route("/v1/responses", state.responses, methods=["POST"]),
-            Route("/v1/models", state.models, methods=["GET"]),
-            Route("/v1/models/{id:path}", state.model_info, methods=["GET"]),
-            Route("/health", state.health, methods=["GET"]),
-            Route("/health/ready", state.health_ready, methods=["GET"]),
-            Route("/metrics", state.metrics_text, methods=["GET"]),
-        ],
+        routes=routes,
         middleware=middleware,
         exception_handlers={HTTPException: not_found},
         lifespan=state.lifespan,

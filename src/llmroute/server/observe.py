@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .record import Record
-from .tracing import ASGIApp, Message, Receive, Scope, Send, route_template
+from .tracing import ASGIApp, Message, Receive, RouteTemplates, Scope, Send
 
 if TYPE_CHECKING:
     from .metrics import Metrics
@@ -63,6 +63,8 @@ class Observer:
                 "cost_usd": record.cost,
                 "error": record.error,
             }
+            if record.session is not None:
+                line["session"] = record.session
             _access.info(_encode(line).decode())
 
     def upstream_failure(self, record: Record, error: str, status: int, attempts: int, message: str) -> None:
@@ -93,9 +95,10 @@ class Preflights:
     (``OPTIONS`` with ``Access-Control-Request-Method``) itself: each preflight still gets its
     access-log line and its count in the metrics (``method`` ``OPTIONS``)."""
 
-    def __init__(self, app: ASGIApp, observer: Observer) -> None:
+    def __init__(self, app: ASGIApp, observer: Observer, templates: RouteTemplates) -> None:
         self.app = app
         self.observer = observer
+        self.route_template = templates
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "OPTIONS":
@@ -104,7 +107,7 @@ class Preflights:
         if not any(name == b"access-control-request-method" for name, _ in scope["headers"]):
             await self.app(scope, receive, send)
             return
-        record = Record(route_template(scope["path"]) or "-", "OPTIONS")
+        record = Record(self.route_template(scope["path"]) or "-", "OPTIONS")
 
         async def sent(message: Message) -> None:
             if message["type"] == "http.response.start":

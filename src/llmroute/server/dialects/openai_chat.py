@@ -1,5 +1,6 @@
-"""OpenAI Chat Completions on the gateway's side of the wire: a client's request body to an
-``LLMRequest``, and the events of a run back to a ``chat.completion`` or its chunks.
+"""The OpenAI Chat Completions dialect (``POST /v1/chat/completions``): a client's body to an
+``LLMRequest``, and a run's events back to a ``chat.completion`` or its ``chat.completion.chunk``
+stream, errors as OpenAI's ``{"error": ...}``.
 
 The gateway's own server tools (``web_search``) never reach the client: their calls and results are
 left out of responses (streamed, they show as SSE comments). Text streams from every step; a
@@ -10,27 +11,39 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, Literal, cast
 
 import msgspec
 
-from .. import client_tools
-from ..protocols._shared import ns
-from ..protocols.openai_chat_custom import CUSTOM_ITEM, call_metadata
-from ..schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart
-from ..schema.cost import Cost
-from ..schema.errors import InvalidRequestError
-from ..schema.events import FinishReason, ToolCall
-from ..schema.options import GenerationOptions
-from ..schema.request import LLMRequest, OutputSchema
-from ..schema.response import LLMResponse
-from ..schema.tools import ToolChoice, ToolDefinition
-from ..schema.usage import Usage
-from .decode import decode_body
-from .request import (
+from ... import client_tools
+from ...protocols._shared import ns
+from ...protocols.openai_chat_custom import CUSTOM_ITEM, call_metadata
+from ...schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart
+from ...schema.cost import Cost
+from ...schema.errors import InvalidRequestError
+from ...schema.events import (
+    Finish,
+    FinishReason,
+    LLMEvent,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolInputDelta,
+    ToolInputStart,
+    ToolResult,
+)
+from ...schema.options import GenerationOptions
+from ...schema.request import LLMRequest, ModelRef, OutputSchema
+from ...schema.response import LLMResponse
+from ...schema.tools import ToolChoice, ToolDefinition
+from ...schema.usage import Usage
+from ..dialect import Dialect, Inbound, Unresolved, sse_comment
+from ..failure import Failure, openai_error, openai_error_json
+from .conversation import (
     Conversation,
     arguments_json,
+    decode_body,
     function_tool,
     image_part,
     output_format,
@@ -39,15 +52,19 @@ from .request import (
 )
 
 __all__ = [
+    "DIALECT",
+    "ChatReply",
     "ChatRequest",
+    "ChatStream",
     "completion",
-    "custom_tool_names",
-    "decode_request",
+    "decode",
     "finish_reason",
     "new_id",
     "to_llm_request",
     "usage",
 ]
+
+_encode = msgspec.json.Encoder().encode
 
 
 # -- the client's request --------------------------------------------------------------------------
@@ -165,19 +182,28 @@ class ChatRequest(msgspec.Struct, frozen=True):
     response_format: _ResponseFormat | None = None
 
 
+class ChatReply(msgspec.Struct, frozen=True):
+    """What a Chat answer needs of its request."""
+
+    include_usage: bool = False
+    """``stream_options.include_usage``: a last chunk carries the usage."""
+    custom: frozenset[str] = frozenset()
+    """The request's custom (free-text) tools: their calls are sent whole, not as argument deltas."""
+
+
 _decoder = msgspec.json.Decoder(ChatRequest)
 
 
-def decode_request(body: bytes) -> ChatRequest:
-    return decode_body(_decoder, body)
+def decode(body: bytes, path: Mapping[str, str] | None = None) -> Inbound[ChatReply]:
+    """A Chat Completions body as the gateway's ``Inbound``."""
+    chat = decode_body(_decoder, body)
+    custom = frozenset(t.custom.name for t in chat.tools or () if t.type == "custom" and t.custom is not None)
+    options = chat.stream_options
+    reply = ChatReply(options is not None and options.include_usage, custom)
+    return Inbound(chat.model, chat.stream, to_llm_request(chat, Unresolved(chat.model)), reply)
 
 
-def custom_tool_names(chat: ChatRequest) -> frozenset[str]:
-    """The request's custom (free-text) tools: their calls are sent whole, not as argument deltas."""
-    return frozenset(t.custom.name for t in chat.tools or () if t.type == "custom" and t.custom is not None)
-
-
-def to_llm_request(chat: ChatRequest, model: Any) -> LLMRequest:
+def to_llm_request(chat: ChatRequest, model: ModelRef) -> LLMRequest:
     if chat.n not in (None, 1):
         raise InvalidRequestError("n: only one choice per request is supported", code="unsupported_parameter")
     conversation = Conversation()
@@ -391,6 +417,10 @@ def tool_call(call: ToolCall | ToolCallPart, index: int | None = None) -> dict[s
     return out
 
 
+def whole(inbound: Inbound[ChatReply], response: LLMResponse, hidden: frozenset[str]) -> bytes:
+    return _encode(completion(response, inbound.model, hidden))
+
+
 def completion(response: LLMResponse, model: str, hidden: Collection[str]) -> dict[str, Any]:
     """A ``chat.completion`` from the final step; calls to ``hidden`` (server) tools left out."""
     calls = [
@@ -418,3 +448,95 @@ def completion(response: LLMResponse, model: str, hidden: Collection[str]) -> di
         ],
         "usage": usage(response.usage, response.cost),
     }
+
+
+class ChatStream:
+    """One streamed answer as ``chat.completion.chunk`` SSE events, ended by ``data: [DONE]``.
+    Client calls stream their arguments as they come; custom tools' calls come whole."""
+
+    __slots__ = ("_created", "_hidden", "_id", "_model", "_reply", "_streaming", "_tool_index")
+
+    def __init__(self, inbound: Inbound[ChatReply], hidden: frozenset[str]) -> None:
+        self._id, self._created, self._model = new_id(), int(time.time()), inbound.model
+        self._reply, self._hidden = inbound.reply, hidden
+        self._tool_index = 0
+        # calls whose arguments stream as they come: id -> [index, whether any fragment was sent]
+        self._streaming: dict[str, list[Any]] = {}
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        body: dict[str, Any] = {
+            "id": self._id,
+            "object": "chat.completion.chunk",
+            "created": self._created,
+            "model": self._model,
+            "choices": [choice],
+        }
+        return b"data: " + _encode(body) + b"\n\n"
+
+    def _arguments(self, index: int, text: str) -> bytes:
+        return self._chunk({"tool_calls": [{"index": index, "function": {"arguments": text}}]})
+
+    def opening(self) -> bytes:
+        return self._chunk({"role": "assistant", "content": ""})
+
+    def event(self, event: LLMEvent, out: list[bytes]) -> None:
+        if isinstance(event, TextDelta):
+            out.append(self._chunk({"content": event.text}))
+        elif isinstance(event, ReasoningDelta):
+            out.append(self._chunk({"reasoning_content": event.text}))
+        elif isinstance(event, ToolInputStart):
+            name = event.name
+            if not event.provider_executed and name not in self._hidden and name not in self._reply.custom:
+                index = self._tool_index
+                self._streaming[event.id] = [index, False]
+                opened = {"id": event.id, "type": "function", "function": {"name": name, "arguments": ""}}
+                out.append(self._chunk({"tool_calls": [{"index": index, **opened}]}))
+                self._tool_index += 1
+        elif isinstance(event, ToolInputDelta):
+            call = self._streaming.get(event.id)
+            if call is not None:
+                call[1] = True
+                out.append(self._arguments(call[0], event.text))  # the upstream's bytes, as they came
+        elif isinstance(event, ToolCall) and not event.provider_executed:
+            call = self._streaming.pop(event.id, None)
+            if call is not None:
+                if not call[1]:  # arguments given whole at the end, not streamed
+                    out.append(self._arguments(call[0], arguments_json(event.input)))
+            elif event.name in self._hidden:
+                out.append(sse_comment(event))
+            else:
+                out.append(self._chunk({"tool_calls": [tool_call(event, self._tool_index)]}))
+                self._tool_index += 1
+        elif isinstance(event, ToolResult) and event.name in self._hidden:
+            out.append(sse_comment(event))
+
+    def failed(self, failure: Failure) -> bytes:
+        return b"data: " + _encode(openai_error(failure)) + b"\n\n"
+
+    def end(self, finish: Finish | None, cost: Cost | None) -> bytes:
+        reason = finish_reason(finish.reason) if finish is not None else "stop"
+        tail = [self._chunk({}, reason)]
+        if self._reply.include_usage:
+            body: dict[str, Any] = {
+                "id": self._id,
+                "object": "chat.completion.chunk",
+                "created": self._created,
+                "model": self._model,
+                "choices": [],
+                "usage": usage(finish.usage if finish is not None else None, cost),
+            }
+            tail.append(b"data: " + _encode(body) + b"\n\n")
+        tail.append(b"data: [DONE]\n\n")
+        return b"".join(tail)
+
+
+DIALECT: Dialect[ChatReply] = Dialect(
+    name="openai-chat",
+    paths=("/v1/chat/completions",),
+    decode=decode,
+    whole=whole,
+    stream=ChatStream,
+    error=openai_error_json,
+)
+"""OpenAI Chat Completions, as the gateway serves it."""

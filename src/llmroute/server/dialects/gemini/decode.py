@@ -13,15 +13,15 @@ from typing import Any, cast
 
 import msgspec
 
-from ...schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from ...schema.errors import InvalidRequestError
-from ...schema.options import GenerationOptions
-from ...schema.request import OutputSchema
-from ...schema.tools import HostedTool, ToolChoice, ToolDefinition, ToolSpec
-from .. import carry
-from ..disposition import Dispositions, Lowered
-from ..request import Conversation
-from ..upstream import GEMINI, Upstream
+from ....schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ....schema.errors import InvalidRequestError
+from ....schema.options import GenerationOptions
+from ....schema.request import OutputSchema
+from ....schema.tools import HostedTool, ToolChoice, ToolDefinition, ToolSpec
+from ... import carry
+from ...disposition import Dispositions, Lowered
+from ...upstream import GEMINI, Upstream
+from ..conversation import Conversation
 from .wire import Content, FunctionDeclaration, GenerateRequest, GenerationConfig, ToolIn
 from .wire import Part as WirePart
 

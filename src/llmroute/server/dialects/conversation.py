@@ -1,25 +1,28 @@
-"""What the gateway's two request shapes (Chat Completions, Responses) have in common on the way to
-an ``LLMRequest``: the conversation as it is read (``Conversation``), function tools, tool choice,
-JSON-schema output and images. Each wire module keeps its own field names and error paths.
+"""What every dialect's ``decode`` shares on the way to an ``LLMRequest``: one way to turn a bad body
+into a typed error (``decode_body``), the conversation as it is read (``Conversation``), function
+tools, tool choice, JSON-schema output and images. Each dialect keeps its own field names and error
+paths.
 """
 
 from __future__ import annotations
 
 import mimetypes
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
-from ..schema.content import MediaPart, Message, Part, Role, TextPart, ToolCallPart, ToolResultPart
-from ..schema.errors import InvalidRequestError
-from ..schema.options import GenerationOptions
-from ..schema.request import LLMRequest, OutputSchema
-from ..schema.tools import ToolChoice, ToolDefinition
+from ...route.decoding import is_utf8
+from ...schema.content import MediaPart, Message, Part, Role, TextPart, ToolCallPart, ToolResultPart
+from ...schema.errors import InvalidRequestError
+from ...schema.options import GenerationOptions
+from ...schema.request import LLMRequest, ModelRef, OutputSchema
+from ...schema.tools import ToolChoice, ToolDefinition
 
 __all__ = [
     "Conversation",
     "arguments_json",
+    "decode_body",
     "function_tool",
     "image_part",
     "output_format",
@@ -28,6 +31,31 @@ __all__ = [
 ]
 
 _NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
+
+T = TypeVar("T")
+
+
+def decode_body(decoder: msgspec.json.Decoder[T], body: bytes) -> T:
+    """Parse and validate; ``InvalidRequestError`` names the bad field (``$.messages[0].role``)."""
+    try:
+        return decoder.decode(body)
+    except msgspec.ValidationError as exc:
+        raise InvalidRequestError(f"invalid request: {exc}", code="invalid_request") from None
+    except UnicodeDecodeError:  # msgspec < 0.23: a JSON string holding bytes that are not UTF-8
+        raise _not_utf8() from None
+    except msgspec.DecodeError:
+        # msgspec >= 0.23 raises DecodeError for bad UTF-8 too; ask the bytes, not the message
+        if not is_utf8(body):
+            raise _not_utf8() from None
+        raise InvalidRequestError(
+            "invalid request: the body is not valid JSON", code="invalid_json"
+        ) from None
+
+
+def _not_utf8() -> InvalidRequestError:
+    return InvalidRequestError(
+        "invalid request: the body holds bytes that are not valid UTF-8", code="invalid_json"
+    )
 
 
 class Conversation:
@@ -72,7 +100,7 @@ class Conversation:
 
     def request(
         self,
-        model: Any,
+        model: ModelRef,
         *,
         tools: Iterable[ToolDefinition],
         tool_choice: ToolChoice | None,

@@ -17,7 +17,8 @@ from typing import Any, cast
 
 import msgspec
 
-from ...schema.events import (
+from ....schema.cost import Cost
+from ....schema.events import (
     Citation,
     Finish,
     LLMEvent,
@@ -28,9 +29,10 @@ from ...schema.events import (
     ToolCall,
     ToolResult,
 )
-from ...schema.response import LLMResponse
-from ...schema.usage import Usage
-from .. import carry
+from ....schema.response import LLMResponse
+from ....schema.usage import Usage
+from ... import carry
+from ...failure import Failure
 from .decode import NS
 
 __all__ = ["Parts", "Stream", "error_body", "response", "usage_metadata"]
@@ -282,8 +284,10 @@ class Stream:
         if new:
             out.append(self._chunk(_candidate(new)))
 
-    def end(self, total: Usage | None) -> bytes:
-        return self._chunk(_last(self.parts, []), total)
+    def end(self, finish: Finish | None, cost: Cost | None = None) -> bytes:
+        if finish is not None:
+            self.parts.finish = finish
+        return self._chunk(_last(self.parts, []), finish.usage if finish is not None else None)
 
-    def failed(self, status: int, text: str) -> bytes:
-        return b"data: " + _encode(error_body(status, text)) + b"\r\n\r\n"
+    def failed(self, failure: Failure) -> bytes:
+        return b"data: " + _encode(error_body(failure.status, failure.message)) + b"\r\n\r\n"

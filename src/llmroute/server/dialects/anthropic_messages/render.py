@@ -22,7 +22,8 @@ from typing import Any, cast
 
 import msgspec
 
-from ...schema.events import (
+from ....schema.cost import Cost
+from ....schema.events import (
     Citation,
     Finish,
     LLMEvent,
@@ -37,10 +38,11 @@ from ...schema.events import (
     ToolInputStart,
     ToolResult,
 )
-from ...schema.response import LLMResponse
-from ...schema.usage import Usage
-from .. import carry
-from ..request import arguments_json
+from ....schema.response import LLMResponse
+from ....schema.usage import Usage
+from ... import carry
+from ...failure import Failure
+from ..conversation import arguments_json
 from .decode import GATEWAY_SEARCH, NS
 
 __all__ = ["Blocks", "error_body", "error_type", "message", "new_id", "usage"]
@@ -433,7 +435,10 @@ class Stream:
     def event(self, event: LLMEvent, out: list[bytes]) -> None:
         self.blocks.add(event, out)
 
-    def end(self, total: Usage | None) -> bytes:
+    def end(self, finish: Finish | None, cost: Cost | None = None) -> bytes:
+        total = finish.usage if finish is not None else None
+        if finish is not None:
+            self.blocks.finish = finish
         out: list[bytes] = []
         self.blocks.close(out)
         reason, sequence = self.blocks.stop_reason()
@@ -442,6 +447,6 @@ class Stream:
         out.append(Blocks.sse("message_stop", {}))
         return b"".join(out)
 
-    def failed(self, status: int, text: str) -> bytes:
+    def failed(self, failure: Failure) -> bytes:
         """A failure after the stream began: open blocks stay open (the answer is cut), then an error."""
-        return Blocks.sse("error", {"error": error_body(status, text)["error"]})
+        return Blocks.sse("error", {"error": error_body(failure.status, failure.message)["error"]})

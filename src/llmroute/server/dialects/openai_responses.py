@@ -1,5 +1,6 @@
-"""OpenAI Responses (``POST /v1/responses``) on the gateway's side of the wire: the client's request
-to an ``LLMRequest``, and a run's events back to a ``response`` object or its streamed events.
+"""The OpenAI Responses dialect (``POST /v1/responses``): the client's request to an ``LLMRequest``,
+and a run's events back to a ``response`` object or its streamed events, errors as OpenAI's
+``{"error": ...}`` (streamed: ``response.failed``).
 
 Stateless like the rest of the gateway: ``previous_response_id`` and stored conversations are
 refused; the client sends the whole input. Function tools pass through; the gateway's server tools
@@ -10,24 +11,35 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 import msgspec
 
-from ..schema.content import Part, ReasoningPart, TextPart, ToolCallPart
-from ..schema.cost import Cost
-from ..schema.errors import InvalidRequestError
-from ..schema.events import FinishReason
-from ..schema.options import GenerationOptions
-from ..schema.request import LLMRequest, OutputSchema
-from ..schema.response import LLMResponse
-from ..schema.tools import ToolChoice, ToolDefinition
-from ..schema.usage import Usage
-from .decode import decode_body
-from .request import (
+from ...schema.content import Part, ReasoningPart, TextPart, ToolCallPart
+from ...schema.cost import Cost
+from ...schema.errors import InvalidRequestError
+from ...schema.events import (
+    Finish,
+    FinishReason,
+    LLMEvent,
+    TextDelta,
+    ToolCall,
+    ToolInputDelta,
+    ToolInputStart,
+    ToolResult,
+)
+from ...schema.options import GenerationOptions
+from ...schema.request import LLMRequest, ModelRef, OutputSchema
+from ...schema.response import LLMResponse
+from ...schema.tools import ToolChoice, ToolDefinition
+from ...schema.usage import Usage
+from ..dialect import Dialect, Inbound, Unresolved, sse_comment
+from ..failure import Failure, openai_error, openai_error_json
+from .conversation import (
     Conversation,
     arguments_json,
+    decode_body,
     function_tool,
     image_part,
     output_format,
@@ -35,7 +47,17 @@ from .request import (
     tool_choice,
 )
 
-__all__ = ["ResponsesRequest", "decode_request", "response_object", "to_llm_request", "usage"]
+__all__ = [
+    "DIALECT",
+    "ResponsesRequest",
+    "ResponsesStream",
+    "decode",
+    "response_object",
+    "to_llm_request",
+    "usage",
+]
+
+_encode = msgspec.json.Encoder().encode
 
 
 class _InputPart(msgspec.Struct, frozen=True):
@@ -108,11 +130,13 @@ class ResponsesRequest(msgspec.Struct, frozen=True):
 _decoder = msgspec.json.Decoder(ResponsesRequest)
 
 
-def decode_request(body: bytes) -> ResponsesRequest:
-    return decode_body(_decoder, body)
+def decode(body: bytes, path: Mapping[str, str] | None = None) -> Inbound[None]:
+    """A Responses body as the gateway's ``Inbound``."""
+    req = decode_body(_decoder, body)
+    return Inbound(req.model, req.stream, to_llm_request(req, Unresolved(req.model)), None)
 
 
-def to_llm_request(req: ResponsesRequest, model: Any) -> LLMRequest:
+def to_llm_request(req: ResponsesRequest, model: ModelRef) -> LLMRequest:
     if req.previous_response_id is not None:
         raise InvalidRequestError(
             "previous_response_id: the gateway is stateless; send the whole input",
@@ -281,6 +305,10 @@ def envelope(
     }
 
 
+def whole(inbound: Inbound[None], response: LLMResponse, hidden: frozenset[str]) -> bytes:
+    return _encode(response_object(response, inbound.model, hidden))
+
+
 def response_object(response: LLMResponse, model: str, hidden: Collection[str]) -> dict[str, Any]:
     """The ``response`` object from the final step; calls to ``hidden`` (server) tools left out."""
     output: list[dict[str, Any]] = []
@@ -301,3 +329,194 @@ def response_object(response: LLMResponse, model: str, hidden: Collection[str]) 
         usage(response.usage, response.cost),
         incomplete,
     )
+
+
+class ResponsesStream:
+    """One streamed answer as Responses events: one message item per run of text (closed when a
+    tool call comes between), client function calls as items whose arguments stream, then
+    ``response.completed`` (``response.incomplete``, ``response.failed``)."""
+
+    __slots__ = (
+        "_created",
+        "_hidden",
+        "_id",
+        "_model",
+        "_output",
+        "_sequence",
+        "_streaming",
+        "_text",
+        "_text_id",
+    )
+
+    def __init__(self, inbound: Inbound[None], hidden: frozenset[str]) -> None:
+        self._id, self._created, self._model = new_id("resp"), int(time.time()), inbound.model
+        self._hidden = hidden
+        self._sequence = 0
+        self._output: list[dict[str, Any]] = []
+        self._text_id: str | None = None
+        self._text: list[str] = []
+        # calls whose arguments stream: id -> (the added item, its output index, fragments so far)
+        self._streaming: dict[str, tuple[dict[str, Any], int, list[str]]] = {}
+
+    def _event(self, type: str, **fields: Any) -> bytes:
+        self._sequence += 1
+        body = {"type": type, "sequence_number": self._sequence, **fields}
+        return b"event: " + type.encode() + b"\ndata: " + _encode(body) + b"\n\n"
+
+    def _close_text(self, out: list[bytes]) -> None:
+        text_id = self._text_id
+        if text_id is None:
+            return
+        index, full = len(self._output), "".join(self._text)
+        part: dict[str, Any] = {"type": "output_text", "text": full, "annotations": []}
+        item = message_item(text_id, full)
+        event = self._event
+        out.append(
+            event(
+                "response.output_text.done", item_id=text_id, output_index=index, content_index=0, text=full
+            )
+        )
+        out.append(
+            event(
+                "response.content_part.done", item_id=text_id, output_index=index, content_index=0, part=part
+            )
+        )
+        out.append(event("response.output_item.done", output_index=index, item=item))
+        self._output.append(item)
+        self._text_id = None
+        self._text.clear()
+
+    def opening(self) -> bytes:
+        started = envelope(self._id, self._model, self._created, "in_progress", [])
+        return self._event("response.created", response=started) + self._event(
+            "response.in_progress", response=started
+        )
+
+    def event(self, event: LLMEvent, out: list[bytes]) -> None:
+        if isinstance(event, TextDelta):
+            self._text_delta(event, out)
+        elif isinstance(event, ToolInputStart):
+            if not event.provider_executed and event.name not in self._hidden:
+                self._close_text(out)
+                item = {
+                    "type": "function_call",
+                    "id": new_id("fc"),
+                    "call_id": event.id,
+                    "name": event.name,
+                    "arguments": "",
+                    "status": "in_progress",
+                }
+                index = len(self._output)
+                self._streaming[event.id] = (item, index, [])
+                out.append(self._event("response.output_item.added", output_index=index, item=item))
+                self._output.append(item)  # its slot; replaced by the finished item
+        elif isinstance(event, ToolInputDelta):
+            call = self._streaming.get(event.id)
+            if call is not None:
+                call[2].append(event.text)
+                out.append(
+                    self._event(
+                        "response.function_call_arguments.delta",
+                        item_id=call[0]["id"],
+                        output_index=call[1],
+                        delta=event.text,
+                    )
+                )
+        elif isinstance(event, ToolCall) and not event.provider_executed:
+            self._call(event, out)
+        elif isinstance(event, ToolResult) and event.name in self._hidden:
+            out.append(sse_comment(event))
+
+    def _text_delta(self, ev: TextDelta, out: list[bytes]) -> None:
+        text_id, index = self._text_id, len(self._output)
+        if text_id is None:
+            self._text_id = text_id = new_id("msg")
+            item: dict[str, Any] = {
+                "type": "message",
+                "id": text_id,
+                "status": "in_progress",
+                "role": "assistant",
+                "content": [],
+            }
+            part: dict[str, Any] = {"type": "output_text", "text": "", "annotations": []}
+            out.append(self._event("response.output_item.added", output_index=index, item=item))
+            out.append(
+                self._event(
+                    "response.content_part.added",
+                    item_id=text_id,
+                    output_index=index,
+                    content_index=0,
+                    part=part,
+                )
+            )
+        self._text.append(ev.text)
+        out.append(
+            self._event(
+                "response.output_text.delta",
+                item_id=text_id,
+                output_index=index,
+                content_index=0,
+                delta=ev.text,
+            )
+        )
+
+    def _call(self, ev: ToolCall, out: list[bytes]) -> None:
+        self._close_text(out)
+        call = self._streaming.pop(ev.id, None)
+        output = self._output
+        if call is not None:
+            opened, index, chunks = call
+            joined = "".join(chunks) if chunks else arguments_json(ev.input)
+            if not chunks:
+                out.append(
+                    self._event(
+                        "response.function_call_arguments.delta",
+                        item_id=opened["id"],
+                        output_index=index,
+                        delta=joined,
+                    )
+                )
+            out.append(
+                self._event(
+                    "response.function_call_arguments.done",
+                    item_id=opened["id"],
+                    output_index=index,
+                    name=ev.name,
+                    arguments=joined,
+                )
+            )
+            item = {**opened, "arguments": joined, "status": "completed"}
+            output[index] = item
+            out.append(self._event("response.output_item.done", output_index=index, item=item))
+        elif ev.name in self._hidden:
+            out.append(sse_comment(ev))
+        else:
+            item = call_item(ToolCallPart(ev.id, ev.name, ev.input))
+            out.append(self._event("response.output_item.added", output_index=len(output), item=item))
+            out.append(self._event("response.output_item.done", output_index=len(output), item=item))
+            output.append(item)
+
+    def failed(self, failure: Failure) -> bytes:
+        body = envelope(self._id, self._model, self._created, "failed", self._output)
+        body["error"] = openai_error(failure)["error"]
+        return self._event("response.failed", response=body)
+
+    def end(self, finish: Finish | None, cost: Cost | None) -> bytes:
+        out: list[bytes] = []
+        self._close_text(out)
+        state, incomplete = status(finish.reason if finish is not None else "stop")
+        usage_value = usage(finish.usage if finish is not None else None, cost)
+        done = envelope(self._id, self._model, self._created, state, self._output, usage_value, incomplete)
+        kind = "response.completed" if state == "completed" else "response.incomplete"
+        return b"".join(out) + self._event(kind, response=done)
+
+
+DIALECT: Dialect[None] = Dialect(
+    name="openai-responses",
+    paths=("/v1/responses",),
+    decode=decode,
+    whole=whole,
+    stream=ResponsesStream,
+    error=openai_error_json,
+)
+"""OpenAI Responses (stateless), as the gateway serves it."""

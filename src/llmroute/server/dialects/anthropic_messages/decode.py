@@ -11,17 +11,17 @@ from typing import Any, cast
 
 import msgspec
 
-from ...hosted import search_result
-from ...protocols._websearch import hit_pairs
-from ...schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from ...schema.errors import InvalidRequestError
-from ...schema.options import CachePolicy, GenerationOptions
-from ...schema.request import OutputSchema
-from ...schema.tools import HostedTool, ToolChoice, ToolDefinition, ToolSpec
-from .. import carry
-from ..disposition import Dispositions, Lowered
-from ..request import Conversation, image_part
-from ..upstream import ANTHROPIC, Upstream
+from ....hosted import search_result
+from ....protocols._websearch import hit_pairs
+from ....schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ....schema.errors import InvalidRequestError
+from ....schema.options import CachePolicy, GenerationOptions
+from ....schema.request import OutputSchema
+from ....schema.tools import HostedTool, ToolChoice, ToolDefinition, ToolSpec
+from ... import carry
+from ...disposition import Dispositions, Lowered
+from ...upstream import ANTHROPIC, Upstream
+from ..conversation import Conversation, image_part
 from .wire import Block, CountTokensRequest, Message, MessagesRequest, ToolIn
 
 __all__ = ["GATEWAY_SEARCH", "NS", "lower"]
