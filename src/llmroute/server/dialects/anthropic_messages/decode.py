@@ -501,7 +501,8 @@ def _generation(
                 "thinking.budget_tokens: required with type 'enabled'", param="thinking.budget_tokens"
             )
         if cx.anthropic:
-            cx.options["thinking"] = msgspec.to_builtins(thinking)
+            given: dict[str, Any] = msgspec.to_builtins(thinking)
+            cx.options["thinking"] = {k: v for k, v in given.items() if v is not None}
         if cx.elsewhere and thinking.type != "disabled":
             cx.warn("thinking", "reasoning there is the model's own setting")
     config = dict(payload.output_config or {})
