@@ -249,14 +249,20 @@ class SocketServer:
         else:
             context = list(message["input"])
         rid, events, output = script(context, self.steps)
+        if not events:
+            conn.last_id, conn.context = rid, context + output
         for n, event in enumerate(events):
             if self.drop_after is not None and n == self.drop_after:
                 ws.close()
                 return
             if self.message_delay:
                 time.sleep(self.message_delay)
+            if n == len(events) - 1:
+                # the state is kept before the last event goes out: a client that reacts to it
+                # (``forget()`` after a tool result) must find the state already there to evict
+                with self._lock:
+                    conn.last_id, conn.context = rid, context + output
             ws.send(json.dumps(event))
-        conn.last_id, conn.context = rid, context + output
 
     def wait_idle(self, timeout: float = 5.0) -> int:
         deadline = time.monotonic() + timeout

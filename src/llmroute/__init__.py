@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from .client import Client
     from .media import file, image
     from .route import Model, PreparedRequest, RetryPolicy, Route, Secret, Timeouts
-    from .route.hooks import CallInfo, CallResult, Hook, LoopInfo, ResponseHead, ToolInfo
+    from .route.hooks import CallInfo, CallResult, HealthChange, Hook, LoopInfo, ResponseHead, ToolInfo
     from .route.socket_pool import SocketPool
     from .router import Router, Target
     from .stream import EventStream
@@ -97,6 +97,7 @@ _LAZY = {
     "CallInfo": "route.hooks",
     "CallResult": "route.hooks",
     "Client": "client",
+    "HealthChange": "route.hooks",
     "Hook": "route.hooks",
     "LoopInfo": "route.hooks",
     "ResponseHead": "route.hooks",
@@ -160,6 +161,7 @@ __all__ = [
     "Finish",
     "FinishReason",
     "GenerationOptions",
+    "HealthChange",
     "Hook",
     "HostedTool",
     "HttpContext",

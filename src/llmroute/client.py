@@ -11,6 +11,7 @@ import httpx
 from .route.compiler import prepare
 from .route.executor import ExecutionContext, run_step
 from .route.hooks import HookRunner, check_hooks, global_version, runner_for
+from .route.http_pool import http_transport
 from .route.policy import RetryPolicy, Timeouts
 from .route.prepared import PreparedRequest
 from .route.redact import install_log_redaction
@@ -134,10 +135,15 @@ class Client:
         self._check_open()
         if self._http is None:
             # No client-wide timeout: every request carries its own (ExecutionContext.http_timeout).
+            # The pool costs the same per request at any size (route/http_pool.py); behind a proxy
+            # named by the environment, httpx's own.
             n = self.max_connections
-            self._http = httpx.AsyncClient(
-                limits=httpx.Limits(max_connections=n, max_keepalive_connections=min(n, _MAX_KEEPALIVE))
-            )
+            transport = http_transport(n, max_idle=min(n, _MAX_KEEPALIVE))
+            if transport is None:
+                limits = httpx.Limits(max_connections=n, max_keepalive_connections=min(n, _MAX_KEEPALIVE))
+                self._http = httpx.AsyncClient(limits=limits)
+            else:
+                self._http = httpx.AsyncClient(transport=transport)
         return self._http
 
     def _bound_transports(self) -> ClientTransports:

@@ -29,7 +29,7 @@ from .route.prepared import PreparedRequest
 from .schema.errors import ClientClosedError, StreamConsumedError
 from .schema.events import LLMEvent
 from .schema.request import LLMRequest
-from .schema.response import LLMResponse
+from .schema.response import LLMResponse, ResponseBuilder
 from .stream import EventStream
 
 if TYPE_CHECKING:
@@ -92,6 +92,14 @@ class SyncEventStream:
         event = self._buffer[self._i]
         self._i += 1
         return event
+
+    def track(self) -> ResponseBuilder:
+        """Fold every event this stream yields from now on (as ``EventStream.track``); read
+        ``.build()`` at any time."""
+        builder = self._stream.track()
+        for event in self._buffer[self._i :]:  # fetched, not yet handed out
+            builder.add(event)
+        return builder
 
     def response(self) -> LLMResponse:
         """Consume the rest and fold it (``StreamConsumedError`` if the stream already ended)."""

@@ -18,7 +18,7 @@ from ..reliability.server import FaultServer
 from ..router.upstreams import error, ok
 from .processes import GatewayProcess
 from .test_gateway import GATEWAY_KEY, UPSTREAM_KEY, Served
-from .test_operations import access_lines
+from .test_operations import _samples, _value, access_lines
 
 Servers = Callable[[], FaultServer]
 
@@ -130,10 +130,34 @@ def test_every_target_cooling_down_is_a_503_with_retry_after(servers: Servers) -
             headers={"authorization": f"Bearer {GATEWAY_KEY}"},
             json={"model": "default", "messages": [{"role": "user", "content": "x"}]},
         )
+        scraped = httpx.get(served.base_url.removesuffix("/v1") + "/metrics").text
+    samples = _samples(scraped)
+    name = "llmroute_gateway_target_health_changes_total"
+    assert _value(samples, name, route="default", target="a", state="cooling") == 1
+    assert _value(samples, name, route="default", target="b", state="cooling") == 1
     assert first.status_code == 502 and first.json()["error"]["code"] == "upstream_auth"
     assert second.status_code == 503 and second.json()["error"]["code"] == "no_target_available"
     assert 250 <= int(second.headers["retry-after"]) <= 300
     assert UPSTREAM_KEY not in second.text and "127.0.0.1" not in second.text
+
+
+def test_a_request_no_target_could_ever_take_is_a_400_not_retried(servers: Servers) -> None:
+    a, b, big = servers(), servers(), servers()
+    config = routing_config(a, b, big)
+    config["virtualrouter"]["routing"]["small"] = [
+        {"model": "a", "contextWindow": 100, "maxInFlight": 4, "rpm": 100, "tpm": 100_000}
+    ]
+    config["virtualrouter"]["maxWait"] = 0
+    with Served(create_app(load(config))) as served:
+        response = httpx.post(
+            served.base_url + "/chat/completions",
+            headers={"authorization": f"Bearer {GATEWAY_KEY}"},
+            json={"model": "small", "messages": [{"role": "user", "content": "word " * 200}]},
+        )
+    assert response.status_code == 400 and response.headers["x-should-retry"] == "false"
+    body = response.json()["error"]
+    assert body["code"] == "no_capable_target" and "context window 100" in body["message"]
+    assert a.received == []
 
 
 def test_web_search_engines_may_name_a_route(servers: Servers) -> None:

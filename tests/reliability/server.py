@@ -14,7 +14,7 @@ import json
 import socket
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +87,8 @@ class FaultServer:
     def __init__(self) -> None:
         self.script: list[Reply] = []
         self.repeat: Reply | None = None  # the reply once the script is used up (else a 500)
+        # decides every reply from the request when set (a fault that depends on the time, say)
+        self.handler: Callable[[Received], Reply] | None = None
         self.received: list[Received] = []
         self.open_connections = 0
         self.connections = 0
@@ -146,7 +148,10 @@ class FaultServer:
                     break
                 with self._lock:
                     self.received.append(request)
-                    reply = self.script.pop(0) if self.script else self.repeat or _unscripted()
+                    if self.handler is not None:
+                        reply = self.handler(request)
+                    else:
+                        reply = self.script.pop(0) if self.script else self.repeat or _unscripted()
                 await self._respond(reply, reader, writer)
         except _Gone:
             pass

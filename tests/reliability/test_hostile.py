@@ -16,6 +16,7 @@ import zlib
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 import llmroute
@@ -441,8 +442,10 @@ async def test_log_redaction_by_value_covers_echoed_response_headers(
     headers = {"content-type": "text/event-stream", "x-debug-echo": f"caller={OPAQUE}"}
     server.add(Reply(headers=headers, parts=[chat_chunk("ok"), chat_chunk(finish="stop"), DONE]))
     caplog.set_level(logging.DEBUG)
+    # httpcore's pool (a caller's own httpx.AsyncClient) logs response headers at debug level; the
+    # Client's default pool logs none
     with anyio.fail_after(BOUND):
-        async with llmroute.Client(retry=RetryPolicy.none()) as client:
+        async with httpx.AsyncClient() as http, llmroute.Client(http, retry=RetryPolicy.none()) as client:
             assert (await client.generate(llmroute.request(model=model, prompt="hi"))).text == "ok"
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "x-debug-echo" in logged  # httpcore did log the response headers ...

@@ -12,6 +12,8 @@ import pytest
 import llmroute
 from llmroute import Timeouts
 from llmroute.client import DEFAULT_MAX_CONNECTIONS
+from llmroute.route.http1 import Http1Transport
+from llmroute.route.http_pool import ShardedTransport
 
 from .server import FaultServer, Reply, Sleep, chat_stream
 from .test_faults import BOUND, chat_request, settled
@@ -122,8 +124,9 @@ async def test_max_connections_is_checked() -> None:
     with pytest.raises(llmroute.InvalidRequestError, match="at least 1"):
         llmroute.Client(max_connections=0)
     async with llmroute.Client(max_connections=7) as client:
-        pool = client.http._transport._pool  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
-        assert pool._max_connections == 7  # pyright: ignore[reportUnknownMemberType]
+        pool = client.http._transport  # pyright: ignore[reportPrivateUsage]
+        assert isinstance(pool, Http1Transport | ShardedTransport)
+        assert pool.max_connections == 7
 
 
 async def test_a_pool_deadline_bounds_the_queue_when_set(server: FaultServer) -> None:

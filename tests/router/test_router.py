@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +17,7 @@ from llmroute.providers import openai
 from llmroute.router import Cooldown
 from llmroute.schema import StepStart
 
-from ..reliability.server import FaultServer, Reply, Reset, Sleep, chat_chunk, chat_stream
+from ..reliability.server import FaultServer, Reply, Reset, Sleep, chat_chunk, chat_error, chat_stream
 from .upstreams import SSE, chat_model, error, ok
 
 pytestmark = pytest.mark.anyio
@@ -50,18 +51,40 @@ async def test_falls_back_on_503_and_says_who_answered(servers: Servers) -> None
     assert "sk-test-router" not in json.dumps([x.message for x in response.attempts])
 
 
-async def test_falls_back_on_429_after_the_targets_own_retries(servers: Servers) -> None:
+async def test_a_429_with_a_fallback_costs_one_request_and_no_sleep(servers: Servers) -> None:
     a, b = servers(), servers()
-    a.add(error(429, "slow down", "rate_limit_error"), error(429, "slow down", "rate_limit_error"))
-    b.add(ok("from b"))
-    router = Router(
-        [Target(chat_model(a), retry=RetryPolicy(max_retries=1)), Target(chat_model(b), priority=1)]
-    )
-    async with llmroute.Client(sleep=_no_sleep) as client:
+    a.repeat = error(429, "slow down", "rate_limit_error", **{"retry-after": "5"})
+    b.repeat = ok("from b")
+    router = Router([Target(chat_model(a), name="a"), Target(chat_model(b), name="b", priority=1)])
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    async with llmroute.Client(sleep=sleep, retry=RetryPolicy(max_retries=3)) as client:
+        first = await client.generate(_request(router))
+        later = [await client.generate(_request(router)) for _ in range(3)]
+    assert first.text == "from b" and [x.error for x in first.attempts] == ["RateLimitError"]
+    assert len(a.received) == 1 and slept == []  # moved on at once, no retry, no sleep
+    assert all(r.text == "from b" and r.attempts == () for r in later)  # a's Retry-After is its block
+    health = await router.health()
+    assert 4 < health["a"]["rate_limited_until"] - time.time() <= 5
+    assert health["a"]["transitions"] == {"rate-limited": 1}
+
+
+async def test_a_429_with_no_other_target_sleeps_the_retry_after(servers: Servers) -> None:
+    a = servers()
+    a.add(error(429, "slow down", "rate_limit_error", **{"retry-after": "2"}), ok("a after the wait"))
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    router = Router([Target(chat_model(a), name="a")])
+    async with llmroute.Client(sleep=sleep, retry=RetryPolicy(max_retries=1)) as client:
         response = await client.generate(_request(router))
-    assert response.text == "from b"
-    assert len(a.received) == 2  # its own retry first
-    assert [x.error for x in response.attempts] == ["RateLimitError"]
+    assert response.text == "a after the wait" and len(a.received) == 2
+    assert len(slept) == 1 and slept[0] >= 2
 
 
 async def test_falls_back_on_timeout(servers: Servers) -> None:
@@ -315,6 +338,14 @@ def test_router_arguments_are_checked() -> None:
         (lambda: Target(model, context_window=0), "Target.context_window"),
         (lambda: Cooldown(failures=0), "Cooldown.failures"),
         (lambda: Cooldown(seconds=-1), "Cooldown.seconds"),
+        (lambda: Cooldown(failure_rate=1.5), "Cooldown.failure_rate"),
+        (lambda: Cooldown(min_calls=0), "Cooldown.min_calls"),
+        (lambda: Cooldown(timeouts="no"), "Cooldown.timeouts"),  # type: ignore[arg-type]
+        (lambda: Target(model, max_in_flight=0), "Target.max_in_flight"),
+        (lambda: Target(model, rpm=1.5), "Target.rpm"),  # type: ignore[arg-type]
+        (lambda: Target(model, tpm=True), "Target.tpm"),  # type: ignore[arg-type]
+        (lambda: Router([model], max_wait=-1), "max_wait"),
+        (lambda: Router([model], max_wait=float("inf")), "max_wait"),
     ]
     for make, match in bad:
         with pytest.raises(llmroute.InvalidRequestError, match=match) as info:
@@ -333,3 +364,18 @@ async def test_the_catalog_knows_a_models_window(servers: Servers) -> None:
     async with llmroute.Client(retry=NO_RETRY) as client:
         response = await client.generate(_request(router, prompt))
     assert response.text == "from other" and known.received == []
+
+
+async def test_a_rate_limit_inside_a_200_stream_moves_on_at_once_too(servers: Servers) -> None:
+    a, b = servers(), servers()
+    limited = chat_error("Rate limit reached for requests", "rate_limit_error", "rate_limit_exceeded")
+    a.repeat = Reply(200, SSE, [limited])
+    b.repeat = ok("from b")
+    router = Router([Target(chat_model(a), name="a"), Target(chat_model(b), name="b", priority=1)])
+    async with llmroute.Client(sleep=_no_sleep, retry=RetryPolicy(max_retries=3)) as client:
+        response = await client.generate(_request(router))
+        alone = Router([Target(chat_model(a), name="a")], name="alone", max_wait=0)
+        with pytest.raises(llmroute.RateLimitError):
+            await client.generate(_request(alone))  # no other target: its retries are spent
+    assert response.text == "from b" and [x.error for x in response.attempts] == ["RateLimitError"]
+    assert len(a.received) == 1 + 4

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import anyio
 import pytest
 
 import llmroute
 from llmroute import RetryPolicy, Router, Target
 from llmroute.router import Cooldown
+from llmroute.state import RedisState
 from tests.redis_server import redis_server
 
 from ..reliability.server import FaultServer
@@ -64,3 +66,44 @@ async def test_routing_goes_on_when_redis_is_down(servers: Servers) -> None:
         assert second.attempts == () and len(a.received) == 1
     finally:
         await router.aclose()
+
+
+async def test_a_redis_outage_keeps_what_was_known_and_writes_back_what_was_learned(
+    servers: Servers,
+) -> None:
+    a, b, c = servers(), servers(), servers()
+    a.add(error(401, "bad key", "invalid_request_error"))
+    c.repeat = ok("from c")
+
+    def router(url: str) -> Router:
+        return Router(
+            [
+                Target(chat_model(a), name="a"),
+                Target(chat_model(b), name="b", priority=1),
+                Target(chat_model(c), name="c", priority=2),
+            ],
+            name="shared",
+            state=RedisState(url, retry_interval=0.05),
+        )
+
+    async with llmroute.Client(retry=RetryPolicy(max_retries=0)) as client:
+        with redis_server() as url:
+            port = int(url.rsplit(":", 1)[1].split("/")[0])
+            one = router(url)
+            b.add(ok("b, before the outage"))
+            first = await client.generate(llmroute.request(model=one, prompt="x"))  # a: cooled via Redis
+            assert [x.target for x in first.attempts] == ["a"]
+        # Redis is down: a is still known to be cooling (not asked again); b fails now, learned locally
+        b.add(error(401, "bad key", "invalid_request_error"))
+        during = await client.generate(llmroute.request(model=one, prompt="x"))
+        assert during.text == "from c" and [x.target for x in during.attempts] == ["b"]
+        assert len(a.received) == 1
+        with redis_server(port):
+            await anyio.sleep(0.06)
+            await one.health()  # Redis answers again: what the outage learned is written back
+            two = router(f"redis://127.0.0.1:{port}/0")  # another process, a fresh server
+            after = await client.generate(llmroute.request(model=two, prompt="x"))
+            assert after.text == "from c" and after.attempts == ()  # b's cooldown was written back
+            await one.aclose()
+            await two.aclose()
+    assert len(b.received) == 2

@@ -129,8 +129,9 @@ async def test_redis_down_falls_back_to_local_logs_once_and_recovers(
         assert await store.get("shared") == "yes"
         port = int(url.rsplit(":", 1)[1].split("/")[0])
     try:
-        # the server is stopped: every call still answers, from local state
-        assert await store.get("shared") is None
+        # the server is stopped: every call still answers, from local state, which starts from
+        # what Redis last said
+        assert await store.get("shared") == "yes"
         await store.set("k", "v", ttl=30)
         assert await store.get("k") == "v"
         assert (await store.window("rpm", 1, 60, limit=1)).allowed
@@ -146,11 +147,44 @@ async def test_redis_down_falls_back_to_local_logs_once_and_recovers(
             await anyio.sleep(0.15)
             await store.set("back", "1")
             assert store.available
-            assert await store.get("shared") is None  # a fresh server: the remote copy answers
             assert await store.get("back") == "1"
+            # what the outage wrote was written back (a fresh server knew nothing of it)
+            assert await store.get("k") == "v" and float(await store.get("n") or 0) == 1
+            assert await store.get("shared") == "yes"  # known before the outage: restored on the new server
         assert any("is back" in r.getMessage() for r in caplog.records)
     finally:
         await store.aclose()
+
+
+async def test_an_outage_keeps_the_last_known_state_and_writes_back_what_it_changed() -> None:
+    with redis_server() as url:
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        store = RedisState(url, retry_interval=0.05, timeout=0.5)
+        other = RedisState(url)
+        await other.set("cd:a", "cooling", ttl=30)  # written by another process
+        await other.incr("spend", 1.0)
+        await other.set("old", "x")
+        assert await store.get_many(["cd:a", "spend", "old"]) == ["cooling", "1", "x"]  # read: mirrored
+    try:
+        assert await store.get_many(["cd:a", "spend"]) == ["cooling", "1"]  # Redis down: as last known
+        await store.set("cd:b", "cooling", ttl=30)  # learned during the outage
+        await store.incr("spend", 0.5)
+        await store.incr("spend", 0.25)
+        await store.delete("old")
+        with redis_server(port):
+            other2 = RedisState(f"redis://127.0.0.1:{port}/0")
+            await other2.incr("spend", 2.0)  # another process, on the new server meanwhile
+            await other2.set("old", "y")
+            await anyio.sleep(0.06)
+            await store.get("anything")  # Redis answers again: the outage's writes go first
+            assert await other2.get("cd:b") == "cooling"
+            assert float(await other2.get("spend") or 0) == pytest.approx(2.75)  # the adds, not the total
+            assert await other2.get("old") is None
+            assert await other2.get("cd:a") == "cooling"  # known before it, lost by the restart: restored
+            await other2.aclose()
+    finally:
+        await store.aclose()
+        await other.aclose()
 
 
 async def test_bad_urls_are_typed_errors_that_hide_the_password() -> None:

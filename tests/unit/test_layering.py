@@ -57,6 +57,7 @@ LAYERS: dict[str, int] = {
     "router": 4,  # Router over Targets: runs model calls through route.executor, health in state
     "testing": 4,
     "websearch": 5,
+    "adapters": 5,  # pydantic-ai, openai-agents, LangChain models over Model/Router; optional, lazily imported
     "server": 5,
     "cli": 5,  # the `llmroute` command and its presentation: console (terminal rendering), demo
     "__main__": 5,

@@ -21,6 +21,11 @@ COUNTERS = [
     "reasoning_tokens",
     "web_search_requests",
     "cache_write_1h_tokens",
+    "input_audio_tokens",
+    "cache_read_audio_tokens",
+    "input_image_tokens",
+    "output_audio_tokens",
+    "output_image_tokens",
 ]
 
 
@@ -45,6 +50,22 @@ def test_service_tier_and_reported_cost_across_steps() -> None:
     # a sum is reported only when every step reported its cost
     assert (Usage(reported_cost=Decimal("0.25")) + Usage()).reported_cost is None
     assert (Usage() + Usage(reported_cost=Decimal("0.25"))).reported_cost is None
+
+
+def test_tool_calls_speed_model_and_iterations_across_steps() -> None:
+    a = Usage(tool_calls={"file_search": 2}, speed="fast", model="m1")
+    b = Usage(tool_calls={"file_search": 1, "x_search": 3}, speed="fast", model="m2")
+    total = a + b
+    assert total.tool_calls == {"file_search": 3, "x_search": 3}
+    assert total.speed == "fast" and total.model is None  # two served models: no single one
+    assert (Usage() + Usage()).tool_calls is None
+    # a sum with iterations keeps every part, so pricing the sum prices each part
+    it = Usage(input_tokens=5, model="advisor")
+    with_parts = Usage(input_tokens=10, iterations=(it, it))
+    plain = Usage(input_tokens=7)
+    assert (with_parts + plain).iterations == (it, it, plain)
+    assert (plain + with_parts).iterations == (plain, it, it)
+    assert (plain + plain).iterations == ()
 
 
 def test_a_full_sum_over_three_steps() -> None:

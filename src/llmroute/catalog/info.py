@@ -48,9 +48,25 @@ class Prices(msgspec.Struct, frozen=True):
     reasoning: Decimal | None = None
     """Reasoning tokens, where a provider prices them apart from output (rare)."""
     web_search: Decimal | None = None
-    """Per 1,000 hosted web search requests (or grounded prompts)."""
+    """Per 1,000 hosted web search requests (or grounded prompts, with ``web_search_per_prompt``)."""
     tiers: tuple[PriceTier, ...] = ()
     """Long-context tiers, lowest threshold first."""
+    input_audio: Decimal | None = None
+    """Non-cached audio input tokens (``None``: billed as ``input``)."""
+    cache_read_audio: Decimal | None = None
+    """Audio input tokens read from the cache (``None``: billed as ``cache_read``)."""
+    input_image: Decimal | None = None
+    """Image input tokens (``None``: billed as ``input``)."""
+    output_audio: Decimal | None = None
+    """Audio output tokens (``None``: billed as ``output``)."""
+    output_image: Decimal | None = None
+    """Image output tokens (``None``: billed as ``output``)."""
+    tool_calls: dict[str, Decimal] = {}
+    """Per 1,000 calls of other hosted tools, by ``Usage.tool_calls`` kind (``file_search``,
+    ``x_search``, ``code_execution``); a kind missing here is unknown, never free."""
+    web_search_per_prompt: bool = False
+    """``web_search`` is charged once per call that searched, whatever the number of queries (Gemini
+    1.x and 2.x Grounding with Google Search: per grounded prompt; Gemini 3 bills per query)."""
 
 
 class ModelInfo(msgspec.Struct, frozen=True, kw_only=True):

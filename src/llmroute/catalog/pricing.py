@@ -34,7 +34,9 @@ def _tiered(prices: Prices, input_tokens: int) -> dict[str, Decimal | None]:
 
 
 def price_usage(prices: Prices, usage: Usage) -> Cost | str:
-    """The catalog's cost of ``usage`` (one model call), or why it cannot be priced."""
+    """The catalog's cost of ``usage`` (one model call), or why it cannot be priced. Audio and image
+    tokens the usage splits out take their own rates where the catalog has them (else the text
+    rate, as providers that do not price them apart bill them)."""
     cache_read = usage.cache_read_tokens or 0
     cache_write = usage.cache_write_tokens or 0
     write_1h = min(usage.cache_write_1h_tokens or 0, cache_write)
@@ -58,25 +60,71 @@ def price_usage(prices: Prices, usage: Usage) -> Cost | str:
     rate_read = rates["cache_read"] if rates["cache_read"] is not None else rate_in
     rate_write = rates["cache_write"] if rates["cache_write"] is not None else rate_in
     rate_write_1h = rates["cache_write_1h"] if rates["cache_write_1h"] is not None else rate_write
-    reasoning = min(usage.reasoning_tokens or 0, output) if prices.reasoning is not None else 0
-    searches = usage.web_search_requests or 0
-    if searches and prices.web_search is None:
-        return "the catalog has no hosted web search price for this model"
+    tools = _tool_fees(prices, usage)
+    if isinstance(tools, str):
+        return tools
 
-    cost_input = uncached * rate_in / _MILLION
-    cost_read = cache_read * rate_read / _MILLION
+    # the modality parts, each within its total (a provider's split never exceeds what it splits)
+    read_audio = min(usage.cache_read_audio_tokens or 0, cache_read)
+    in_audio = min(max((usage.input_audio_tokens or 0) - read_audio, 0), uncached)
+    in_image = min(usage.input_image_tokens or 0, uncached - in_audio)
+    out_audio = min(usage.output_audio_tokens or 0, output)
+    out_image = min(usage.output_image_tokens or 0, output - out_audio)
+    reasoning = (
+        min(usage.reasoning_tokens or 0, output - out_audio - out_image)
+        if prices.reasoning is not None
+        else 0
+    )
+    text_in = uncached - in_audio - in_image
+    text_out = output - out_audio - out_image - reasoning
+
+    cost_input = (
+        text_in * rate_in
+        + in_audio * _or(prices.input_audio, rate_in)
+        + in_image * _or(prices.input_image, rate_in)
+    ) / _MILLION
+    cost_read = (
+        (cache_read - read_audio) * rate_read + read_audio * _or(prices.cache_read_audio, rate_read)
+    ) / _MILLION
     cost_write = ((cache_write - write_1h) * rate_write + write_1h * rate_write_1h) / _MILLION
-    cost_output = ((output - reasoning) * rate_out + reasoning * (prices.reasoning or 0)) / _MILLION
-    cost_tools = searches * (prices.web_search or 0) / _THOUSAND
+    cost_output = (
+        text_out * rate_out
+        + reasoning * (prices.reasoning or 0)
+        + out_audio * _or(prices.output_audio, rate_out)
+        + out_image * _or(prices.output_image, rate_out)
+    ) / _MILLION
     return Cost(
-        total=cost_input + cost_read + cost_write + cost_output + cost_tools,
+        total=cost_input + cost_read + cost_write + cost_output + tools,
         input=cost_input,
         cache_read=cost_read,
         cache_write=cost_write,
         output=cost_output,
-        tools=cost_tools,
+        tools=tools,
         source="catalog",
     )
+
+
+def _or(rate: Decimal | None, fallback: Decimal) -> Decimal:
+    return fallback if rate is None else rate
+
+
+def _tool_fees(prices: Prices, usage: Usage) -> Decimal | str:
+    """Hosted tool fees: web searches (per search, or once per grounded prompt) and the other
+    per-call tools ``usage.tool_calls`` counts; why not, when a fee the usage needs is unknown."""
+    searches = usage.web_search_requests or 0
+    if searches and prices.web_search is None:
+        return "the catalog has no hosted web search price for this model"
+    if prices.web_search_per_prompt:
+        searches = min(searches, 1)  # one grounded prompt per call, however many queries it ran
+    total = searches * (prices.web_search or 0) / _THOUSAND
+    for kind, calls in sorted((usage.tool_calls or {}).items()):
+        if not calls:
+            continue
+        fee = prices.tool_calls.get(kind)
+        if fee is None:
+            return f"the catalog has no price for hosted {kind} calls on this model"
+        total += calls * fee / _THOUSAND
+    return total
 
 
 def provider_cost(usage: Usage) -> Cost | None:

@@ -10,12 +10,14 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from ..schema import clock
 from ..schema.cost import Cost
 from ..schema.errors import InvalidRequestError
 from ..schema.usage import Usage
-from .ids import limit_candidates, price_ref, sources_for
+from .ids import bare_id, limit_candidates, price_ref, sources_for
 from .info import ModelInfo, Prices
 from .pricing import price_usage, provider_cost
+from .rules import apply_rules
 from .sources import ModelsDevModel, PriceSource, load_models_dev, models_dev_prices, price_source
 
 __all__ = ["Catalog"]
@@ -59,7 +61,7 @@ class Catalog:
         # Resolved prices per (provider, model, service tier, UTC minute): genai-prices resolves start
         # dates and time-of-day windows (DeepSeek's off-peak hours) on every call, ~30 us each; a price
         # window opens and closes on a minute, so within one the answer cannot change.
-        self._price_cache: dict[tuple[str, str, str | None, datetime], Prices | str] = {}
+        self._price_cache: dict[tuple[str, str, tuple[tuple[str, str], ...], datetime], Prices | str] = {}
         self._lock = threading.Lock()
 
     # -- data ---------------------------------------------------------------------------------
@@ -199,22 +201,23 @@ class Catalog:
     def price(
         self, provider: str, model_id: str, usage: Usage | None = None, *, at: datetime | None = None
     ) -> Prices | str:
-        """The prices that apply to a call (its service tier, the date ``at``), or why none do."""
-        when = at or datetime.now(tz=UTC)
-        when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)  # naive is UTC
-        when = when.replace(second=0, microsecond=0)
-        key = (provider, model_id, usage.service_tier if usage is not None else None, when)
+        """The prices that apply to a call (its service tier and speed, the date ``at``), or why none do."""
+        when = _utc_minute(at)
+        context = _price_context(usage)
+        key = (provider, model_id, context, when)
         try:
             return self._price_cache[key]
         except KeyError:
             pass
         if len(self._price_cache) > 4096:  # one entry per model a minute: drop the old minutes
             self._price_cache.clear()
-        result = self._price(provider, model_id, usage, when)
+        result = self._price(provider, model_id, context, when)
         self._price_cache[key] = result
         return result
 
-    def _price(self, provider: str, model_id: str, usage: Usage | None, at: datetime) -> Prices | str:
+    def _price(
+        self, provider: str, model_id: str, context: tuple[tuple[str, str], ...], at: datetime
+    ) -> Prices | str:
         registered = self._models.get((provider, model_id))
         if registered is None and (provider, model_id) in self._aliases:
             provider, model_id = self._aliases[(provider, model_id)]
@@ -224,19 +227,38 @@ class Catalog:
         price_model = self._find_prices(provider, model_id)
         source = self._price_source()
         if price_model is not None and source is not None:
-            tier = usage.service_tier if usage is not None else None
-            context = {"service_tier": tier} if tier else None
-            prices = source.prices(price_model, at, context)
+            prices = source.prices(price_model, at, dict(context) or None)
             if prices is not None:
-                return prices
+                return apply_rules(provider, price_model.id, prices)
         info = self.lookup(provider, model_id)
         if info is None:
             return f"unknown model {model_id!r} on {provider}"
-        return info.prices or f"no published prices for {model_id!r} on {provider} in the catalog"
+        if info.prices is None:
+            return f"no published prices for {model_id!r} on {provider} in the catalog"
+        return apply_rules(provider, bare_id(provider, model_id), info.prices)
+
+    def priced_model(self, provider: str, model_id: str, usage: Usage) -> str:
+        """The model a call is priced as: the one the response says served it (``usage.model``)
+        when the catalog knows it as another model than ``model_id`` (DeepSeek's ``deepseek-chat``
+        served by ``deepseek-v4-flash``), else ``model_id`` (which keeps an alias, a registered
+        deployment or a regional inference profile's own prices)."""
+        served = usage.model
+        if not served or served == model_id or (provider, model_id) in self._models:
+            return model_id
+        if (provider, model_id) in self._aliases:
+            return model_id
+        mine = self._find_prices(provider, model_id)
+        theirs = self._find_prices(provider, served)
+        if theirs is not None:
+            return model_id if mine is not None and mine.id == theirs.id else served
+        if mine is None and self.lookup(provider, served) is not None:
+            return served
+        return model_id
 
     def cost(self, provider: str, model_id: str, usage: Usage, *, at: datetime | None = None) -> Cost | None:
         """The cost of one call's ``usage``: the provider's own figure when it reported one, else the
-        catalog's computation; ``None`` when neither is known (``cost_reason`` says why)."""
+        catalog's computation at the call's date and time ``at`` (default: now); ``None`` when
+        neither is known (``cost_reason`` says why)."""
         result = self._cost(provider, model_id, usage, at)
         return result if isinstance(result, Cost) else None
 
@@ -252,24 +274,84 @@ class Catalog:
         self, provider: str, model_id: str, usage: Usage, *, at: datetime | None = None
     ) -> Cost | None:
         """The catalog's own computation, ignoring a provider-reported cost."""
-        prices = self.price(provider, model_id, usage, at=at)
-        if isinstance(prices, str):
-            return None
-        result = price_usage(prices, usage)
+        _check_cost_args(provider, model_id, usage, at)
+        result = self._catalog_cost(provider, model_id, usage, at)
         return result if isinstance(result, Cost) else None
 
     def _cost(self, provider: str, model_id: str, usage: Usage, at: datetime | None) -> Cost | str:
-        if not isinstance(usage, Usage):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise InvalidRequestError(
-                f"cost: usage must be a Usage, got {type(usage).__name__}", param="usage"
-            )
+        _check_cost_args(provider, model_id, usage, at)
         reported = provider_cost(usage)
         if reported is not None:
             return reported
-        prices = self.price(provider, model_id, usage, at=at)
+        return self._catalog_cost(provider, model_id, usage, at)
+
+    def _catalog_cost(self, provider: str, model_id: str, usage: Usage, at: datetime | None) -> Cost | str:
+        if usage.iterations:
+            return self._iterations_cost(provider, model_id, usage, at)
+        prices = self.price(provider, self.priced_model(provider, model_id, usage), usage, at=at)
         if isinstance(prices, str):
             return prices
         return price_usage(prices, usage)
+
+    def _iterations_cost(self, provider: str, model_id: str, usage: Usage, at: datetime | None) -> Cost | str:
+        """Anthropic ``usage.iterations``: every sampling run on its own model's rates, each its own
+        request for the long-context tier, plus the call's hosted tool fees once."""
+        total: Cost | None = None
+        for part in usage.iterations:
+            step = msgspec.structs.replace(
+                part,
+                model=part.model or usage.model,
+                service_tier=part.service_tier or usage.service_tier,
+                speed=part.speed or usage.speed,
+                web_search_requests=None,
+                tool_calls=None,
+            )
+            cost = self._catalog_cost(provider, model_id, step, at)
+            if isinstance(cost, str):
+                return cost
+            total = cost if total is None else total + cost
+        cost = self._catalog_cost(provider, model_id, _fees_only(usage), at)
+        if isinstance(cost, str):
+            return cost
+        return cost if total is None else total + cost
+
+
+def _fees_only(usage: Usage) -> Usage:
+    """Only the hosted tool counts of ``usage`` (its tokens are priced per iteration)."""
+    return Usage(
+        web_search_requests=usage.web_search_requests,
+        tool_calls=usage.tool_calls,
+        model=usage.model,
+        service_tier=usage.service_tier,
+        speed=usage.speed,
+    )
+
+
+def _utc_minute(at: datetime | None) -> datetime:
+    when = at or clock.now()
+    when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)  # naive is UTC
+    return when.replace(second=0, microsecond=0)
+
+
+def _price_context(usage: Usage | None) -> tuple[tuple[str, str], ...]:
+    """genai-prices' price context for the call: the service tier and speed the response named."""
+    if usage is None:
+        return ()
+    pairs = (("service_tier", usage.service_tier), ("speed", usage.speed))
+    return tuple((k, v) for k, v in pairs if v)
+
+
+def _check_cost_args(provider: object, model_id: object, usage: object, at: object) -> None:
+    if not isinstance(usage, Usage):
+        raise InvalidRequestError(f"cost: usage must be a Usage, got {type(usage).__name__}", param="usage")
+    if at is not None and not isinstance(at, datetime):
+        raise InvalidRequestError(
+            f"cost: at must be a datetime (the call's date and time), got {type(at).__name__} {at!r:.40}",
+            param="at",
+        )
+    for name, value in (("provider", provider), ("model_id", model_id)):
+        if not isinstance(value, str) or not value:
+            raise InvalidRequestError(f"cost: {name} must be a non-empty string", param=name)
 
 
 def _merge(

@@ -115,6 +115,17 @@ _PRICE_KEYS = {
     "cache_write_1h_mtok": "cache_write_1h",
     "output_reasoning_mtok": "reasoning",
     "web_searches_kcount": "web_search",
+    "input_audio_mtok": "input_audio",
+    "cache_audio_read_mtok": "cache_read_audio",
+    "input_image_mtok": "input_image",
+    "output_audio_mtok": "output_audio",
+    "output_image_mtok": "output_image",
+}
+# genai-prices per-call tool keys -> ``Usage.tool_calls`` kinds
+_TOOL_KEYS = {
+    "storage_searches_kcount": "file_search",
+    "social_searches_kcount": "x_search",
+    "code_executions_kcount": "code_execution",
 }
 _TIER_FIELDS = frozenset(PriceTier.__struct_fields__)
 
@@ -174,8 +185,15 @@ class PriceSource:
                             price = t.price
                     tier[field] = price
             tiers.append(PriceTier(above=above, **tier))
-        base = {f: (v.base if isinstance(v, TieredPrices) else v) for f, v in values.items()}
-        return Prices(**base, tiers=tuple(tiers))
+        base: dict[str, Decimal | None] = {
+            f: (v.base if isinstance(v, TieredPrices) else v) for f, v in values.items()
+        }
+        calls: dict[str, Decimal] = {}
+        for key, kind in _TOOL_KEYS.items():
+            value = getattr(resolved, key, None)
+            if value is not None:
+                calls[kind] = value.base if isinstance(value, TieredPrices) else value
+        return msgspec.structs.replace(Prices(tiers=tuple(tiers), tool_calls=calls), **base)
 
     @staticmethod
     def context_window(model: Any) -> int | None:

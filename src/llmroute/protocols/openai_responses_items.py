@@ -461,6 +461,7 @@ def on_call_done(
         tool.finish(out, input=item.input or "")  # freeform text, never parsed
     elif kind in SERVER_CUSTOM:
         tool.finish(out, raw=item.input if item.input is not None else json_arguments(item.arguments or {}))
+        count_billed(state, kind)
         state.searched = True  # xAI's x_search family: its citations need no synthesised web_search
     else:
         field = CLIENT_ITEMS[kind][1]
@@ -508,12 +509,20 @@ def _hosted_call(
 ) -> None:
     """The hosted call and its result, both from the one done item."""
     name = HOSTED_FIELDS[kind][0]
+    count_billed(state, kind)
     tool = state.tools.pop(item_id, None) or ToolInput(
         item_id, name, out, provider_executed=True, metadata={OPENAI: {"item_type": kind}}
     )
     tool.finish(out, input=call_input)
     is_error = data.get("status") in ("failed", "incomplete") or bool(data.get("error"))
     out.append(ToolResult(item_id, name, result, is_error, True, {OPENAI: meta}))
+
+
+def count_billed(state: ResponsesState, item_type: str) -> None:
+    """One more call of a hosted tool the server bills per call (``ResponsesQuirks.billed_items``)."""
+    for billed, kind in state.quirks.billed_items:
+        if billed == item_type:
+            state.billed[kind] = state.billed.get(kind, 0) + 1
 
 
 def on_hosted_call(
@@ -546,7 +555,7 @@ def on_web_search_call(
     meta: dict[str, Any] = {"item_type": kind}
     meta.update((k, data[k]) for k in ("status", "action") if k in data)
     state.searched = True
-    if action.get("type") == "search":
+    if action.get("type") == "search" or state.quirks.web_search_every_call:
         state.searches += 1
     call_input = {k: v for k, v in action.items() if k != "sources"}
     _hosted_call(state, kind, item_id, data, out, call_input, search_result_of(action), meta)

@@ -29,8 +29,17 @@ DEFAULT_BASE_URL = FAMILY.base_url
 QUIRKS = FAMILY.quirks
 # xAI's server-side tools: web_search, x_search, code_execution, collections (file_search), remote MCP
 # (docs.x.ai/docs/guides/tools/overview) and image_generation (recorded); no hosted ``shell``.
+# Each is billed per call (docs.x.ai "Tools Pricing"): web and X search, code execution, collections.
 RESPONSES_QUIRKS = ResponsesQuirks(
-    hosted_custom_tools=True, hosted_kinds=("x_search",), hosted_remove=("shell",)
+    hosted_custom_tools=True,
+    hosted_kinds=("x_search",),
+    hosted_remove=("shell",),
+    billed_items=(
+        ("file_search_call", "file_search"),
+        ("x_search_call", "x_search"),
+        ("code_interpreter_call", "code_execution"),
+    ),
+    web_search_every_call=True,
 )
 
 

@@ -26,17 +26,20 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import httpx
+import msgspec
 
 from ..framing.base import FrameDecoder
 from ..schema.errors import (
     InvalidProviderOutputError,
     LLMError,
+    RateLimitError,
     ResponseTooLargeError,
     TimeoutError,
     TransportError,
 )
 from ..schema.events import Finish, LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
+from ..schema.usage import Usage
 from .classify import from_response, http_context, is_web_page
 from .compiler import prepare
 from .decoding import output_error
@@ -432,6 +435,7 @@ async def _end(run: _Run, attempt: _Attempt, out: list[LLMEvent]) -> list[LLMEve
             for frame in decoder.close():
                 run.plan.step(state, frame, out)
         protocol.on_halt(state, out)
+        state.usage = _served(state.usage, state.metadata)
         out.append(StepFinish(run.index, state.reason, state.usage, state.metadata))
         if run.finish:
             out.append(Finish(state.reason, state.usage, state.metadata))
@@ -445,6 +449,15 @@ async def _end(run: _Run, attempt: _Attempt, out: list[LLMEvent]) -> list[LLMEve
         await hooks.batch(call, out, attempt.kept)
         await hooks.finish(call, state.reason, state.usage, state.metadata, attempt.kept)
     return out
+
+
+def _served(usage: Usage | None, metadata: dict[str, Any] | None) -> Usage | None:
+    """The step's usage naming the model the response says served it (``Usage.model``), so a cost
+    prices what answered (DeepSeek serves ``deepseek-chat`` as ``deepseek-v4-flash``)."""
+    model = (metadata or {}).get("model")
+    if usage is None or usage.model is not None or not isinstance(model, str) or not model:
+        return usage
+    return msgspec.structs.replace(usage, model=model)
 
 
 async def _transport_failed(run: _Run, attempt: _Attempt) -> None:
@@ -529,7 +542,10 @@ def _should_retry(exc: BaseException, attempt: _Attempt, policy: RetryPolicy) ->
     status = exc.http.status if exc.http is not None else None
     if status is not None and status >= 300:
         return status in policy.statuses
-    # An error event inside a 200 stream (Anthropic overloaded_error, Bedrock throttlingException).
+    # An error event inside a 200 stream (Anthropic overloaded_error, Bedrock throttlingException);
+    # a rate-limit one is a 429 said late, retried as the policy retries 429s
+    if isinstance(exc, RateLimitError) and 429 not in policy.statuses:
+        return False
     return attempt.wire is not None
 
 

@@ -8,7 +8,8 @@ prepared request: add headers here; the body is final and may be signed), ``on_r
 headers, seconds to the response head), ``on_event`` for each event (only when a hook overrides
 it: with none, events cost nothing), and then exactly one of ``on_finish`` (the stream completed),
 ``on_error`` (a typed failure, retried or not) or ``on_abort`` (the consumer stopped first:
-``break``, ``aclose()``, cancellation). End callbacks run shielded from cancellation: keep them
+``break``, ``aclose()``, cancellation). Through a ``Router``, ``on_health`` hears each target's
+health change (``HealthChange``). End callbacks run shielded from cancellation: keep them
 quick. A hook that raises is logged (a warning the first time, then at debug level) and never
 breaks the call.
 """
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
+from ..schema import clock
 from ..schema.errors import InvalidRequestError
 from ..schema.events import FinishReason, LLMEvent, ToolCall
 from ..schema.request import LLMRequest
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CallInfo",
     "CallResult",
+    "HealthChange",
     "Hook",
     "HookRunner",
     "LoopInfo",
@@ -144,7 +147,7 @@ class ResponseHead:
 class CallResult:
     """How a completed attempt ended: its finish reason, usage and (folded on first access) the response."""
 
-    __slots__ = ("_events", "_model", "_response", "metadata", "reason", "usage")
+    __slots__ = ("_events", "_model", "_response", "at", "metadata", "reason", "usage")
 
     def __init__(
         self,
@@ -163,6 +166,8 @@ class CallResult:
         self._events = events
         self._model = model
         self._response: LLMResponse | None = None
+        self.at = clock.now()
+        """When the call ended: its cost uses the prices in force then."""
 
     @property
     def response_id(self) -> str | None:
@@ -193,7 +198,7 @@ class CallResult:
             return None
         from ..catalog import cost  # loads the catalog's data on first use
 
-        return cost(self._model.provider, self._model.id, self.usage)
+        return cost(self._model.provider, self._model.id, self.usage, at=self.at)
 
 
 class ToolInfo:
@@ -212,6 +217,39 @@ class ToolInfo:
         """``time.monotonic()`` when the run began."""
         self.scratch: dict[object, Any] = {}
         """Per-hook state for this run, keyed by the hook."""
+
+
+class HealthChange:
+    """A router's target changed health (``Hook.on_health``): ``state`` is ``"cooling"`` (an
+    incident began, or a failed probe made it longer), ``"healthy"`` (a probe, or any answer from
+    a cooling target, ended the incident) or ``"rate-limited"`` (a 429 or the rate-limit headers
+    block it for ``seconds``)."""
+
+    __slots__ = ("at", "level", "reason", "router", "seconds", "state", "target")
+
+    def __init__(
+        self, router: str, target: str, state: str, reason: str, seconds: float = 0.0, level: int = 0
+    ) -> None:
+        self.router = router
+        """The router's name (``Router(name=...)``)."""
+        self.target = target
+        """The target's name (as ``StepStart.target`` names it)."""
+        self.state = state
+        """``"cooling"``, ``"healthy"`` or ``"rate-limited"``."""
+        self.reason = reason
+        """What caused it: the error's class name, ``"failure rate"``, ``"probe succeeded"``, ..."""
+        self.seconds = seconds
+        """How long the target is skipped (0 for ``"healthy"``)."""
+        self.level = level
+        """Failed probes in this incident so far (0: its first cooldown)."""
+        self.at = time.time()
+        """When it changed (``time.time()``)."""
+
+    def __repr__(self) -> str:
+        return (
+            f"HealthChange({self.router}:{self.target} -> {self.state}, {self.reason}, "
+            f"{self.seconds:g}s, level {self.level})"
+        )
 
 
 class Hook:
@@ -247,6 +285,10 @@ class Hook:
     def on_tool_start(self, tool: ToolInfo) -> HookReturn:
         """A local tool is about to run."""
 
+    def on_health(self, change: HealthChange) -> HookReturn:
+        """A ``Router`` target's health changed (cooling down, healthy again, rate-limited), in a
+        call through this client."""
+
     def on_tool_end(
         self, tool: ToolInfo, events: Sequence[LLMEvent], error: BaseException | None
     ) -> HookReturn:
@@ -265,6 +307,7 @@ _METHODS = (
     "on_loop_end",
     "on_tool_start",
     "on_tool_end",
+    "on_health",
 )
 
 
@@ -379,6 +422,11 @@ class HookRunner:
 
     async def tool_end(self, tool: ToolInfo, events: Sequence[LLMEvent], error: BaseException | None) -> None:
         await self._ended("on_tool_end", tool, events, error)
+
+    # routers -----------------------------------------------------------------------------------
+
+    async def health(self, change: HealthChange) -> None:
+        await self._ended("on_health", change)
 
 
 # Hooks every client runs after its own (``llmroute.telemetry.instrument()`` adds one).

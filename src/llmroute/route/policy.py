@@ -99,7 +99,8 @@ class RetryPolicy(msgspec.Struct, frozen=True, omit_defaults=True):
     max_retry_after: float = 60.0
     """Cap in seconds on a provider's ``retry-after-ms`` / ``Retry-After`` hint."""
     statuses: frozenset[int] = RETRY_STATUSES
-    """HTTP statuses that are retried (default: 408, 409, 429, 500, 502, 503, 504, 529)."""
+    """HTTP statuses that are retried (default: 408, 409, 429, 500, 502, 503, 504, 529); a
+    rate-limit error inside a 200 stream counts as a 429."""
     retry_connect: bool = True
     """Retry a connection failure that provably never delivered the request; a reset after the
     whole request was sent only when it carries an ``Idempotency-Key`` header, since the provider

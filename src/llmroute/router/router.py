@@ -7,32 +7,29 @@ import random
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
+from contextvars import ContextVar
 from typing import Any, Literal, get_args
 
+import anyio
 import httpx
 import msgspec
 
 from ..route.executor import ExecutionContext, run_model_step
+from ..route.hooks import HealthChange, HookRunner
 from ..route.model import Model, ModelGroup
+from ..route.policy import RetryPolicy
 from ..route.prepared import PreparedRequest
 from ..route.transport import ClientTransports, Transport, TransportKind, Wire
 from ..schema.attempt import Attempt
-from ..schema.errors import (
-    AuthenticationError,
-    ContextOverflowError,
-    InvalidProviderOutputError,
-    InvalidRequestError,
-    LLMError,
-    NoRouteError,
-    QuotaExceededError,
-    ResponseTooLargeError,
-)
-from ..schema.events import LLMEvent, StepStart
+from ..schema.errors import ContextOverflowError, InvalidRequestError, LLMError, NoRouteError
+from ..schema.events import LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool
 from ..state import SharedState, open_state
+from .health import FailureWindow, Incident, moves_on, parse_float, verdict
 from .history import for_origin, origin_of, stamp
-from .limits import RateLimits, estimate_tokens, read_limits
+from .latency import EXPLORE, Latency
+from .limits import TOKENS_WATCHED, Budget, RateLimits, estimate_tokens, read_limits
 from .target import Cooldown, Target
 
 __all__ = ["Router", "Strategy"]
@@ -42,42 +39,78 @@ log = logging.getLogger("llmroute.router")
 Strategy = Literal["weighted", "least-in-flight", "latency"]
 _STRATEGIES: tuple[str, ...] = get_args(Strategy)
 _MESSAGE_CAP = 300
-_LATENCY_TTL = 600.0  # a latency mean older than this is forgotten (the target is explored again)
+_POLL = 0.25  # a wait whose end is unknown (a probe, a cap) looks again this often
+_MINUTE = 60.0
 
 
 class _Health:
-    """One target's health as read at the start of a call."""
+    """One target's shared health as read at the start of a call (wall-clock times)."""
 
-    __slots__ = ("cooling", "fails", "latency", "probed", "tokens_left", "until")
+    __slots__ = ("fails", "incident", "limit_until", "probe_until", "tokens_left")
 
-    def __init__(self, values: Sequence[str | None], at: int, latency: bool) -> None:
-        cd, fails, probe, limits = values[at], values[at + 1], values[at + 2], values[at + 3]
-        self.until = float(cd) if cd else 0.0
-        self.cooling = cd is not None
-        self.fails = int(float(fails)) if fails else 0
-        self.probed = probe is not None
-        self.tokens_left = int(float(limits)) if limits is not None else None
-        lat = values[at + 4] if latency else None
-        self.latency = float(lat) if lat else 0.0
+    def __init__(self, values: Sequence[str | None], at: int) -> None:
+        self.incident = Incident.parse(values[at])
+        fails = parse_float(values[at + 1])
+        self.fails = int(fails) if fails else 0
+        probe = values[at + 2]
+        self.probe_until = parse_float(probe) if probe is not None else None
+        if probe is not None and self.probe_until is None:
+            self.probe_until = 0.0  # held, end unknown
+        self.limit_until: float | None = None
+        self.tokens_left: int | None = None
+        limits = values[at + 3]
+        if limits:
+            until, _, tokens = limits.partition(" ")
+            end, left = parse_float(until), parse_float(tokens)
+            if end is not None and left is not None:
+                self.limit_until, self.tokens_left = end, int(left)
+
+    def half_open(self, now: float) -> bool:
+        return self.incident is not None and now >= self.incident.until
+
+
+class _Block:
+    """Why a target cannot take the call now: ``until`` (wall clock) when its block ends at the
+    latest; ``settles``: it may end any moment before (a probe answering, a call ending);
+    ``permanent`` when it never could."""
+
+    __slots__ = ("kind", "permanent", "reason", "settles", "until")
+
+    def __init__(
+        self, reason: str, until: float | None = None, kind: str = "", permanent: bool = False
+    ) -> None:
+        self.reason = reason
+        self.until = until
+        self.kind = kind
+        self.permanent = permanent
+        self.settles = kind in ("probe", "cap")
 
 
 class _Slot:
-    """A target as the router runs it: its model (behind the observing transport), keys, limits."""
+    """A target as the router runs it: its model (behind the observing transport), keys, and what
+    this process counts of it (in flight, latency, remaining budget, failure window)."""
 
     __slots__ = (
+        "blocked_at",
+        "budget",
+        "context",
+        "failed_at",
+        "failures",
         "hosted",
+        "in_flight",
         "index",
         "key_cd",
         "key_fails",
-        "key_lat",
         "key_limits",
         "key_probe",
+        "key_rpm",
+        "key_tpm",
+        "latency",
         "model",
         "name",
         "origin",
         "target",
         "tool_kinds",
-        "window",
     )
 
     def __init__(self, router: Router, target: Target, prefix: str, index: int) -> None:
@@ -90,11 +123,17 @@ class _Slot:
         self.model: Model = model.with_(route=model.route.with_(transport=observer))
         base = f"{prefix}{self.name}:"
         self.key_cd, self.key_fails, self.key_probe = base + "cd", base + "fails", base + "probe"
-        self.key_limits, self.key_lat = base + "limits", base + "lat"
+        self.key_limits, self.key_rpm, self.key_tpm = base + "limits", base + "rpm", base + "tpm"
         protocol = model.route.protocol
         self.hosted = protocol.hosted_kinds
         self.tool_kinds = protocol.tool_kinds
-        self.window: int | None = target.context_window if target.context_window else _catalog_window(model)
+        self.context: int | None = target.context_window if target.context_window else _catalog_window(model)
+        self.in_flight = 0
+        self.latency = Latency()
+        self.budget = Budget()
+        self.failures = FailureWindow(router.cooldown.window)
+        self.failed_at = 0.0  # monotonic time of this process's last counted failure
+        self.blocked_at = 0.0  # monotonic time this process last blocked it for its rate limits
 
     def cannot_carry(self, request: LLMRequest) -> str | None:
         """Why this target's protocol cannot send ``request``'s tools (checked before sending)."""
@@ -116,8 +155,28 @@ def _catalog_window(model: Model) -> int | None:
     return info.context_window if info is not None else None
 
 
+class _Call:
+    """One routed attempt as the observing transport sees it: when its request went out (for the
+    latency estimate) and its place in the target's sends (for the rate-limit count-down)."""
+
+    __slots__ = ("hooks", "pending", "seq", "slot", "tokens")
+
+    def __init__(self, slot: _Slot, tokens: int | None, hooks: HookRunner | None) -> None:
+        self.slot = slot
+        self.hooks = hooks
+        self.tokens = tokens
+        self.pending = 0  # the latency estimator's id for the request awaiting its first event
+        self.seq = 0
+
+
+# Set by a routed attempt until its first event: the executor runs inside that step, in the caller's
+# context, so the observing transport finds the attempt without anything passed through the executor.
+_CURRENT: ContextVar[_Call | None] = ContextVar("llmroute_router_call", default=None)
+
+
 class _Observer:
-    """The target's kind of transport, bound so that every response's rate-limit headers are read."""
+    """The target's kind of transport, bound so that every request's send time and every response's
+    rate-limit headers are seen."""
 
     __slots__ = ("inner", "router", "slot")
 
@@ -139,55 +198,80 @@ class _Observer:
         return self.inner is not None and self.inner.pooled
 
     def bind(self, transports: ClientTransports) -> Transport:
-        inner = transports.for_route(self.inner)
-        if self.pooled:  # a pooled connection's headers are its upgrade's, not this response's
-            return inner
-        return _Observing(inner, self.router, self.slot)
+        # a pooled connection's headers are its upgrade's, not this response's: not read
+        return _Observing(transports.for_route(self.inner), self.router, self.slot, not self.pooled)
 
     def __repr__(self) -> str:
         return repr(self.inner)
 
 
 class _Observing:
-    """``_Observer`` bound to a client: the target's transport, then its rate-limit headers read."""
+    """``_Observer`` bound to a client: the target's transport, its sends timed and counted and
+    its rate-limit headers read."""
 
-    __slots__ = ("inner", "router", "slot")
+    __slots__ = ("headers", "inner", "router", "slot")
 
-    def __init__(self, inner: Transport, router: Router, slot: _Slot) -> None:
+    def __init__(self, inner: Transport, router: Router, slot: _Slot, headers: bool) -> None:
         self.inner = inner
         self.router = router
         self.slot = slot
+        self.headers = headers
 
     async def open(
         self,
         prepared: PreparedRequest,
         timeout: httpx.Timeout,  # noqa: ASYNC109
     ) -> Wire:
+        slot = self.slot
+        call = _CURRENT.get()
+        if call is not None and call.slot is slot:  # each attempt (a retry too) is a send
+            latency = slot.latency
+            if call.pending:
+                latency.ended(call.pending)
+            call.pending = latency.sent(time.monotonic())
+            call.seq = slot.budget.sent(call.tokens)
         wire = await self.inner.open(prepared, timeout)
-        limits = read_limits(wire.status, wire.headers)
-        if limits is not None:
-            await self.router.remember_limits(self.slot, limits)
+        if self.headers:
+            limits = read_limits(wire.status, wire.headers)
+            if limits is None:
+                budget = slot.budget
+                if budget.requests is not None or budget.tokens is not None:
+                    budget.plenty()
+            else:
+                if call is not None and call.slot is slot:
+                    await self.router.remember_limits(slot, limits, call.seq, call.hooks)
+                else:
+                    await self.router.remember_limits(slot, limits, slot.budget.sends)
         return wire
 
 
-def _moves_on(exc: LLMError) -> bool:
-    """Whether another target may succeed where this one failed (before any event was delivered)."""
-    if isinstance(exc, ContextOverflowError | AuthenticationError | QuotaExceededError):
-        return True
-    if isinstance(exc, InvalidRequestError):
-        return exc.http is None  # refused before sending: this target's protocol cannot carry it
-    if isinstance(exc, ResponseTooLargeError):
-        return False
-    return exc.retryable or isinstance(exc, InvalidProviderOutputError)
+class _Pick:
+    """A target chosen for the next attempt."""
+
+    __slots__ = ("fallback", "health", "probe", "slot", "started", "tokens")
+
+    def __init__(
+        self, slot: _Slot, health: _Health, started: float, probe: bool, fallback: bool, tokens: int
+    ) -> None:
+        self.slot = slot
+        self.health = health
+        self.started = started  # wall clock: when the health this pick was made on was read
+        self.probe = probe  # holds the half-open lease (or the last resort's)
+        self.fallback = fallback  # another target could take the call now
+        self.tokens = tokens  # the estimate reserved in the tpm budget (0: none)
 
 
-def _counts_against(exc: LLMError) -> bool:
-    """Whether the failure says something about the target's health."""
-    if isinstance(exc, InvalidRequestError | ResponseTooLargeError):
-        return False
-    return exc.retryable or isinstance(
-        exc, AuthenticationError | QuotaExceededError | InvalidProviderOutputError
-    )
+class _Run:
+    """One routed call across its attempts."""
+
+    __slots__ = ("attempts", "deadline", "last", "need", "tried")
+
+    def __init__(self) -> None:
+        self.attempts: list[Attempt] = []
+        self.tried: set[int] = set()
+        self.need = _Need()
+        self.last: LLMError | None = None
+        self.deadline: float | None = None  # monotonic: how long the call may wait for a target
 
 
 class Router(ModelGroup):
@@ -197,19 +281,27 @@ class Router(ModelGroup):
     ``targets``: ``Target``s, or bare ``Model``s (then tried in list order: priority = position).
     Each call tries the targets by priority (lower first); within a priority, ``strategy`` orders
     them: ``"weighted"`` (random, by ``Target.weight``), ``"least-in-flight"`` (fewest calls open in
-    this process) or ``"latency"`` (lowest recent time to first event). It moves on to the next
-    after a retryable failure (once the target's own retries are spent), an authentication or
-    quota failure, or a context overflow (to a target whose window is larger); it skips, without
-    sending, targets that cool down, are rate-limited, cannot carry a hosted tool the request
-    uses, or whose context window is too small for it. Never after the first event reached the
-    caller. ``response.attempts`` (and ``StepStart.attempts``) list what failed;
-    ``StepStart.target`` names who answered.
+    this process) or ``"latency"`` (lowest time to first event, see ``llmroute.router.latency``).
+    It moves on to the next after a retryable failure (once the target's own retries are spent;
+    a 429 at once when another target can take the call), an authentication or quota failure, or
+    a context overflow (to a target whose window is larger); it skips, without sending, targets
+    that cool down, are rate-limited, at their ``max_in_flight``, over their ``rpm``/``tpm``, cannot
+    carry a hosted tool the request uses, or whose context window is too small for it. Never
+    after the first event reached the caller. ``response.attempts`` (and ``StepStart.attempts``)
+    list what failed; ``StepStart.target`` names who answered.
+
+    When no target can take a call now, one call probes the target whose first cooldown ends
+    first (a blip is not an outage) and the others wait for it, or for the first block to end, up
+    to ``max_wait`` seconds (within the call's ``total`` deadline); then ``NoRouteError``
+    (``retryable``, ``retry_after``). A request no target could ever take is a ``NoRouteError``
+    that is not retryable, naming each target's reason.
 
     Health is kept in ``state`` (default: this process; ``redis_url=`` shares it through Redis,
     ``llmroute[redis]``), under ``router:<namespace or name>:<target>:*``: routers with the same
     namespace and target names share cooldowns and rate-limit memory (the gateway's routes share
-    one namespace, so a model failing in one route is skipped in every route). ``seed`` fixes the
-    weighted draws (tests)."""
+    one namespace, so a model failing in one route is skipped in every route). Latency, in-flight
+    counts and the failure-rate window are this process's own. ``seed`` fixes the random draws
+    (tests)."""
 
     def __init__(
         self,
@@ -222,6 +314,7 @@ class Router(ModelGroup):
         redis_url: str | None = None,
         seed: int | None = None,
         namespace: str | None = None,
+        max_wait: float = 5.0,
     ) -> None:
         if not isinstance(name, str) or not name:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise InvalidRequestError(f"name: must be a non-empty string, got {name!r}", param="name")
@@ -243,32 +336,36 @@ class Router(ModelGroup):
             )
         if state is not None and redis_url is not None:
             raise InvalidRequestError("pass state= or redis_url=, not both", param="redis_url")
+        if namespace is not None and (not isinstance(namespace, str) or not namespace):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InvalidRequestError(
+                f"namespace: must be a non-empty string, got {namespace!r}", param="namespace"
+            )
+        wait: Any = max_wait
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < float("inf"):
+            raise InvalidRequestError(
+                f"max_wait: must be a finite number of seconds >= 0, got {max_wait!r}", param="max_wait"
+            )
         listed = _targets(targets)
         self.id = name
         self.provider = "router"
         self.strategy: Strategy = strategy
         self.cooldown = cooldown or Cooldown()
+        self.max_wait = float(max_wait)
         self.state: SharedState = state if state is not None else open_state(redis_url)
         self._rng = random.Random(seed)
-        if namespace is not None and (not isinstance(namespace, str) or not namespace):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise InvalidRequestError(
-                f"namespace: must be a non-empty string, got {namespace!r}", param="namespace"
-            )
         prefix = f"router:{namespace or name}:"
         self._slots = tuple(_Slot(self, t, prefix, i) for i, t in enumerate(listed))
         self._targets = tuple(listed)
         self._groups = _groups(self._slots)
         self._models = tuple(s.model for group in self._groups for s in group)
         self._mixed = len({s.origin for s in self._slots}) > 1
-        self._inflight: dict[str, int] = dict.fromkeys((s.name for s in self._slots), 0)
-        self._keys = [k for s in self._slots for k in self._slot_keys(s)]
-        self._width = 5 if strategy == "latency" else 4
-
-    def _slot_keys(self, slot: _Slot) -> list[str]:
-        keys = [slot.key_cd, slot.key_fails, slot.key_probe, slot.key_limits]
-        if self.strategy == "latency":
-            keys.append(slot.key_lat)
-        return keys
+        self._keys = [k for s in self._slots for k in (s.key_cd, s.key_fails, s.key_probe, s.key_limits)]
+        self._no_429: dict[RetryPolicy, RetryPolicy] = {}
+        self._changed: anyio.Event | None = None  # set when a call ends while others wait
+        self._waiting = 0
+        self.transitions: dict[tuple[str, str], int] = {}
+        """How often each target entered each state (``(target, "cooling" | "healthy" |
+        "rate-limited")`` -> count), in this process: the router's metrics."""
 
     @property
     def targets(self) -> tuple[Target, ...]:
@@ -296,102 +393,390 @@ class Router(ModelGroup):
     # --- health ---
 
     async def health(self) -> dict[str, dict[str, Any]]:
-        """Each target's health as the router sees it now (cooling down, failure streak, ...)."""
+        """Each target's health as the router sees it now: shared (cooldown, streak, probe,
+        rate-limit block) and this process's own (in flight, latency, failure window)."""
         snapshot = await self._snapshot()
-        return {
-            s.name: {
-                "cooling_down": h.cooling,
-                "cooldown_until": h.until or None,
+        now, mono = time.time(), time.monotonic()
+        out: dict[str, dict[str, Any]] = {}
+        for s, h in zip(self._slots, snapshot, strict=True):
+            incident = h.incident
+            calls, fails = s.failures.counts(mono)
+            budget = s.budget
+            budget.refusal(mono, None)  # drops an expired count
+            out[s.name] = {
+                "cooling_down": incident is not None and now < incident.until,
+                "cooldown_until": incident.until if incident is not None else None,
+                "half_open": h.half_open(now),
+                "level": incident.level if incident is not None else 0,
                 "failures": h.fails,
-                "probing": h.probed,
+                "probing": h.probe_until is not None,
+                "rate_limited_until": h.limit_until if h.tokens_left == 0 else None,
                 "tokens_left": h.tokens_left,
-                "in_flight": self._inflight[s.name],
+                "requests_left": None if budget.requests is None else max(0, int(budget.requests)),
+                "in_flight": s.in_flight,
+                "latency": s.latency.mean,
+                "window": {"calls": calls, "failures": fails},
+                "transitions": {k: n for (t, k), n in self.transitions.items() if t == s.name},
             }
-            for s, h in zip(self._slots, snapshot, strict=True)
-        }
+        return out
 
     async def _snapshot(self) -> list[_Health]:
         values = await self.state.get_many(self._keys)
-        w, latency = self._width, self.strategy == "latency"
-        return [_Health(values, i * w, latency) for i in range(len(self._slots))]
+        return [_Health(values, i * 4) for i in range(len(self._slots))]
 
-    async def remember_limits(self, slot: _Slot, limits: RateLimits) -> None:
-        """Called by the observing transport: stay away until a limit resets."""
+    async def remember_limits(
+        self, slot: _Slot, limits: RateLimits, seq: int, hooks: HookRunner | None = None
+    ) -> None:
+        """Called by the observing transport: stay away until a limit resets; count down what is left."""
+        slot.budget.read(limits, seq, time.monotonic())
         if limits.blocked_for is not None:
-            await self.state.set(slot.key_limits, "0", ttl=limits.blocked_for)
-        elif limits.tokens is not None:
-            await self.state.set(slot.key_limits, str(limits.tokens), ttl=limits.tokens_for)
+            await self._block(slot, limits.blocked_for, hooks, "rate-limit headers")
+        elif limits.tokens is not None and limits.tokens < TOKENS_WATCHED:
+            until = time.time() + limits.tokens_for
+            await self.state.set(slot.key_limits, f"{until!r} {limits.tokens}", ttl=limits.tokens_for)
 
-    async def _failed(self, slot: _Slot, exc: LLMError, health: _Health) -> None:
-        policy, state = self.cooldown, self.state
-        if not _counts_against(exc):
+    async def _block(self, slot: _Slot, seconds: float, hooks: HookRunner | None, reason: str) -> None:
+        seconds = min(seconds, self.cooldown.max_seconds)
+        slot.blocked_at = time.monotonic()
+        until = time.time() + seconds
+        await self.state.set(slot.key_limits, f"{until!r} 0", ttl=seconds)
+        await self._changed_to(slot, "rate-limited", reason, seconds, 0, hooks)
+
+    async def _changed_to(
+        self, slot: _Slot, state: str, reason: str, seconds: float, level: int, hooks: HookRunner | None
+    ) -> None:
+        key = (slot.name, state)
+        self.transitions[key] = self.transitions.get(key, 0) + 1
+        if state == "cooling":
+            log.warning(
+                "llmroute: router %s: target %s cooling down for %.3gs after %s (level %d)",
+                self.id,
+                slot.name,
+                seconds,
+                reason,
+                level,
+            )
+        elif state == "healthy":
+            log.info("llmroute: router %s: target %s is healthy again (%s)", self.id, slot.name, reason)
+        if hooks is not None and hooks.by_name["on_health"]:
+            await hooks.health(HealthChange(self.id, slot.name, state, reason, seconds, level))
+
+    async def _ok(self, pick: _Pick, hooks: HookRunner | None) -> None:
+        """The target answered (a success, or any answer that shows it alive)."""
+        slot, health = pick.slot, pick.health
+        slot.failures.add(time.monotonic(), False)
+        if health.incident is not None:  # this call was sent in an incident: a probe, and it ended it
+            await self.state.delete(slot.key_cd, slot.key_fails, slot.key_probe)
+            slot.failures.clear()
+            await self._changed_to(slot, "healthy", "probe answered", 0.0, 0, hooks)
+        elif health.fails or (slot.failed_at and slot.failed_at >= _mono_of(pick.started)):
+            await self.state.delete(slot.key_fails)  # the streak is broken
+
+    async def _failed(self, pick: _Pick, exc: LLMError, hooks: HookRunner | None) -> None:
+        """A failure that counts (``Cooldown``'s per-class policy said so)."""
+        slot, policy, state = pick.slot, self.cooldown, self.state
+        mono, now = time.monotonic(), time.time()
+        slot.failures.add(mono, True)
+        slot.failed_at = mono
+        hint = getattr(exc, "retry_after", None)
+        hint = float(hint) if isinstance(hint, int | float) else None
+        current = Incident.parse(await state.get(slot.key_cd))
+        if current is not None:
+            if current.since >= pick.started:
+                return  # this call was in flight when the incident began: part of it
+            # sent in the incident (a probe): a failed probe makes the cooldown longer
+            incident = Incident.start(policy, current.kind, now, current.level + 1, hint)
+            await state.set(slot.key_cd, incident.encode(), ttl=incident.ttl(now))
+            await self._changed_to(
+                slot, "cooling", type(exc).__name__, incident.until - now, incident.level, hooks
+            )
             return
-        keep = policy.max_seconds * 4 + policy.probe_timeout  # a streak outlives its cooldowns
-        if isinstance(exc, AuthenticationError):
-            seconds = policy.auth_seconds
-            await state.set(slot.key_fails, str(policy.failures), ttl=keep + seconds)
-        else:
-            streak = int(await state.incr(slot.key_fails, 1, ttl=keep))
-            if streak < policy.failures:
-                return
-            seconds = min(policy.seconds * 2 ** (streak - policy.failures), policy.max_seconds)
-            retry_after = getattr(exc, "retry_after", None)
-            if isinstance(retry_after, int | float) and retry_after > seconds:
-                seconds = float(retry_after)
-        await state.set(slot.key_cd, repr(time.time() + seconds), ttl=seconds)
-        if health.probed or health.fails >= policy.failures:
-            await state.delete(slot.key_probe)
-        log.warning(
-            "llmroute: router %s: target %s cooling down for %.3gs after %s",
-            self.id,
-            slot.name,
-            seconds,
-            type(exc).__name__,
-        )
+        streak = int(await state.incr(slot.key_fails, 1, ttl=max(_MINUTE, 6 * policy.window)))
+        rate = slot.failures.tripped(mono, policy)
+        if streak < policy.failures and not rate:
+            return
+        incident = Incident.start(policy, "failure", now, 0, hint)
+        if await state.set_if_absent(slot.key_cd, incident.encode(), ttl=incident.ttl(now)):
+            slot.failures.clear()
+            reason = type(exc).__name__ + ("" if streak >= policy.failures else " (failure rate)")
+            await self._changed_to(slot, "cooling", reason, incident.until - now, 0, hooks)
 
-    async def _succeeded(self, slot: _Slot, health: _Health, latency: float) -> None:
-        if health.fails or health.probed:
-            await self.state.delete(slot.key_fails, slot.key_probe, slot.key_cd)
-        if self.strategy == "latency":
-            await self.state.ewma(slot.key_lat, latency, ttl=_LATENCY_TTL)
+    async def _refused_credentials(self, pick: _Pick, exc: LLMError, hooks: HookRunner | None) -> None:
+        """An authentication or quota failure: cooled down at once."""
+        slot, now = pick.slot, time.time()
+        current = Incident.parse(await self.state.get(slot.key_cd))
+        if current is not None and current.since >= pick.started:
+            return
+        incident = Incident.start(self.cooldown, "auth", now)
+        await self.state.set(slot.key_cd, incident.encode(), ttl=incident.ttl(now))
+        await self._changed_to(slot, "cooling", type(exc).__name__, incident.until - now, 0, hooks)
+
+    def _noted(self, pick: _Pick, exc: LLMError | None, delivered: bool) -> bool:
+        """Counts what the attempt's end says in this process; true when the shared state must
+        hear of it too (``_ended``): anything but a plain answer from a healthy target."""
+        if exc is not None or pick.probe or pick.tokens or pick.health.incident is not None:
+            return True
+        if not delivered:
+            return False  # cancelled before any event: it says nothing
+        slot = pick.slot
+        if pick.health.fails or (slot.failed_at and slot.failed_at >= _mono_of(pick.started)):
+            return True
+        slot.failures.add(time.monotonic(), False)
+        return False
+
+    async def _ended(self, pick: _Pick, exc: LLMError | None, alive: bool, hooks: HookRunner | None) -> None:
+        """What the attempt's end says about the target, written where the router keeps it
+        (``alive``: without an error, whether an event arrived)."""
+        if exc is None:
+            if alive:
+                await self._ok(pick, hooks)
+            return
+        kind = verdict(exc, self.cooldown)
+        if kind == "failure":
+            await self._failed(pick, exc, hooks)
+        elif kind == "auth":
+            await self._refused_credentials(pick, exc, hooks)
+        elif kind == "rate-limit" and pick.slot.blocked_at < _mono_of(pick.started):
+            # (its headers, read as the answer arrived, blocked it already when they said how long)
+            hint = getattr(exc, "retry_after", None)
+            seconds = (
+                float(hint)
+                if isinstance(hint, int | float) and hint > 0
+                else self.cooldown.rate_limit_seconds
+            )
+            await self._block(pick.slot, seconds, hooks, "429")
+        elif kind == "alive":
+            await self._ok(pick, hooks)
 
     # --- order ---
 
-    def _order(self, health: list[_Health]) -> list[tuple[_Slot, _Health]]:
-        out: list[tuple[_Slot, _Health]] = []
+    def _order(self, health: list[_Health], request: LLMRequest) -> list[_Slot]:
+        """Every target in the order this call tries them: by priority, then ``strategy`` within a
+        priority. (``request`` is for orders that depend on it.)"""
+        out: list[_Slot] = []
         rng = self._rng
+        now = time.monotonic()
         for group in self._groups:
             if len(group) == 1:
-                ranked = group
+                out.extend(group)
             elif self.strategy == "weighted":
-                # Efraimidis-Spirakis: one draw per target orders the whole group by weight
-                ranked = sorted(group, key=lambda s: rng.random() ** (1.0 / s.target.weight), reverse=True)
+                out.extend(_by_weight(group, rng))
             elif self.strategy == "least-in-flight":
-                ranked = sorted(group, key=lambda s: (self._inflight[s.name], -s.target.weight, rng.random()))
+                out.extend(sorted(group, key=lambda s: (s.in_flight, -s.target.weight, rng.random())))
             else:
-                ranked = sorted(group, key=lambda s: (health[s.index].latency, rng.random()))
-            out.extend((s, health[s.index]) for s in ranked)
+                known = [s.latency.mean for s in group if s.latency.mean is not None]
+                prior = min(known) if known else 0.0
+                ranked = sorted(group, key=lambda s: (s.latency.score(now, prior), rng.random()))
+                if rng.random() < EXPLORE:  # keep every estimate fresh: a random one first
+                    chosen = _by_weight(group, rng)[0]
+                    ranked.remove(chosen)
+                    ranked.insert(0, chosen)
+                out.extend(ranked)
         return out
 
-    def _refusal(self, slot: _Slot, health: _Health, request: LLMRequest, need: _Need) -> str | None:
-        if health.cooling:
-            return "cooling down"
-        if health.fails >= self.cooldown.failures and health.probed:
-            return "being probed by another call"
-        if health.tokens_left == 0:
-            return "rate-limited (nothing left until the reset)"
+    def _blocked(
+        self, slot: _Slot, health: _Health, request: LLMRequest, need: _Need, now: float
+    ) -> _Block | None:
+        """Why ``slot`` cannot take the request now (``None``: it can), permanent reasons first."""
         reason = slot.cannot_carry(request)
         if reason is not None:
-            return reason
-        window = slot.window
-        if health.tokens_left is not None and need.tokens(request) > health.tokens_left:
-            return f"rate-limited ({health.tokens_left} tokens left, ~{need.tokens(request)} needed)"
+            return _Block(reason, permanent=True)
+        window = slot.context
         if window is not None:
             if need.above is not None and window <= need.above:
-                return f"context window {window} is not larger than one that overflowed"
+                return _Block(
+                    f"context window {window} is not larger than one that overflowed", permanent=True
+                )
             if need.tokens(request) > window:
-                return f"context window {window} < ~{need.tokens(request)} tokens"
+                return _Block(f"context window {window} < ~{need.tokens(request)} tokens", permanent=True)
+        incident = health.incident
+        if incident is not None:
+            if now < incident.until:
+                why = " after an authentication or quota failure" if incident.kind == "auth" else ""
+                if incident.level:
+                    why = f" ({incident.level} failed probes)" if incident.level > 1 else " (a failed probe)"
+                return _Block(f"cooling down for {incident.until - now:.3g}s{why}", incident.until, "cooling")
+            if health.probe_until is not None:
+                return _Block("being probed by another call", health.probe_until or None, "probe")
+        if health.limit_until is not None and health.tokens_left is not None:
+            if health.tokens_left <= 0:
+                return _Block("rate-limited (nothing left until the reset)", health.limit_until, "limit")
+            if need.tokens(request) > health.tokens_left:
+                return _Block(
+                    f"rate-limited ({health.tokens_left} tokens left, ~{need.tokens(request)} needed)",
+                    health.limit_until,
+                    "limit",
+                )
+        mono = time.monotonic()
+        budget = slot.budget
+        refused = budget.refusal(mono, need.tokens(request) if budget.counts_tokens(mono) else None)
+        if refused is not None:
+            return _Block(refused[0], now + (refused[1] - mono), "limit")
+        cap = slot.target.max_in_flight
+        if cap is not None and slot.in_flight >= cap:
+            return _Block(f"at its cap of {cap} calls in flight", None, "cap")
         return None
+
+    async def _admit(
+        self, slot: _Slot, request: LLMRequest, need: _Need, now: float
+    ) -> tuple[_Block | None, int]:
+        """The operator's own budgets (``Target.rpm``/``tpm``): a unit (and the estimate) taken in
+        the shared window, or the block until they fit."""
+        target, state = slot.target, self.state
+        reserved = 0
+        if target.tpm is not None:
+            reserved = need.tokens(request)
+            counted = await state.window(slot.key_tpm, reserved, _MINUTE, limit=target.tpm)
+            if not counted.allowed:
+                never = reserved > target.tpm
+                reason = f"over its budget of {target.tpm} tokens a minute (~{reserved} needed)"
+                return _Block(reason, None if never else now + counted.retry_after, "limit", never), 0
+        if target.rpm is not None:
+            counted = await state.window(slot.key_rpm, 1, _MINUTE, limit=target.rpm)
+            if not counted.allowed:
+                if reserved:
+                    await state.window(slot.key_tpm, -reserved, _MINUTE)
+                reason = f"over its budget of {target.rpm} requests a minute"
+                return _Block(reason, now + counted.retry_after, "limit"), 0
+        return None, reserved
+
+    async def _picks(
+        self, request: LLMRequest, run: _Run, ctx: ExecutionContext
+    ) -> AsyncGenerator[_Pick, None]:
+        """The targets to try, one at a time, as the call goes: the open ones in order; when none
+        is, the last resort, then waiting; ``NoRouteError`` when nothing will do."""
+        while True:
+            started = time.time()
+            snapshot = await self._snapshot()
+            order = [s for s in self._order(snapshot, request) if s.index not in run.tried]
+            blocks = [self._blocked(s, snapshot[s.index], request, run.need, started) for s in order]
+            for i, slot in enumerate(order):
+                if blocks[i] is not None:
+                    continue
+                health = snapshot[slot.index]
+                probe = False
+                if health.half_open(started):  # one call (across processes) probes it
+                    lease_end = time.time() + self.cooldown.probe_timeout
+                    if not await self.state.set_if_absent(
+                        slot.key_probe, repr(lease_end), ttl=self.cooldown.probe_timeout
+                    ):
+                        blocks[i] = _Block("being probed by another call", None, "probe")
+                        continue
+                    probe = True
+                blocks[i], reserved = await self._admit(slot, request, run.need, started)
+                if blocks[i] is not None:
+                    if probe:
+                        await self.state.delete(slot.key_probe)
+                    continue
+                fallback = any(b is None for b in blocks[i + 1 :])
+                run.tried.add(slot.index)
+                yield _Pick(slot, health, started, probe, fallback, reserved)
+                if run.last is None:
+                    return  # answered (or the error ended the call)
+            if run.last is not None:
+                return  # every target that could be tried failed: the last error is raised
+            reasons = {s.name: b.reason for s, b in zip(order, blocks, strict=True) if b is not None}
+            transient = [
+                (s, b) for s, b in zip(order, blocks, strict=True) if b is not None and not b.permanent
+            ]
+            if not transient:
+                raise NoRouteError(
+                    f"router {self.id!r}: no target can take this request "
+                    f"({'; '.join(f'{k}: {v}' for k, v in reasons.items())})",
+                    retryable=False,
+                    code="no_capable_target",
+                    reasons=reasons,
+                )
+            # the last resort: one call probes the target whose first cooldown ends first
+            cooling = [
+                (b.until or 0.0, s)
+                for s, b in transient
+                if b.kind == "cooling"
+                and (incident := snapshot[s.index].incident) is not None
+                and incident.level == 0
+                and incident.kind == "failure"
+            ]
+            if cooling:
+                _, slot = min(cooling, key=lambda x: x[0])
+                lease_end = time.time() + self.cooldown.probe_timeout
+                if await self.state.set_if_absent(
+                    slot.key_probe, repr(lease_end), ttl=self.cooldown.probe_timeout
+                ):
+                    blocked, reserved = await self._admit(slot, request, run.need, started)
+                    if blocked is None:
+                        run.tried.add(slot.index)
+                        yield _Pick(slot, snapshot[slot.index], started, True, False, reserved)
+                        return
+                    await self.state.delete(slot.key_probe)
+            await self._wait_or_raise(run, ctx, reasons, [b for _, b in transient])
+
+    async def _wait_or_raise(
+        self, run: _Run, ctx: ExecutionContext, reasons: dict[str, str], blocks: list[_Block]
+    ) -> None:
+        """Wait for the first block to end, a probe to answer or a call to end, within the call's
+        ``max_wait`` (and ``total`` deadline); or raise the retryable ``NoRouteError``."""
+        mono, now = time.monotonic(), time.time()
+        if run.deadline is None:
+            total = ctx.timeouts.total
+            run.deadline = mono + (self.max_wait if total is None else min(self.max_wait, total))
+        left = run.deadline - mono
+        known = [max(0.0, b.until - now) for b in blocks if b.until is not None]
+        first = min(known) if known else None  # the earliest end of any block (at the latest)
+        fixed = [max(0.0, b.until - now) for b in blocks if b.until is not None and not b.settles]
+        soonest = min(fixed) if fixed else None  # the earliest end known to be one
+        unknown = len(fixed) < len(blocks)  # a probe or a cap: it may end any moment
+        if left <= 0 or (not unknown and soonest is not None and soonest > left):
+            raise NoRouteError(
+                f"router {self.id!r}: no target can take this request now "
+                f"({'; '.join(f'{k}: {v}' for k, v in reasons.items())})",
+                retryable=True,
+                code="no_target_available",
+                retry_after=first,
+                reasons=reasons,
+            )
+        seconds = left
+        if soonest is not None:
+            seconds = min(seconds, soonest + 0.001)
+        if unknown:
+            seconds = min(seconds, _POLL)
+        changed = self._changed
+        if changed is None:
+            changed = self._changed = anyio.Event()
+        self._waiting += 1
+        try:
+            with anyio.move_on_after(seconds):
+                await changed.wait()
+        finally:
+            self._waiting -= 1
+
+    def _signal(self) -> None:
+        changed = self._changed
+        if changed is not None and self._waiting:
+            self._changed = None
+            changed.set()
+
+    def _context(self, ctx: ExecutionContext, pick: _Pick) -> ExecutionContext:
+        target = pick.slot.target
+        retry = target.retry or ctx.retry
+        if pick.probe:
+            retry = _NO_RETRY  # a probe asks once: a dead target costs one request
+        elif pick.fallback and 429 in retry.statuses:  # another target can take it: move on at once
+            moved = self._no_429.get(retry)
+            if moved is None:
+                moved = self._no_429[retry] = msgspec.structs.replace(retry, statuses=retry.statuses - {429})
+            retry = moved
+        if retry is ctx.retry and target.timeouts is None:
+            return ctx
+        return ExecutionContext(
+            ctx.transports,
+            target.timeouts or ctx.timeouts,
+            retry,
+            ctx.max_error_bytes,
+            sleep=ctx.sleep,
+            max_response_bytes=ctx.max_response_bytes,
+            max_connections=ctx.max_connections,
+            hooks=ctx.hooks,
+        )
 
     # --- the call ---
 
@@ -403,70 +788,93 @@ class Router(ModelGroup):
     async def _run(
         self, ctx: ExecutionContext, request: LLMRequest, index: int, finish: bool, loop: Any
     ) -> AsyncGenerator[list[LLMEvent], None]:
-        snapshot = await self._snapshot()
-        attempts: list[Attempt] = []
-        skipped: list[str] = []
-        need = _Need()
-        last: LLMError | None = None
-        for slot, health in self._order(snapshot):
-            reason = self._refusal(slot, health, request, need)
-            if reason is None and health.fails >= self.cooldown.failures:
-                # half-open: one call (across processes) probes the target, the others skip it
-                lease = await self.state.set_if_absent(slot.key_probe, "1", ttl=self.cooldown.probe_timeout)
-                if not lease:
-                    reason = "being probed by another call"
-                else:
-                    health.probed = True
-            if reason is not None:
-                skipped.append(f"{slot.name}: {reason}")
-                continue
-            messages = for_origin(request.messages, slot.origin) if self._mixed else request.messages
-            sent = msgspec.structs.replace(request, model=slot.model, messages=messages)
-            started = time.perf_counter()
-            latency = 0.0
-            delivered = False
-            self._inflight[slot.name] += 1
-            try:
-                async with aclosing(
-                    run_model_step(_context(ctx, slot.target), sent, index, finish, loop)
-                ) as batches:
-                    async for batch in batches:
-                        if not delivered:
-                            delivered = True
-                            latency = time.perf_counter() - started
-                            first = batch[0]
-                            if isinstance(first, StepStart):
-                                batch[0] = msgspec.structs.replace(  # keeps the route's warnings
-                                    first, target=slot.name, attempts=tuple(attempts)
-                                )
-                        if self._mixed:
-                            stamp(batch, slot.origin)
-                        yield batch
-            except LLMError as exc:
-                await self._failed(slot, exc, health)
-                exc.route_attempts = tuple(attempts)
-                exc.route_target = slot.name
-                if delivered or not _moves_on(exc):
-                    raise
-                attempts.append(_attempt(slot, exc, started))
-                if isinstance(exc, ContextOverflowError):
-                    need.overflowed(slot.window)
-                last = exc
-                continue
-            finally:
-                self._inflight[slot.name] -= 1
-            await self._succeeded(slot, health, latency)
-            return
-        if last is not None:
-            raise last  # its route_attempts: the targets that failed before it
-        error = NoRouteError(
-            f"router {self.id!r}: no target can take this request now ({'; '.join(skipped)})",
-            retryable=True,
-            code="no_target_available",
-        )
-        ends = [h.until for h in snapshot if h.cooling and h.until]
-        error.retry_after = max(0.0, min(ends) - time.time()) if ends else None  # pyright: ignore[reportAttributeAccessIssue]
-        raise error
+        run = _Run()
+        hooks = ctx.hooks
+        async with aclosing(self._picks(request, run, ctx)) as picks:
+            async for pick in picks:
+                slot = pick.slot
+                run.last = None
+                messages = for_origin(request.messages, slot.origin) if self._mixed else request.messages
+                sent = msgspec.structs.replace(request, model=slot.model, messages=messages)
+                budget = slot.budget
+                counts = budget.counts_tokens(time.monotonic())
+                call = _Call(slot, run.need.tokens(request) if counts else None, hooks)
+                started = time.perf_counter()
+                delivered = False
+                error: LLMError | None = None
+                used = 0
+                slot.in_flight += 1
+                _CURRENT.set(call)
+                try:
+                    async with aclosing(
+                        run_model_step(self._context(ctx, pick), sent, index, finish, loop)
+                    ) as batches:
+                        async for batch in batches:
+                            if not delivered:
+                                delivered = True
+                                _CURRENT.set(None)
+                                if call.pending:
+                                    slot.latency.answered(call.pending, time.monotonic())
+                                    call.pending = 0
+                                first = batch[0]
+                                if isinstance(first, StepStart):
+                                    batch[0] = msgspec.structs.replace(  # keeps the route's warnings
+                                        first, target=slot.name, attempts=tuple(run.attempts)
+                                    )
+                            if pick.tokens:
+                                used = _used(batch, used)
+                            if self._mixed:
+                                stamp(batch, slot.origin)
+                            yield batch
+                except LLMError as exc:
+                    error = exc
+                finally:
+                    _CURRENT.set(None)
+                    slot.in_flight -= 1
+                    if call.pending:
+                        slot.latency.ended(call.pending)
+                    # what the attempt showed, and the probe's lease back, however it ended (a
+                    # ``break`` and a cancellation too: shielded, they are short state writes)
+                    if self._noted(pick, error, delivered):
+                        with anyio.CancelScope(shield=True):
+                            if pick.tokens and used != pick.tokens:
+                                await self.state.window(slot.key_tpm, used - pick.tokens, _MINUTE)
+                            await self._ended(pick, error, delivered, hooks)
+                            if pick.probe:
+                                await self.state.delete(slot.key_probe)
+                    self._signal()
+                if error is None:
+                    return
+                error.route_attempts = tuple(run.attempts)
+                error.route_target = slot.name
+                if delivered or not moves_on(error):
+                    raise error
+                run.attempts.append(_attempt(slot, error, started))
+                if isinstance(error, ContextOverflowError):
+                    run.need.overflowed(slot.context)
+                run.last = error
+            if run.last is not None:
+                raise run.last  # its route_attempts: the targets that failed before it
+
+
+_NO_RETRY = RetryPolicy(max_retries=0)
+
+
+def _mono_of(wall: float) -> float:
+    """A wall-clock time as the monotonic clock's (for comparing with this process's marks)."""
+    return time.monotonic() - (time.time() - wall)
+
+
+def _used(batch: list[LLMEvent], used: int) -> int:
+    for event in batch:
+        if isinstance(event, StepFinish) and event.usage is not None:
+            used += (event.usage.input_tokens or 0) + (event.usage.output_tokens or 0)
+    return used
+
+
+def _by_weight(group: Sequence[_Slot], rng: random.Random) -> list[_Slot]:
+    # Efraimidis-Spirakis: one draw per target orders the whole group by weight
+    return sorted(group, key=lambda s: rng.random() ** (1.0 / s.target.weight), reverse=True)
 
 
 class _Need:
@@ -487,21 +895,6 @@ class _Need:
     def overflowed(self, window: int | None) -> None:
         if window is not None:
             self.above = max(self.above or 0, window)
-
-
-def _context(ctx: ExecutionContext, target: Target) -> ExecutionContext:
-    if target.retry is None and target.timeouts is None:
-        return ctx
-    return ExecutionContext(
-        ctx.transports,
-        target.timeouts or ctx.timeouts,
-        target.retry or ctx.retry,
-        ctx.max_error_bytes,
-        sleep=ctx.sleep,
-        max_response_bytes=ctx.max_response_bytes,
-        max_connections=ctx.max_connections,
-        hooks=ctx.hooks,
-    )
 
 
 def _attempt(slot: _Slot, exc: LLMError, started: float) -> Attempt:

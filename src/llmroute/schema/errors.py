@@ -209,7 +209,25 @@ class ResponseTooLargeError(InvalidProviderOutputError):
 
 
 class NoRouteError(LLMError):
-    """The request names no usable route (unknown provider, model without a route, missing extra)."""
+    """The request names no usable route (unknown provider, model without a route, missing extra),
+    or no target of a ``Router`` can take it: ``code`` ``"no_target_available"`` (retryable: every
+    target is cooling down, rate-limited or busy now; ``retry_after`` is when the first block
+    ends) or ``"no_capable_target"`` (not retryable: none ever could, as ``reasons`` says)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        reasons: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+        """Seconds until the first of the targets' blocks ends (cooldown, rate-limit reset,
+        probe), when known."""
+        self.reasons: dict[str, str] = reasons or {}
+        """Each target's name, and why it could not take the request."""
 
 
 class ToolExecutionError(LLMError):

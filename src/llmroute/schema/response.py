@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 import msgspec
 
+from . import clock
 from .attempt import Attempt
 from .content import (
     ApprovalRequestPart,
@@ -65,12 +67,16 @@ class StepResult(msgspec.Struct, frozen=True):
     """The provider that served the step (``Model.provider``)."""
     model_id: str | None = None
     """The model id the step was sent to (``Model.id``)."""
+    at: datetime | None = None
+    """When the step's answer arrived (UTC): its cost uses the prices in force then (DeepSeek's
+    off-peak hours, a price change), whenever it is read."""
 
     @property
     def cost(self) -> Cost | None:
         """What this model call cost (the provider's figure or the catalog's; ``None`` when unknown).
-        Computed on access from ``usage``: nothing is priced while the stream runs."""
-        return _step_cost(self.provider, self.model_id, self.usage)
+        Computed on access from ``usage`` at the prices of ``at``: nothing is priced while the stream
+        runs, and reading it later gives the same figure."""
+        return _step_cost(self.provider, self.model_id, self.usage, self.at)
 
 
 class LLMResponse(msgspec.Struct, frozen=True):
@@ -157,12 +163,15 @@ def steps_cost(
     model_id: str | None,
     usages: Sequence[Usage],
     tool_results: Sequence[ToolResult] = (),
+    *,
+    at: datetime | None = None,
 ) -> Cost | None:
-    """The cost of a run of model calls (one ``Usage`` each) plus the server-side web_search backend
-    calls in ``tool_results``; ``None`` when no call reported usage or any part is unknown."""
+    """The cost of a run of model calls (one ``Usage`` each, made at ``at``; default now) plus the
+    server-side web_search backend calls in ``tool_results``; ``None`` when no call reported usage
+    or any part is unknown."""
     total: Cost | None = None
     for usage in usages:
-        cost = _step_cost(provider, model_id, usage)
+        cost = _step_cost(provider, model_id, usage, at)
         if cost is None:
             return None
         total = cost if total is None else total + cost
@@ -172,16 +181,18 @@ def steps_cost(
     return None if search is None else total.with_search(search)
 
 
-def _step_cost(provider: str | None, model_id: str | None, usage: Usage | None) -> Cost | None:
+def _step_cost(
+    provider: str | None, model_id: str | None, usage: Usage | None, at: datetime | None
+) -> Cost | None:
     if usage is None:
         return None
     if usage.reported_cost is not None:
         return Cost(total=usage.reported_cost, source="provider")
-    if provider is None or model_id is None:
+    if not provider or not model_id:
         return None
     from ..catalog import cost  # the catalog loads on first use (floor 1; data packages are optional)
 
-    return cost(provider, model_id, usage)
+    return cost(provider, model_id, usage, at=at)
 
 
 def _search_cost(results: Sequence[ToolResult]) -> Decimal | None:
@@ -244,6 +255,7 @@ class ResponseBuilder:
         self.finished = False
         self._step_usage: Usage | None = None
         self._step_reason: FinishReason = "unknown"
+        self._step_at: datetime | None = None
         self._target: str | None = None
         self.attempts: list[Attempt] = []
 
@@ -298,6 +310,7 @@ class ResponseBuilder:
         elif isinstance(event, StepFinish):
             self._step_reason = event.reason
             self._step_usage = event.usage
+            self._step_at = clock.now()
             self._close_step(event.index)
         elif isinstance(event, Finish):
             self.finish_reason = event.reason
@@ -305,6 +318,7 @@ class ResponseBuilder:
             self.finished = True
             if self._order or not self._steps:
                 self._step_reason, self._step_usage = event.reason, event.usage
+                self._step_at = clock.now()
                 self._close_step(len(self._steps))
         elif isinstance(event, ProviderError):
             self.errors.append(event)
@@ -350,6 +364,7 @@ class ResponseBuilder:
             tuple(self._step_results),
             self._target,
             *self._targets.get(self._target or "", (self.provider, self.model_id)),
+            self._step_at,
         )
 
     def _current_text_blocks(self) -> dict[str, str]:
@@ -361,6 +376,7 @@ class ResponseBuilder:
 
     def _close_step(self, index: int) -> None:
         self._steps.append(self._snapshot_step(index))
+        self._step_at = None
         self._text_blocks = self._current_text_blocks()
         self._order = []
         self._blocks = {}

@@ -42,6 +42,29 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
     reported_cost: Decimal | None = None
     """The call's cost in USD as the provider reported it (OpenRouter ``usage.cost``, xAI
     ``cost_in_usd_ticks``); ``None`` when it did not."""
+    input_audio_tokens: int | None = None
+    """Of ``input_tokens``, audio (cached audio included): OpenAI ``prompt_tokens_details.audio_tokens``,
+    Gemini ``promptTokensDetails`` ``AUDIO``."""
+    cache_read_audio_tokens: int | None = None
+    """Of ``cache_read_tokens`` (and of ``input_audio_tokens``), audio read from the cache."""
+    input_image_tokens: int | None = None
+    """Of ``input_tokens``, image (cached images included) where the provider prices them apart."""
+    output_audio_tokens: int | None = None
+    """Of ``output_tokens``, audio the model produced."""
+    output_image_tokens: int | None = None
+    """Of ``output_tokens``, images the model produced (Gemini image models, ``gpt-image``)."""
+    tool_calls: dict[str, int] | None = None
+    """Provider-hosted tool calls billed per call, by kind, apart from web searches (which are
+    ``web_search_requests``): ``{"file_search": 2, "x_search": 1, "code_execution": 1}``."""
+    speed: str | None = None
+    """The speed mode the provider says served the call (Anthropic ``usage.speed``: ``"fast"``)."""
+    model: str | None = None
+    """The model the provider says produced these tokens (the response's ``model``; an Anthropic
+    ``usage.iterations`` entry's own). Costs price this model when the catalog knows it."""
+    iterations: tuple[Usage, ...] = ()
+    """The sampling iterations one call ran, each with its own model and counts (Anthropic
+    ``usage.iterations``: compaction, advisor, fallback). When present the call's cost is their sum;
+    the totals above stay as the provider reported them."""
 
     @property
     def total_tokens(self) -> int | None:
@@ -53,6 +76,14 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
         def add(a: int | None, b: int | None) -> int | None:
             return None if a is None and b is None else (a or 0) + (b or 0)
 
+        calls = None
+        if self.tool_calls or other.tool_calls:
+            calls = dict(self.tool_calls or {})
+            for kind, n in (other.tool_calls or {}).items():
+                calls[kind] = calls.get(kind, 0) + n
+        iterations: tuple[Usage, ...] = ()
+        if self.iterations or other.iterations:  # a sum priced whole is priced part by part
+            iterations = (*(self.iterations or (self,)), *(other.iterations or (other,)))
         return Usage(
             input_tokens=add(self.input_tokens, other.input_tokens),
             output_tokens=add(self.output_tokens, other.output_tokens),
@@ -67,4 +98,13 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
             reported_cost=None
             if self.reported_cost is None or other.reported_cost is None
             else self.reported_cost + other.reported_cost,
+            input_audio_tokens=add(self.input_audio_tokens, other.input_audio_tokens),
+            cache_read_audio_tokens=add(self.cache_read_audio_tokens, other.cache_read_audio_tokens),
+            input_image_tokens=add(self.input_image_tokens, other.input_image_tokens),
+            output_audio_tokens=add(self.output_audio_tokens, other.output_audio_tokens),
+            output_image_tokens=add(self.output_image_tokens, other.output_image_tokens),
+            tool_calls=calls,
+            speed=self.speed if self.speed == other.speed else None,
+            model=self.model if self.model == other.model else None,
+            iterations=iterations,
         )

@@ -7,12 +7,21 @@ errors module imports ``Usage`` (an error carries the partial usage): the checks
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
+
+import msgspec
 
 from .errors import InvalidProviderOutputError
 from .usage import Usage
 
-__all__ = ["usage_count", "usage_from_cached", "usage_from_uncached", "usage_section"]
+__all__ = [
+    "modality_counts",
+    "usage_count",
+    "usage_from_cached",
+    "usage_from_uncached",
+    "usage_section",
+    "with_modalities",
+]
 
 
 def usage_from_uncached(
@@ -121,3 +130,44 @@ def usage_section(raw: Mapping[str, Any], key: str, where: str) -> Mapping[str, 
     if isinstance(value, dict):
         return value  # pyright: ignore[reportUnknownVariableType]
     raise _malformed(f"{where}: usage field {key!r} is {_kind(value)}, not an object")
+
+
+def with_modalities(
+    usage: Usage,
+    *,
+    input_audio: int | None = None,
+    cache_read_audio: int | None = None,
+    input_image: int | None = None,
+    output_audio: int | None = None,
+    output_image: int | None = None,
+) -> Usage:
+    """``usage`` with the audio and image parts the provider split out (counters checked; a zero
+    stays a zero, so "reported none" and "not reported" remain apart)."""
+    counts = {
+        "input_audio_tokens": input_audio,
+        "cache_read_audio_tokens": cache_read_audio,
+        "input_image_tokens": input_image,
+        "output_audio_tokens": output_audio,
+        "output_image_tokens": output_image,
+    }
+    _counters(**counts)
+    present = {k: v for k, v in counts.items() if v is not None}
+    return msgspec.structs.replace(usage, **present) if present else usage
+
+
+def modality_counts(details: object, where: str) -> dict[str, int]:
+    """Gemini's ``[{"modality": "AUDIO", "tokenCount": 25}, ...]`` as ``{"AUDIO": 25}`` (a modality
+    listed twice is summed; an entry without a count is zero); anything else malformed is named."""
+    if details is None:
+        return {}
+    if not isinstance(details, list):
+        raise _malformed(f"{where}: usage details are {_kind(details)}, not a list")
+    out: dict[str, int] = {}
+    for entry in cast(list[object], details):
+        if not isinstance(entry, dict):
+            raise _malformed(f"{where}: a usage details entry is {_kind(entry)}, not an object")
+        modality = entry.get("modality")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        count = usage_count(entry, "tokenCount", where) or 0  # pyright: ignore[reportUnknownArgumentType]
+        if isinstance(modality, str):
+            out[modality] = out.get(modality, 0) + count
+    return out

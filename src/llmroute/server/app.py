@@ -25,6 +25,7 @@ import hmac
 import logging
 import math
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -40,6 +41,7 @@ from starlette.routing import Route
 from ..client import Client
 from ..route.model import Model
 from ..router import Router, estimate_tokens
+from ..schema import clock
 from ..schema.cost import Cost
 from ..schema.errors import LLMError
 from ..schema.events import (
@@ -85,14 +87,16 @@ class _Spend:
     """A streamed run's step usages and server-tool results, priced once at its end (never per event):
     the client's ``usage.cost``, the access log, the metrics and the key's budget share the figure."""
 
-    __slots__ = ("_priced", "results", "usages")
+    __slots__ = ("_priced", "at", "results", "usages")
 
     def __init__(self) -> None:
         self.usages: list[Usage] = []
         self.results: list[ToolResult] = []
         self._priced: tuple[Cost | None] | None = None
+        self.at: datetime | None = None  # when the last step's answer arrived: its prices apply
 
     def add(self, step: StepFinish) -> None:
+        self.at = clock.now()
         if step.usage is not None:
             self.usages.append(step.usage)
 
@@ -101,7 +105,8 @@ class _Spend:
             usages = self.usages or (
                 [finish.usage] if finish is not None and finish.usage is not None else []
             )
-            self._priced = (steps_cost(events.provider, events.model_id, usages, self.results),)
+            at = self.at or clock.now()
+            self._priced = (steps_cost(events.provider, events.model_id, usages, self.results, at=at),)
         return self._priced[0]
 
 
@@ -165,7 +170,8 @@ class _Gateway:
         http = None
         if self.client is None:
             http = upstream_client()
-            self.client = Client(http)
+            hooks = [self.metrics.health_hook()] if self.metrics is not None else None
+            self.client = Client(http, hooks=hooks)
         await anyio.to_thread.run_sync(_warm_catalog, list(self.config.models.values()))
         stop_telemetry = None
         if self.config.otel:

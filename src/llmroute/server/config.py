@@ -153,21 +153,37 @@ class RouteTarget(msgspec.Struct, frozen=True, forbid_unknown_fields=True, renam
     """Tokens the model accepts (default: the catalog's)."""
     max_retries: int | None = None
     """This target's own retries before the route moves on (default: the gateway's ``retry``)."""
+    max_in_flight: int | None = None
+    """``Target.max_in_flight``: at most this many calls open on it at once, per worker."""
+    rpm: int | None = None
+    """``Target.rpm``: the operator's budget of requests a minute (shared with ``redisUrl``)."""
+    tpm: int | None = None
+    """``Target.tpm``: the operator's budget of tokens a minute (shared with ``redisUrl``)."""
 
 
 class CooldownEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
-    """``llmroute.router.Cooldown`` in the config file."""
+    """``llmroute.router.Cooldown`` in the config file (the same defaults)."""
 
     failures: int = 3
-    """``Cooldown.failures``: consecutive failures that start a cooldown."""
-    seconds: float = 30.0
-    """``Cooldown.seconds``: the first cooldown."""
-    max_seconds: float = 300.0
+    """``Cooldown.failures``: failed calls in a row that start a cooldown."""
+    failure_rate: float = 0.5
+    """``Cooldown.failure_rate``: or this share of the calls in the last ``window`` seconds."""
+    window: float = 10.0
+    """``Cooldown.window``: the seconds ``failureRate`` looks back over."""
+    min_calls: int = 10
+    """``Cooldown.min_calls``: ``failureRate`` counts once the window holds this many calls."""
+    seconds: float = 1.0
+    """``Cooldown.seconds``: the first cooldown of an incident (doubled per failed probe)."""
+    max_seconds: float = 60.0
     """``Cooldown.max_seconds``: the longest cooldown."""
     auth_seconds: float = 300.0
-    """``Cooldown.auth_seconds``: the cooldown after an authentication failure."""
+    """``Cooldown.auth_seconds``: the cooldown after an authentication or quota failure."""
+    rate_limit_seconds: float = 1.0
+    """``Cooldown.rate_limit_seconds``: how long a 429 without ``Retry-After`` blocks a target."""
+    timeouts: bool = True
+    """``Cooldown.timeouts``: whether a deadline that fired counts as a failure."""
     probe_timeout: float = 60.0
-    """``Cooldown.probe_timeout``: how long one caller holds the half-open probe."""
+    """``Cooldown.probe_timeout``: the longest one caller holds the half-open probe."""
 
 
 class VirtualRouter(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
@@ -178,7 +194,10 @@ class VirtualRouter(msgspec.Struct, frozen=True, forbid_unknown_fields=True, ren
     strategy: Strategy = "weighted"
     """How targets of one priority share traffic: weighted, least-in-flight or latency."""
     cooldown: CooldownEntry | None = None
-    """When a failing target is skipped (default: 3 failures, 30 s, half-open probe)."""
+    """When a failing target is skipped (default: 3 failures in a row or half of 10 s's calls,
+    1 s doubling per failed probe up to 60 s, a half-open probe)."""
+    max_wait: float = 5.0
+    """``Router.max_wait``: how long a request may wait when no target can take it now."""
 
 
 LONG_CONTEXT = "longcontext"
@@ -377,6 +396,8 @@ def _routes(vr: VirtualRouter, models: Mapping[str, Model], state: SharedState) 
         raise ConfigError(f"{path}.routing: at least one route is required")
     if vr.long_context_threshold < 1:
         raise ConfigError(f"{path}.longContextThreshold: must be at least 1")
+    if not 0 <= vr.max_wait < float("inf"):
+        raise ConfigError(f"{path}.maxWait: must be a number of seconds >= 0")
     cooldown = None
     if vr.cooldown is not None:
         try:
@@ -404,13 +425,29 @@ def _routes(vr: VirtualRouter, models: Mapping[str, Model], state: SharedState) 
             try:
                 retry = RetryPolicy(max_retries=spec.max_retries) if spec.max_retries is not None else None
                 targets.append(
-                    Target(model, spec.priority, spec.weight, spec.model, spec.context_window, retry)
+                    Target(
+                        model,
+                        spec.priority,
+                        spec.weight,
+                        spec.model,
+                        spec.context_window,
+                        retry,
+                        max_in_flight=spec.max_in_flight,
+                        rpm=spec.rpm,
+                        tpm=spec.tpm,
+                    )
                 )
             except LLMError as exc:
                 field = (exc.message.split(":", 1)[0].rpartition(".")[2]) or "model"
                 raise ConfigError(f"{where}[{i}].{_camel(field)}: {exc.message.split(': ', 1)[-1]}") from None
         routes[name] = Router(
-            targets, name=name, strategy=vr.strategy, cooldown=cooldown, state=state, namespace="gateway"
+            targets,
+            name=name,
+            strategy=vr.strategy,
+            cooldown=cooldown,
+            state=state,
+            namespace="gateway",
+            max_wait=vr.max_wait,
         )
     return routes
 

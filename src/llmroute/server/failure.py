@@ -118,10 +118,14 @@ def _classify(exc: LLMError, message: str) -> Failure:
     if isinstance(exc, NoRouteError) and exc.code == "no_target_available":
         # a route whose every target is cooling down or rate-limited: try again later
         headers: dict[str, str] = {}
-        retry_after = getattr(exc, "retry_after", None)
-        if isinstance(retry_after, int | float):
-            headers["retry-after"] = str(max(1, math.ceil(retry_after)))
+        if exc.retry_after is not None:
+            headers["retry-after"] = str(max(1, math.ceil(exc.retry_after)))
         return Failure(503, message, "server_error", "no_target_available", headers=headers)
+    if isinstance(exc, NoRouteError) and exc.code == "no_capable_target":
+        # no target of the route could ever take this request (too big, a tool none carries)
+        return Failure(
+            400, message, "invalid_request_error", "no_capable_target", headers={"x-should-retry": "false"}
+        )
     if isinstance(exc, NoRouteError):
         return Failure(500, message, "server_error", "no_route")
     if isinstance(exc, InvalidRequestError):

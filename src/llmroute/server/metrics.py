@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from ..route.hooks import HealthChange, Hook
+
 if TYPE_CHECKING:
     from .record import Record
 
@@ -69,6 +71,12 @@ class Metrics:
             ["key", "model"],
             **kw,
         )
+        self.target_health = Counter(
+            "llmroute_gateway_target_health_changes",
+            "Route targets' health changes (cooling, healthy, rate-limited), by route and target.",
+            ["route", "target", "state"],
+            **kw,
+        )
         self.in_flight = Gauge(
             "llmroute_gateway_streams_in_flight",
             "Streamed answers being relayed now.",
@@ -107,6 +115,10 @@ class Metrics:
     def upstream_error(self, record: Record, error: str) -> None:
         self._child(self.upstream_errors, record.model or "-", error).inc()
 
+    def health_hook(self) -> _HealthCounter:
+        """The hook the gateway's client runs: each route target's health change, counted."""
+        return _HealthCounter(self)
+
     def stream_started(self, route: str) -> None:
         self._child(self.in_flight, route).inc()
 
@@ -115,3 +127,14 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _HealthCounter(Hook):
+    __slots__ = ("metrics",)
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def on_health(self, change: HealthChange) -> None:
+        metrics = self.metrics
+        metrics._child(metrics.target_health, change.router, change.target, change.state).inc()  # pyright: ignore[reportPrivateUsage]

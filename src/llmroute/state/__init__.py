@@ -28,9 +28,13 @@ Contract (the same for both implementations; a test runs it against each):
   tpm: read with ``amount=0`` before the call, add the usage after it.
 - ``set_if_absent`` is the lock primitive (one half-open probe at a time); ``ewma`` folds a sample
   into an exponentially weighted mean (latency).
-- Redis unreachable: ``RedisState`` serves every call from a ``LocalState`` of its own, logs one
-  warning (and one info line when Redis is back; it is retried every ``retry_interval`` seconds),
-  and never raises for it. Counts made during the outage stay local.
+- Redis unreachable: ``RedisState`` serves every call from a ``LocalState`` of its own, which
+  mirrors what Redis last answered and what was written through it (so the outage starts from the
+  last known state, not an empty one), logs one warning (and one info line when Redis is back; it
+  is retried every ``retry_interval`` seconds), and never raises for it. When Redis answers again,
+  the outage's writes go back first (values as they stand, sums as the amounts added, deletes),
+  and values known before it that Redis lost (a restart) are restored; windows counted during the
+  outage stay local.
 """
 
 from __future__ import annotations

@@ -67,6 +67,19 @@ class LocalState:
             self._expires[key] = self._clock() + ttl
         self._wrote()
 
+    def live(self) -> list[tuple[str, str, float | None]]:
+        """Every live value (not windows) with its seconds left (``None``: no expiry); what
+        ``RedisState`` writes back after an outage."""
+        now = self._clock()
+        out: list[tuple[str, str, float | None]] = []
+        for key, value in self._values.items():
+            at = self._expires.get(key)
+            if at is None or at > now:
+                out.append(
+                    (key, value if isinstance(value, str) else repr(value), None if at is None else at - now)
+                )
+        return out
+
     # --- the contract ---
 
     def _text(self, key: str) -> str | None:

@@ -2,6 +2,14 @@
 
 Multi-step operations are Lua scripts (atomic on the server; ``EVALSHA``, loaded on first use).
 Time inside scripts is the server's (``TIME``), so processes with skewed clocks still share windows.
+
+What Redis answered and what was written through this store is kept in a ``LocalState`` mirror
+(values with their remaining TTLs), so when Redis becomes unreachable the calls served locally start
+from the last known state (a router keeps skipping the targets it knew were cooling down) instead
+of an empty one. Writes made during the outage (``set``, ``set_if_absent``, ``delete``, ``incr``,
+``ewma``; windows stay local) are written back when Redis answers again, before anything else is
+sent: a value as it stands locally, a sum as the amount added meanwhile (so other processes' adds
+are kept).
 """
 
 from __future__ import annotations
@@ -62,6 +70,34 @@ end
 return {1, tostring(total + amount), tostring(prev), tostring(cur), tostring(elapsed)}
 """
 
+_READ = """
+local out = {}
+for i, key in ipairs(KEYS) do
+  out[2 * i - 1] = redis.call('GET', key)
+  out[2 * i] = redis.call('PTTL', key)
+end
+return out
+"""
+
+# After an outage, per key (ARGV in fours: op, value, ms to live or '', amount added): "set" and
+# "delete" as written during it; "incr" adds the amount to a sum Redis still holds, else sets the
+# total known here; "keep" (known, not written during it) restores a value Redis lost.
+_RESTORE = """
+for i, key in ipairs(KEYS) do
+  local op, value, px, amount = ARGV[4 * i - 3], ARGV[4 * i - 2], ARGV[4 * i - 1], ARGV[4 * i]
+  if op == 'delete' then
+    redis.call('DEL', key)
+  elseif op == 'incr' and redis.call('EXISTS', key) == 1 then
+    redis.call('INCRBYFLOAT', key, amount)
+  elseif op == 'keep' then
+    if px ~= '' then redis.call('SET', key, value, 'PX', px, 'NX') else redis.call('SET', key, value, 'NX') end
+  else
+    if px ~= '' then redis.call('SET', key, value, 'PX', px) else redis.call('SET', key, value) end
+  end
+end
+return #KEYS
+"""
+
 _EWMA = """
 local old = redis.call('GET', KEYS[1])
 local mean = tonumber(ARGV[1])
@@ -102,6 +138,9 @@ class RedisState:
         "_incr",
         "_local",
         "_owns",
+        "_pending",
+        "_read",
+        "_restore",
         "_window",
         "namespace",
         "retry_interval",
@@ -138,7 +177,11 @@ class RedisState:
         self._incr: Any = redis_client.register_script(_INCR)
         self._window: Any = redis_client.register_script(_WINDOW)
         self._ewma: Any = redis_client.register_script(_EWMA)
-        self._local = LocalState()
+        self._read: Any = redis_client.register_script(_READ)
+        self._restore: Any = redis_client.register_script(_RESTORE)
+        self._local = LocalState()  # the mirror: the last known state, and the outage's store
+        # writes served locally while Redis was unreachable, to write back: key -> (op, value, expiry)
+        self._pending: dict[str, tuple[str, float | str | None, float | None]] = {}
         self._down_until = 0.0  # monotonic time before which Redis is not tried again
 
     @property
@@ -159,6 +202,8 @@ class RedisState:
         if down and time.monotonic() < down:
             return await local()
         try:
+            if down:
+                await self._write_back()
             result = await remote()
         except _OUTAGE as exc:
             if not down:
@@ -176,12 +221,75 @@ class RedisState:
             log.info("llmroute: Redis at %s is back; shared state is shared again", self.where)
         return result
 
+    def _wrote(
+        self,
+        key: str,
+        op: str,
+        value: float | str | None = None,
+        ttl: float | None = None,
+        now: str | None = None,
+    ) -> None:
+        """A write served locally during an outage, kept to write back: ``op`` is ``set``,
+        ``delete`` or ``incr`` (``value`` the amount added, ``now`` the local total after it)."""
+        expiry = None if ttl is None else time.monotonic() + ttl
+        before = self._pending.get(key)
+        if op == "incr" and before is not None:
+            if before[0] == "incr":
+                value, expiry = float(before[1] or 0) + float(value or 0), before[2]
+            else:  # added to a value written meanwhile: the value is what to write back
+                op, value = "set", now
+                expiry = before[2] if before[0] == "set" else expiry
+        self._pending[key] = (op, value, expiry)
+
+    async def _write_back(self) -> None:
+        """After an outage, in one round trip: what it wrote locally, and what was known before it
+        that Redis lost (a restarted server). Raises an outage error while Redis is still down
+        (the writes are kept for the next try)."""
+        pending = self._pending
+        now = time.monotonic()
+        keys: list[str] = []
+        args: list[str] = []
+        for key, value, left in self._local.live():
+            op, amount = "keep", "0"
+            written = pending.get(key)
+            if written is not None:
+                op = written[0]
+                if op == "incr":
+                    amount = repr(float(written[1] or 0))
+            keys.append(self._key(key))
+            args += [op, value, _ms(left), amount]
+        live = {k for k in keys}
+        for key, (op, _, expiry) in pending.items():
+            if op == "delete" and self._key(key) not in live and (expiry is None or expiry > now):
+                keys.append(self._key(key))
+                args += ["delete", "", "", "0"]
+        if keys:
+            await self._restore(keys=keys, args=args)
+            log.info(
+                "llmroute: Redis at %s: %d keys known while it was down written back", self.where, len(keys)
+            )
+        self._pending = {}
+
     def _key(self, key: str) -> str:
         return self.namespace + key
 
+    async def _remote_read(self, keys: Sequence[str]) -> list[str | None]:
+        """The values (mirrored locally with their remaining TTLs), in one round trip."""
+        flat: list[Any] = await self._read(keys=[self._key(k) for k in keys], args=[])
+        local = self._local
+        values: list[str | None] = []
+        for i, key in enumerate(keys):
+            value, pttl = flat[2 * i], int(flat[2 * i + 1])
+            values.append(value)
+            if value is None:
+                await local.delete(key)
+            else:
+                await local.set(key, value, ttl=None if pttl < 0 else pttl / 1000)
+        return values
+
     async def get(self, key: str) -> str | None:
         async def remote() -> str | None:
-            return await self._client.get(self._key(key))
+            return (await self._remote_read([key]))[0]
 
         return await self._call(remote, lambda: self._local.get(key))
 
@@ -190,22 +298,36 @@ class RedisState:
             return []
 
         async def remote() -> list[str | None]:
-            return list(await self._client.mget([self._key(k) for k in keys]))
+            return await self._remote_read(keys)
 
         return await self._call(remote, lambda: self._local.get_many(keys))
 
     async def set(self, key: str, value: str, ttl: float | None = None) -> None:
         async def remote() -> None:
             await self._client.set(self._key(key), value, px=None if ttl is None else int(_ms(ttl)))
+            await self._local.set(key, value, ttl)
 
-        await self._call(remote, lambda: self._local.set(key, value, ttl))
+        async def local() -> None:
+            await self._local.set(key, value, ttl)
+            self._wrote(key, "set", value, ttl)
+
+        await self._call(remote, local)
 
     async def set_if_absent(self, key: str, value: str, ttl: float | None = None) -> bool:
         async def remote() -> bool:
             px = None if ttl is None else int(_ms(ttl))
-            return bool(await self._client.set(self._key(key), value, px=px, nx=True))
+            stored = bool(await self._client.set(self._key(key), value, px=px, nx=True))
+            if stored:
+                await self._local.set(key, value, ttl)
+            return stored
 
-        return await self._call(remote, lambda: self._local.set_if_absent(key, value, ttl))
+        async def local() -> bool:
+            stored = await self._local.set_if_absent(key, value, ttl)
+            if stored:
+                self._wrote(key, "set", value, ttl)
+            return stored
+
+        return await self._call(remote, local)
 
     async def delete(self, *keys: str) -> None:
         if not keys:
@@ -213,14 +335,27 @@ class RedisState:
 
         async def remote() -> None:
             await self._client.delete(*(self._key(k) for k in keys))
+            await self._local.delete(*keys)
 
-        await self._call(remote, lambda: self._local.delete(*keys))
+        async def local() -> None:
+            await self._local.delete(*keys)
+            for key in keys:
+                self._wrote(key, "delete")
+
+        await self._call(remote, local)
 
     async def incr(self, key: str, amount: float = 1.0, ttl: float | None = None) -> float:
         async def remote() -> float:
-            return float(await self._incr(keys=[self._key(key)], args=[repr(float(amount)), _ms(ttl)]))
+            total = float(await self._incr(keys=[self._key(key)], args=[repr(float(amount)), _ms(ttl)]))
+            await self._local.set(key, repr(total), ttl)
+            return total
 
-        return await self._call(remote, lambda: self._local.incr(key, amount, ttl))
+        async def local() -> float:
+            total = await self._local.incr(key, amount, ttl)
+            self._wrote(key, "incr", amount, ttl, repr(total))
+            return total
+
+        return await self._call(remote, local)
 
     async def window(
         self, key: str, amount: float, seconds: float, limit: float | None = None
@@ -239,9 +374,16 @@ class RedisState:
     async def ewma(self, key: str, sample: float, alpha: float = 0.3, ttl: float | None = None) -> float:
         async def remote() -> float:
             args = [repr(float(sample)), repr(float(alpha)), _ms(ttl)]
-            return float(await self._ewma(keys=[self._key(key)], args=args))
+            mean = float(await self._ewma(keys=[self._key(key)], args=args))
+            await self._local.set(key, repr(mean), ttl)
+            return mean
 
-        return await self._call(remote, lambda: self._local.ewma(key, sample, alpha, ttl))
+        async def local() -> float:
+            mean = await self._local.ewma(key, sample, alpha, ttl)
+            self._wrote(key, "set", repr(mean), ttl)
+            return mean
+
+        return await self._call(remote, local)
 
     async def aclose(self) -> None:
         if self._owns:

@@ -313,6 +313,18 @@ def _ttl_1h(split: object) -> int | None:
 def _usage(raw: dict[str, Any]) -> Usage:
     """Anthropic's ``input_tokens`` excludes cached input: the inclusive total adds cache reads and
     cache writes back."""
+    usage = _counts(raw, raw)
+    speed = raw.get("speed")
+    iterations = raw.get("iterations")
+    if isinstance(iterations, list) and iterations:
+        parts = tuple(_iteration(item) for item in cast(list[Any], iterations))
+        usage = msgspec.structs.replace(usage, iterations=parts)
+    if isinstance(speed, str):
+        usage = msgspec.structs.replace(usage, speed=speed)
+    return usage
+
+
+def _counts(raw: dict[str, Any], keep: dict[str, Any] | None) -> Usage:
     details = raw.get("output_tokens_details")
     server = raw.get("server_tool_use")
     return usage_from_uncached(
@@ -322,9 +334,22 @@ def _usage(raw: dict[str, Any]) -> Usage:
         cache_write=raw.get("cache_creation_input_tokens"),
         reasoning=details.get("thinking_tokens") if isinstance(details, dict) else None,  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         web_search_requests=server.get("web_search_requests") if isinstance(server, dict) else None,  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-        raw=raw,
+        raw=keep,
         cache_write_1h=_ttl_1h(raw.get("cache_creation")),
     )
+
+
+def _iteration(item: object) -> Usage:
+    """One ``usage.iterations`` entry (a compaction, an advisor's or a fallback's sampling run): its
+    counts, and its own ``model`` where it names one (the response's model otherwise)."""
+    if not isinstance(item, dict):
+        raise InvalidProviderOutputError(
+            f"{NAME}: a usage.iterations entry is not an object", code="bad_usage"
+        )
+    entry = cast(dict[str, Any], item)
+    usage = _counts(entry, None)
+    model = entry.get("model")
+    return msgspec.structs.replace(usage, model=model) if isinstance(model, str) else usage
 
 
 def _close_all(state: AnthropicState, out: list[LLMEvent]) -> None:

@@ -25,7 +25,7 @@ from ...schema.events import (
 )
 from ...schema.mime import sniff_base64
 from ...schema.usage import Usage
-from ...schema.usage_read import usage_count, usage_from_cached
+from ...schema.usage_read import modality_counts, usage_count, usage_from_cached, with_modalities
 from .._partial_json import parse_path
 from .._shared import ToolInput, decode_frame
 from .grounding import NS, PartText, emit_grounding, hosted_id
@@ -308,13 +308,34 @@ def _usage(state: GeminiState) -> Usage | None:
     )
     output = sums.output_tokens
     searches = len(state.grounding.queries) if state.grounding.queries else None
-    return usage_from_cached(
+    usage = usage_from_cached(
         input_tokens=sums.input_tokens,
         output_tokens=output,
         cache_read=cached,
         reasoning=thoughts if thoughts is not None or output is None else 0,
         web_search_requests=searches,
         raw=raw,
+    )
+    return _with_modalities(usage, raw)
+
+
+def _with_modalities(usage: Usage, raw: dict[str, Any]) -> Usage:
+    """The audio and image parts of ``promptTokensDetails`` (with the tool-use prompt's),
+    ``cacheTokensDetails`` and ``candidatesTokensDetails``, where Gemini lists them."""
+    prompt = modality_counts(raw.get("promptTokensDetails"), NAME)
+    for modality, count in modality_counts(raw.get("toolUsePromptTokensDetails"), NAME).items():
+        prompt[modality] = prompt.get(modality, 0) + count
+    cached = modality_counts(raw.get("cacheTokensDetails"), NAME)
+    output = modality_counts(raw.get("candidatesTokensDetails"), NAME)
+    if not (prompt or cached or output):
+        return usage
+    return with_modalities(
+        usage,
+        input_audio=prompt.get("AUDIO"),
+        cache_read_audio=cached.get("AUDIO"),
+        input_image=prompt.get("IMAGE"),
+        output_audio=output.get("AUDIO"),
+        output_image=output.get("IMAGE"),
     )
 
 

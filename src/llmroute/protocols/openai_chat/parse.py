@@ -137,8 +137,7 @@ def whole(state: ChatState, body: bytes, out: list[LLMEvent]) -> None:
 
 def _on_chunk(state: ChatState, chunk: Chunk, data: bytes, out: list[LLMEvent]) -> None:
     if not state.started:
-        state.started = True
-        state.metadata = {"id": chunk.id, "model": chunk.model}
+        _keep_ids(state, chunk)
     if chunk.error is not None:
         raise from_stream_event(chunk.error, state.name)  # OpenRouter / Groq: an error after HTTP 200
     if chunk.web_search is not None:
@@ -164,6 +163,20 @@ def _on_chunk(state: ChatState, chunk: Chunk, data: bytes, out: list[LLMEvent]) 
         state.usage = _usage(chunk.usage, state.quirks, state.service_tier)
     elif chunk.x_groq is not None and isinstance(chunk.x_groq.get("usage"), dict):
         state.usage = _usage(chunk.x_groq["usage"], state.quirks, state.service_tier)
+
+
+def _keep_ids(state: ChatState, chunk: Chunk) -> None:
+    """The response id and model from the first chunks that name them: Azure's first chunk is a
+    prompt-filter report with ``"id": ""`` and ``"model": ""``; the next one names both."""
+    meta = state.metadata
+    if meta is None:
+        meta = state.metadata = {"id": chunk.id, "model": chunk.model}
+    else:
+        if chunk.id and not meta.get("id"):
+            meta["id"] = chunk.id
+        if chunk.model and not meta.get("model"):
+            meta["model"] = chunk.model
+    state.started = bool(meta.get("id") and meta.get("model"))
 
 
 def _on_delta(state: ChatState, delta: Delta, out: list[LLMEvent]) -> None:

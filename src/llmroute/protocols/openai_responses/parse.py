@@ -324,8 +324,8 @@ def _on_annotation(state: ResponsesState, ev: Event, out: list[LLMEvent]) -> Non
     calls.cite(state, block, annotation, out, _text_of(state, block))
 
 
-def _usage(raw: dict[str, Any], searches: int, service_tier: str | None) -> Usage:
-    return responses_usage(raw, searches, service_tier)
+def _usage(raw: dict[str, Any], state: ResponsesState, service_tier: str | None) -> Usage:
+    return responses_usage(raw, state.searches, service_tier, state.billed)
 
 
 def _on_terminal(state: ResponsesState, ev: Event, out: list[LLMEvent]) -> None:
@@ -336,7 +336,7 @@ def _on_terminal(state: ResponsesState, ev: Event, out: list[LLMEvent]) -> None:
     if response.service_tier:
         state.metadata["service_tier"] = response.service_tier
     if response.usage is not None:
-        state.usage = _usage(response.usage, state.searches, response.service_tier)
+        state.usage = _usage(response.usage, state, response.service_tier)
     status = response.status or ev.type.removeprefix("response.")
     if status == "failed":
         raise from_stream_event(response.error or {"message": "response failed"}, NAME)

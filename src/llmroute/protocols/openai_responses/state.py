@@ -13,6 +13,7 @@ class ResponsesState(StreamState):
     __slots__ = (
         "added",
         "awaiting",
+        "billed",
         "blocks",
         "call_ids",
         "called",
@@ -62,6 +63,7 @@ class ResponsesState(StreamState):
         self.awaiting: dict[str | None, tuple[str, str]] = {}
         self.quirks = quirks
         self.searches = 0
+        self.billed: dict[str, int] = {}  # Usage.tool_calls kind -> calls (``ResponsesQuirks.billed_items``)
         self.searched = False  # a web_search_call was reported (else url_citation annotations imply one)
         self.cited_urls: list[tuple[str | None, str | None]] = []
         self.refused = False

@@ -28,6 +28,13 @@ class ResponsesQuirks(msgspec.Struct, frozen=True):
     hosted_remove: tuple[str, ...] = ()
     """Kinds of OpenAI's ``HOSTED_TOOLS`` this server does not run (xAI: ``shell``): refused like
     any kind a route lacks, so a kind OpenAI gains later is not offered here by default."""
+    billed_items: tuple[tuple[str, str], ...] = (("file_search_call", "file_search"),)
+    """Hosted output item types the server bills per call -> the ``Usage.tool_calls`` kind each
+    counts as (OpenAI: file search, $2.50 / 1k calls; its code interpreter is billed per container,
+    not per call). A ``web_search_call`` is a web search request, counted by ``web_search_every_call``."""
+    web_search_every_call: bool = False
+    """Every ``web_search_call`` item is a billed search (xAI); OpenAI bills only ``action.type ==
+    "search"`` (its ``open_page`` and ``find_in_page`` actions incur no tool call cost)."""
 
 
 NO_QUIRKS = ResponsesQuirks()

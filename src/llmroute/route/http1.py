@@ -1,28 +1,33 @@
-"""The gateway's upstream HTTP/1.1 transport for httpx: keep-alive connections as asyncio protocols,
-responses parsed by ``httptools`` (the ``[server]`` extra's C parser, which uvicorn uses too).
+"""The HTTP/1.1 transport for httpx that ``http_pool.http_transport`` picks on asyncio (every
+``llmroute.Client``'s own pool and the gateway's upstream client): keep-alive connections as
+asyncio protocols, responses parsed by ``httptools`` (``llmroute[speedups]``, also in ``[server]``;
+the C parser uvicorn uses too).
 
-httpcore's transport costs about 0.45 ms of CPU per request on this path (anyio streams, a
-deadline scope per read and write, h11's pure-Python parser, a pool scan per request start and end);
-this one about 0.03 ms: one write per request, the parser's callbacks fill the response as bytes
-arrive, and idle connections wait in a LIFO deque per host, so taking or returning one costs the
-same whatever the pool's size. It is asyncio only; ``upstream_client`` uses the sharded httpcore
-pool (``pool.py``) on other event loops, when httptools is missing, or behind a proxy.
+httpcore's transport costs about 0.45 ms of CPU per request (anyio streams, a deadline scope per
+read and write, h11's pure-Python parser, a pool scan per request start and end); this one about
+0.03 ms: one write per request, the parser's callbacks fill the response as bytes arrive, and idle
+connections wait in a LIFO deque per host, so taking or returning one costs the same whatever the
+pool's size. It is asyncio only; ``http_transport`` uses the sharded httpcore pool
+(``http_pool.py``) on other event loops, when httptools is missing, or behind a proxy.
 
-What it does not do, as the gateway never needs it: HTTP/2, proxies, ``Expect: 100-continue``,
+What it does not do, as llmroute never needs it: HTTP/2, proxies, ``Expect: 100-continue``,
 ``HEAD`` (those go to the ``fallback`` transport), request bodies streamed while they are read.
 Failures are httpx's exception types (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``,
 ``PoolTimeout``, ``RemoteProtocolError``, ``WriteTimeout``), which llmroute classifies as it does
-httpcore's. A connection whose response was not read to its end is closed, never reused.
+httpcore's. A connection whose response was not read to its end (a ``break``, a cancellation, a
+deadline) is closed at once, never reused.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import os
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
+import httpcore
 import httptools  # pyright: ignore[reportMissingTypeStubs]
 import httpx
 
@@ -175,6 +180,31 @@ class _Connection(asyncio.Protocol):
         return data
 
 
+_OWN_CODE: dict[str, Any] = {}
+
+
+def _own(method: object, package: str) -> bool:
+    code: Any = getattr(method, "__code__", None)
+    if code is None:
+        return False
+    if code is _OWN_CODE.get(package):
+        return True
+    if f"{os.sep}{package}{os.sep}" in code.co_filename:
+        _OWN_CODE[package] = code
+        return True
+    return False
+
+
+def _patched() -> bool:
+    """Whether a test double (vcrpy, pytest-recording, respx) replaced httpx's or httpcore's
+    transport method (``functools.wraps`` keeps the name, not the code): the request then goes
+    through the fallback pool, which calls them, so recording and mocking see it."""
+    return not (
+        _own(httpx.AsyncHTTPTransport.handle_async_request, "httpx")
+        and _own(httpcore.AsyncConnectionPool.handle_async_request, "httpcore")
+    )
+
+
 class _Expired(Exception):
     pass
 
@@ -211,23 +241,25 @@ class _Body(httpx.AsyncByteStream):
                     await conn.wait(self._read_timeout)
                 except _Expired:
                     raise httpx.ReadTimeout("the upstream sent nothing within the read timeout") from None
-        self._release()
+        self._release(True)
 
     async def aclose(self) -> None:
-        self._release()
+        # closed before it was read to its end (an error, a ``break``, a deadline): as httpcore
+        # does, the connection is closed even when every byte had arrived
+        self._release(False)
 
-    def _release(self) -> None:
+    def _release(self, read_to_end: bool) -> None:
         if not self._released:
             self._released = True
-            self._owner.release(self._key, self._conn)
+            self._owner.release(self._key, self._conn, read_to_end)
 
 
 class Http1Transport(httpx.AsyncBaseTransport):
     """HTTP/1.1 over keep-alive connections, at most ``max_connections`` exchanges at once (more
     wait up to the pool timeout); idle connections are reused newest first and dropped after
     ``keepalive_expiry`` seconds (at most ``max_idle`` per host). ``fallback`` serves what this
-    transport does not (``HEAD``); ``ssl_context`` verifies https upstreams (default: the system's
-    CA store, loaded on the first https connection)."""
+    transport does not (``HEAD``); ``ssl_context`` verifies https upstreams (default: httpx's, so
+    certifi's CAs or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``, loaded on the first https connection)."""
 
     def __init__(
         self,
@@ -241,14 +273,14 @@ class Http1Transport(httpx.AsyncBaseTransport):
         self.max_connections = max_connections
         self.keepalive_expiry = keepalive_expiry
         self.max_idle = max_idle
-        self._ssl = ssl_context  # for https upstreams; the system's CA store when not given
+        self._ssl = ssl_context  # for https upstreams; httpx's default context when not given
         self._idle: dict[tuple[bytes, bytes, int], collections.deque[_Connection]] = {}
         self._active = 0
         self._slots: collections.deque[asyncio.Future[None]] = collections.deque()
         self._closed = False
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method == "HEAD":
+        if request.method == "HEAD" or _patched():
             return await self.fallback.handle_async_request(request)
         timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
         url = request.url
@@ -301,7 +333,9 @@ class Http1Transport(httpx.AsyncBaseTransport):
         context = None
         if scheme == b"https":
             if self._ssl is None:
-                self._ssl = ssl.create_default_context()  # once: loading the CA store is slow
+                # once (loading the CA store is slow); httpx's, so the same CAs a plain httpx client
+                # trusts (certifi, SSL_CERT_FILE / SSL_CERT_DIR)
+                self._ssl = httpx.create_ssl_context()
             context = self._ssl
         try:
             async with asyncio.timeout(seconds):
@@ -344,13 +378,21 @@ class Http1Transport(httpx.AsyncBaseTransport):
         if conn.write_paused:
             await conn.drain(seconds)
 
-    def release(self, key: tuple[bytes, bytes, int], conn: _Connection) -> None:
-        """An exchange is over: its connection goes back to the pool or is closed."""
+    def release(self, key: tuple[bytes, bytes, int], conn: _Connection, read_to_end: bool = True) -> None:
+        """An exchange is over: its connection goes back to the pool (its response read to the end,
+        the upstream keeping it alive) or is closed."""
         self._free()
         transport = conn.transport
         if transport is None:
             return
-        if self._closed or not conn.complete or not conn.keep_alive or conn.lost or conn.chunks:
+        if (
+            self._closed
+            or not read_to_end
+            or not conn.complete
+            or not conn.keep_alive
+            or conn.lost
+            or conn.chunks
+        ):
             transport.close()
             return
         conn.idle_since = now = conn.loop.time()
