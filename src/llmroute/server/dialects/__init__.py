@@ -5,13 +5,15 @@ API is its module and one row here."""
 from __future__ import annotations
 
 from ..dialect import AnyDialect, AnyEmbeddingsDialect
-from . import openai_chat, openai_embeddings, openai_responses
+from . import anthropic_messages, gemini, openai_chat, openai_embeddings, openai_responses
 
 __all__ = ["DIALECTS"]
 
 DIALECTS: tuple[AnyDialect | AnyEmbeddingsDialect, ...] = (
     openai_chat.DIALECT,
     openai_responses.DIALECT,
+    anthropic_messages.DIALECT,
+    gemini.DIALECT,
     openai_embeddings.DIALECT,
 )
 """Every inbound dialect, in route order."""
