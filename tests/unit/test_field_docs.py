@@ -27,6 +27,11 @@ WIRE_SHAPES = {
     "llmroute.server.dialects.openai_chat.ChatRequest",  # OpenAI POST /v1/chat/completions
     "llmroute.server.dialects.openai_responses.ResponsesRequest",  # OpenAI POST /v1/responses
 }
+# Modules that hold only an outside format's request shapes (each module's docstring names it).
+WIRE_MODULES = {
+    "llmroute.server.dialects.anthropic_messages.wire",  # Anthropic POST /v1/messages, /v1/messages/count_tokens
+    "llmroute.server.dialects.gemini.wire",  # Gemini generateContent, streamGenerateContent, countTokens
+}
 
 
 def _public_structs() -> list[type[msgspec.Struct]]:
@@ -45,6 +50,7 @@ def _public_structs() -> list[type[msgspec.Struct]]:
                 and not any(part.startswith("_") for part in module.split("."))
                 and not module.startswith("llmroute.protocols.")
                 and f"{module}.{cls.__qualname__}" not in WIRE_SHAPES
+                and module not in WIRE_MODULES
                 and getattr(sys.modules[module], cls.__qualname__, None) is cls  # not a defstruct
                 and cls not in found
             ):

@@ -71,13 +71,19 @@ class Support(msgspec.Struct, frozen=True):
     """Option path -> why a request using it is refused (``InvalidRequestError``)."""
     keeps_part: Callable[[Part], bool] | None = None
     """The parts of an unsent type the protocol sends all the same (its own reasoning, carrying its ids)."""
+    check: Callable[[LLMRequest, str], tuple[LLMRequest, tuple[RequestWarning, ...]]] | None = None
+    """A gap that depends on the request as a whole (the route's name is the second argument): the
+    request without what the API would refuse in it, and a warning for each thing left out."""
 
     def with_(
         self, *, unsent: Mapping[str, str] | None = None, refused: Mapping[str, str] | None = None
     ) -> Support:
         """This table with more gaps (a facade variant of a protocol)."""
         return Support(
-            {**self.unsent, **(unsent or {})}, {**self.refused, **(refused or {})}, self.keeps_part
+            {**self.unsent, **(unsent or {})},
+            {**self.refused, **(refused or {})},
+            self.keeps_part,
+            self.check,
         )
 
 
@@ -180,6 +186,9 @@ def apply_support(
             changes[name] = None if name != "json_mode" else False
 
     warnings.extend(_unsent_parts(request, unsent, support.keeps_part, route))
-    if not changes:
-        return request, tuple(warnings)
-    return msgspec.structs.replace(request, **changes), tuple(warnings)
+    if changes:
+        request = msgspec.structs.replace(request, **changes)
+    if support.check is not None:
+        request, more = support.check(request, route)
+        warnings.extend(more)
+    return request, tuple(warnings)

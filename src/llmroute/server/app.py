@@ -55,13 +55,14 @@ from ..schema.events import (
     ToolInputStart,
     ToolResult,
 )
+from ..schema.notices import RequestWarning
 from ..schema.request import LLMRequest
 from ..schema.response import steps_cost
 from ..schema.usage import Usage
 from ..state import SharedState, open_state
 from ..stream import EventStream
 from .config import LONG_CONTEXT, Gateway, Key
-from .dialect import AnyDialect, Renderer
+from .dialect import AnyDialect, Arrival, Inbound, Renderer
 from .dialects import DIALECTS
 from .failure import INTERNAL, Failure, Refused, error_body, openai_error_json, upstream_failure
 from .hangup import Gone, unless_gone
@@ -70,6 +71,7 @@ from .observe import Observer, Preflights
 from .pool import upstream_client
 from .record import Record
 from .tracing import RouteTemplates, ServerSpans
+from .upstream import Upstream
 
 if TYPE_CHECKING:
     from .metrics import Metrics
@@ -155,6 +157,8 @@ class _Gateway:
         self._hosts = gateway.upstream_hosts
         search = gateway.web_search
         self.tools: list[Any] | None = [search] if search is not None else None
+        # a client that declares its API's web search tool gets the gateway's on every step
+        self.searching: list[Any] | None = [search.always()] if search is not None else None
         self.hidden = frozenset({search.definition.name}) if search is not None else frozenset[str]()
         self.metrics = metrics
         self.observer = Observer(metrics, gateway.access_log)
@@ -194,17 +198,24 @@ class _Gateway:
     # -- checks -----------------------------------------------------------------------------------
 
     def authorize(
-        self, request: Request, record: Record | None = None, key_headers: tuple[str, ...] = ("x-api-key",)
+        self,
+        request: Request,
+        record: Record | None = None,
+        key_headers: tuple[str, ...] = ("x-api-key",),
+        key_query: str | None = None,
     ) -> Key:
         """The caller's key, from ``Authorization: Bearer`` or else the first of ``key_headers``
-        the request has (the dialect's: ``x-api-key``)."""
+        the request has (the dialect's: ``x-api-key``), or else the ``key_query`` parameter."""
         headers = request.headers
         header = headers.get("authorization")
         if header is not None:
             scheme, _, token = header.partition(" ")
             token = token.strip() if scheme.lower() == "bearer" else ""
         else:
-            token = next((headers[h] for h in key_headers if h in headers), "").strip()
+            token = next((headers[h] for h in key_headers if h in headers), "")
+            if not token and key_query is not None:
+                token = request.query_params.get(key_query, "")
+            token = token.strip()
         given = _digest(token)
         found: Key | None = None
         for key in self._keys:  # every key, always: the time does not say which one matched
@@ -343,6 +354,11 @@ class _Gateway:
         except Refused as exc:
             return self._finish(record, self.failure(exc, record))
         names = [n for n in self.config.public if key.models is None or n in key.models]
+        if "anthropic-version" in request.headers:  # an Anthropic SDK (Claude Code) lists models
+            data = [_anthropic_model(n) for n in names]
+            first, last = (names[0], names[-1]) if names else (None, None)
+            body = {"data": data, "has_more": False, "first_id": first, "last_id": last}
+            return self._finish(record, _json(body))
         return self._finish(record, _json({"object": "list", "data": [self._model_object(n) for n in names]}))
 
     async def model_info(self, request: Request) -> Response:
@@ -354,6 +370,8 @@ class _Gateway:
             record.model = name
         except Refused as exc:
             return self._finish(record, self.failure(exc, record))
+        if "anthropic-version" in request.headers:
+            return self._finish(record, _json(_anthropic_model(name)))
         return self._finish(record, _json(self._model_object(name)))
 
     async def _admit(self, key: Key, record: Record) -> None:
@@ -404,14 +422,57 @@ class _Gateway:
 
         return serve
 
+    def counter(self, dialect: AnyDialect, path: str) -> Callable[[Request], Awaitable[Response]]:
+        """The handler of one dialect's token-counting route."""
+
+        async def count(request: Request) -> Response:
+            return await self.count(dialect, request, Record(path))
+
+        return count
+
+    def _arrive(
+        self, dialect: AnyDialect, inbound: Inbound[Any], model: Model | Router, request: Request
+    ) -> Inbound[Any]:
+        """The dialect's ``prepare``, once the model is known."""
+        if dialect.prepare is None:
+            return inbound
+        arrival = Arrival(Upstream.of(model), request.headers, request.query_params, self.tools is not None)
+        return dialect.prepare(inbound, arrival)
+
+    async def count(self, dialect: AnyDialect, request: Request, record: Record) -> Response:
+        """A dialect's token count: the provider's endpoint where the model's upstream has one, else
+        the gateway's estimate (the answer's ``x-llmroute-token-count`` says which)."""
+        counter = dialect.count
+        assert counter is not None, "routes are made for dialects that count"
+        try:
+            key = self.authorize(request, record, dialect.key_headers, dialect.key_query)
+            inbound = counter.decode(await self.body(request), request.path_params)
+            model = self.model(inbound.model, key)
+            record.model, record.target = inbound.model, f"{model.provider}/{model.id}"
+            inbound = self._arrive(dialect, inbound, model, request)
+            llm_request = self.routed(model, msgspec.structs.replace(inbound.request, model=model))
+            assert self.client is not None, "the app's lifespan creates the client"
+            counted = await unless_gone(request, self.client.count_tokens(llm_request))
+        except (ClientDisconnect, Gone):
+            self.observer.client_gone(record, "while counting")
+            return self._finish(record, Response(status_code=499))
+        except Exception as exc:
+            return self._finish(record, self.failure(exc, record, True, dialect.error))
+        record.input_tokens = counted.input_tokens
+        headers = {"x-llmroute-token-count": counted.source}
+        body = counter.reply(counted.input_tokens, counted.source == "provider")
+        return self._finish(record, Response(body, headers=headers, media_type="application/json"))
+
     async def serve(self, dialect: AnyDialect, request: Request, record: Record) -> Response:
         """One dialect's request: check the caller, read and decode the body, run the upstream call,
         answer whole or start relaying the stream; every path ends in one access-log record."""
         upstream = False
         try:
-            key = self.authorize(request, record, dialect.key_headers)
+            key = self.authorize(request, record, dialect.key_headers, dialect.key_query)
             inbound = dialect.decode(await self.body(request), request.path_params)
             model = self.model(inbound.model, key)
+            record.session = request.headers.get("x-claude-code-session-id")
+            inbound = self._arrive(dialect, inbound, model, request)
             record.model, record.target, record.stream = (
                 inbound.model,
                 f"{model.provider}/{model.id}",
@@ -422,14 +483,16 @@ class _Gateway:
             llm_request = self.routed(model, msgspec.structs.replace(inbound.request, model=model))
             record.served = model = llm_request.model
             assert self.client is not None, "the app's lifespan creates the client"
-            events = self.client.stream(llm_request, tools=self.tools, retry=self.config.retry)
+            tools = self.searching if inbound.search else self.tools
+            events = self.client.stream(llm_request, tools=tools, retry=self.config.retry)
             upstream = True
             if not inbound.stream:
                 response = await unless_gone(request, events.response())
                 self.answered(record, response.steps[-1].target if response.steps else None)
                 await self._usage(record, response.usage, response.cost)
                 body = dialect.whole(inbound, response, self.hidden)
-                return self._finish(record, Response(body, media_type="application/json"))
+                headers = _warned(inbound.warnings)
+                return self._finish(record, Response(body, headers=headers, media_type="application/json"))
             first = await unless_gone(request, self._open(events))
             if isinstance(first, StepStart):
                 self.answered(record, first.target)
@@ -443,7 +506,11 @@ class _Gateway:
         return StreamingResponse(
             self._relay(first, events, renderer, record),
             media_type=dialect.stream_media_type,
-            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+            headers={
+                "cache-control": "no-cache",
+                "x-accel-buffering": "no",
+                **(_warned(inbound.warnings) or {}),
+            },
         )
 
     async def _relay(
@@ -503,9 +570,25 @@ class _Gateway:
             self.observer.done(record)
 
 
+def _anthropic_model(name: str) -> dict[str, Any]:
+    """A model as Anthropic's ``/v1/models`` lists it."""
+    return {"type": "model", "id": name, "display_name": name, "created_at": "1970-01-01T00:00:00Z"}
+
+
+def _warned(warnings: tuple[RequestWarning, ...]) -> dict[str, str] | None:
+    """``x-llmroute-warnings``: what the upstream did not take, one ``option: why`` per warning."""
+    if not warnings:
+        return None
+    return {"x-llmroute-warnings": "; ".join(f"{w.option}: {w.message}" for w in warnings)}
+
+
 def _routes(state: _Gateway) -> list[Route]:
-    """The route table: a ``POST`` route per path of every inbound dialect, then the gateway's own."""
+    """The route table: a ``POST`` route per path of every inbound dialect (its token counting
+    first: Gemini's ``{model}:countTokens`` would match its ``{model}:{method}``), then the
+    gateway's own."""
+    counting = [(d, d.count) for d in DIALECTS if d.count is not None]
     return [
+        *(Route(path, state.counter(d, path), methods=["POST"]) for d, c in counting for path in c.paths),
         *(Route(path, state.endpoint(d, path), methods=["POST"]) for d in DIALECTS for path in d.paths),
         Route("/v1/models", state.models, methods=["GET"]),
         Route("/v1/models/{id:path}", state.model_info, methods=["GET"]),

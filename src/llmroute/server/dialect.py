@@ -46,11 +46,13 @@ import msgspec
 
 from ..schema.cost import Cost
 from ..schema.events import Finish, LLMEvent, ToolCall, ToolResult
+from ..schema.notices import RequestWarning
 from ..schema.request import LLMRequest, ModelRef
 from ..schema.response import LLMResponse
 from .failure import Failure
+from .upstream import Upstream
 
-__all__ = ["AnyDialect", "Dialect", "Inbound", "Renderer", "Unresolved", "sse_comment"]
+__all__ = ["AnyDialect", "Arrival", "Counter", "Dialect", "Inbound", "Renderer", "Unresolved", "sse_comment"]
 
 ReplyT = TypeVar("ReplyT")
 """What a dialect's reply needs of the request beyond the model's name (Chat: whether usage is
@@ -89,6 +91,23 @@ class Inbound(msgspec.Struct, Generic[ReplyT], frozen=True):
     """The request, lowered; its ``model`` is ``Unresolved(model)`` until the gateway sets it."""
     reply: ReplyT
     """What the dialect's ``whole`` and ``stream`` need of the request (its own type)."""
+    warnings: tuple[RequestWarning, ...] = ()
+    """Fields the upstream does not take, left out (sent to the client as ``x-llmroute-warnings``)."""
+    search: bool = False
+    """The client declared its API's web search tool and the gateway's own ``web_search`` serves
+    it: the gateway offers that tool on every step of this request."""
+
+
+class Arrival:
+    """What ``Dialect.prepare`` reads: where the request goes (the resolved model's protocols),
+    the client's headers and query, and whether the gateway runs its own ``web_search``."""
+
+    __slots__ = ("headers", "query", "search", "upstream")
+
+    def __init__(
+        self, upstream: Upstream, headers: Mapping[str, str], query: Mapping[str, str], search: bool
+    ) -> None:
+        self.upstream, self.headers, self.query, self.search = upstream, headers, query, search
 
 
 class Renderer(Protocol):
@@ -111,6 +130,19 @@ class Renderer(Protocol):
         ...
 
 
+class Counter(msgspec.Struct, Generic[ReplyT], frozen=True):
+    """A dialect's token-counting endpoint (Anthropic ``/v1/messages/count_tokens``, Gemini
+    ``:countTokens``): its request decodes like the dialect's own (``prepare`` runs on it too), and
+    the count (exact: the provider's endpoint; else the gateway's estimate) is the reply."""
+
+    paths: tuple[str, ...]
+    """The ``POST`` route templates it serves (matched before the dialect's own)."""
+    decode: Callable[[bytes, Mapping[str, str]], Inbound[ReplyT]]
+    """The body and path parameters to the ``Inbound`` whose input is counted."""
+    reply: Callable[[int, bool], bytes]
+    """The input tokens and whether they are the provider's count, as the JSON answer."""
+
+
 class Dialect(msgspec.Struct, Generic[ReplyT], frozen=True):
     """An inbound API: its routes and its four parts (see the module's notes)."""
 
@@ -130,6 +162,13 @@ class Dialect(msgspec.Struct, Generic[ReplyT], frozen=True):
     """Headers a client may carry the gateway key in, tried in order after ``Authorization: Bearer``."""
     stream_media_type: str = "text/event-stream"
     """The ``content-type`` of a streamed answer."""
+    prepare: Callable[[Inbound[ReplyT], Arrival], Inbound[ReplyT]] | None = None
+    """Once the model is resolved: what depends on where the request goes (a field only one
+    upstream API has: carried there, reported or refused elsewhere) and on the client's headers."""
+    count: Counter[ReplyT] | None = None
+    """The dialect's token-counting endpoint, when its API has one."""
+    key_query: str | None = None
+    """A query parameter a client may carry the gateway key in (Gemini's ``?key=``), tried last."""
 
 
 AnyDialect: TypeAlias = Dialect[Any]

@@ -63,6 +63,8 @@ class Observer:
                 "cost_usd": record.cost,
                 "error": record.error,
             }
+            if record.session is not None:
+                line["session"] = record.session
             _access.info(_encode(line).decode())
 
     def upstream_failure(self, record: Record, error: str, status: int, attempts: int, message: str) -> None:

@@ -27,6 +27,7 @@ class Record:
         "output_tokens",
         "route",
         "served",
+        "session",
         "start",
         "status",
         "stream",
@@ -51,6 +52,7 @@ class Record:
         self.done = False
         self.served: Any = None  # the upstream Model, for pricing
         self.limited: Any = None  # the Key, when it has limits to charge
+        self.session: str | None = None  # the client's session key (Claude Code's X-Claude-Code-Session-Id)
 
     def first_token(self) -> None:
         if self.ttft is None:

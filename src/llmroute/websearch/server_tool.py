@@ -255,6 +255,13 @@ class ServerWebSearch(ServerTool):
         _check_engines(engines, f"{path}.engines")
         return cls(engines, inject_policy=settings.inject_policy, **kwargs)
 
+    def always(self) -> ServerWebSearch:
+        """The same search offered on every step (``inject_policy="always"``): for a request that
+        asked for web search itself (the gateway's Anthropic and Gemini doors)."""
+        if self.inject_policy == "always":
+            return self
+        return ServerWebSearch(self.engines, inject_policy="always", classify=self._classify)
+
     def session(self, ctx: ExecutionContext, request: LLMRequest) -> _Session:
         return _Session(self, ctx, request)
 

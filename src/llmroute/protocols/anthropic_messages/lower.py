@@ -298,7 +298,8 @@ def _apply_cache(request: LLMRequest, body: AnthropicBody) -> None:
 def build_body(request: LLMRequest, model: ModelRef) -> AnthropicBody | dict[str, Any]:
     g = request.generation
     assert g is not None  # resolved by prepare()
-    options = dict(request.options_for(model.provider))
+    # the "anthropic" namespace is the Messages API's own: every route speaking it reads it (Bedrock too)
+    options = {**request.options_for(NAMESPACE), **request.options_for(model.provider)}
     thinking = _thinking(options.pop("thinking", None))
     output_config: dict[str, Any] | None = options.pop("output_config", None)
     effort = options.pop("effort", None)

@@ -151,7 +151,30 @@ def _lower_messages(request: LLMRequest) -> tuple[list[ContentOut], list[PartOut
             contents[-1].parts.extend(parts)  # results of one turn's calls share a user turn
         else:
             contents.append(ContentOut(role, parts))
+    if "gemini-3" in request.model.id:
+        _sign_current_turn(contents)
     return contents, system
+
+
+# Gemini 3 refuses a function call of the current turn without its thought signature; a call another
+# model made (a router's other target, a client of another API) has none, and Gemini's documented
+# stand-in for "this trace comes from elsewhere" is this value.
+SKIP_SIGNATURE = "skip_thought_signature_validator"
+
+
+def _sign_current_turn(contents: list[ContentOut]) -> None:
+    """The first function call of each model step since the last user message without a signature
+    gets ``SKIP_SIGNATURE`` (function responses do not start a turn)."""
+    start = 0
+    for i, content in enumerate(contents):
+        if content.role == "user" and any(p.function_response is None for p in content.parts):
+            start = i + 1
+    for content in contents[start:]:
+        if content.role != "model":
+            continue
+        first = next((p for p in content.parts if p.function_call is not None), None)
+        if first is not None and first.thought_signature is None:
+            first.thought_signature = SKIP_SIGNATURE
 
 
 def _lower_message(message: Message) -> list[PartOut]:
