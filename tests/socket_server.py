@@ -170,6 +170,9 @@ class SocketServer:
         message_delay: float = 0.0,
         drop_after: int | None = None,
         turns_per_connection: int | None = None,
+        close_code: int = 1000,
+        close_reason: str = "",
+        drops: int | None = None,
     ) -> None:
         self.steps = steps
         # Past this many responses a connection answers websocket_connection_limit_reached (what
@@ -178,6 +181,8 @@ class SocketServer:
         self.network = _Network(latency, bandwidth)
         self.message_delay = message_delay
         self.drop_after = drop_after  # close the connection after this many events of a response
+        self.close_code, self.close_reason = close_code, close_reason  # ... with this close frame
+        self.drops = drops  # ... this many times (None: every response)
         self.received: list[tuple[int, dict[str, Any]]] = []
         self.errors_sent: list[str] = []
         self.connections: list[_Connection] = []
@@ -252,8 +257,10 @@ class SocketServer:
         if not events:
             conn.last_id, conn.context = rid, context + output
         for n, event in enumerate(events):
-            if self.drop_after is not None and n == self.drop_after:
-                ws.close()
+            if self.drop_after is not None and n == self.drop_after and self.drops != 0:
+                if self.drops is not None:
+                    self.drops -= 1
+                ws.close(self.close_code, self.close_reason)
                 return
             if self.message_delay:
                 time.sleep(self.message_delay)

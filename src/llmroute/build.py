@@ -113,6 +113,13 @@ def _tool_spec(tool: object, param: str) -> ToolSpec:
     )
 
 
+def _runnable(tool: object) -> bool:
+    """An ``llmroute.tool`` with a handler (not imported here: ``llmroute.tools`` loads lazily)."""
+    return isinstance(getattr(tool, "definition", None), ToolDefinition) and callable(
+        getattr(tool, "handler", None)
+    )
+
+
 def _sequence(value: object, param: str, expected: str) -> list[object]:
     # A str or a dict is iterable, but never what these arguments mean.
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
@@ -163,6 +170,9 @@ def request(
         metadata=dict(metadata) if metadata else None,
         output_schema=output_schema,
         json_mode=json_mode,
+        # a tool with a handler is run by generate()/stream() without ``tools=`` (issue #42: it was
+        # sent, its calls never answered)
+        tool_handlers=tuple(t for t in specs if _runnable(t)),
     )
     validate_request(built, tools_final=False)
     return built

@@ -249,6 +249,10 @@ class Client:
         ``max_response_bytes`` overrides the client's cap for this call."""
         _check_request(request)
         ctx = self.context(timeouts=timeouts, retry=retry, max_response_bytes=max_response_bytes)
+        if request.tool_handlers:  # ``llmroute.request(tools=[a @tool])``: run it (``tools=`` wins a name)
+            given = {getattr(getattr(t, "definition", t), "name", None) for t in tools or ()}
+            kept = [t for t in request.tool_handlers if t.definition.name not in given]
+            tools = (*kept, *(tools or ()))
         if tools is not None or stop_when is not None:
             from .tools.runtime import run_tools
 

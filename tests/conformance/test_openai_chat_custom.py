@@ -308,6 +308,27 @@ async def test_a_hand_written_call_of_a_declared_custom_tool_is_custom() -> None
 
 
 @pytest.mark.anyio
+async def test_a_hand_written_call_of_a_declared_custom_tool_goes_to_responses_as_custom() -> None:
+    # issue #42: Responses looked only at provider_metadata, so this went out as a function_call
+    # whose "arguments" were the raw SQL (not JSON)
+    part = ToolCallPart("call_sql_1", "write_sql", SQL)
+    model = OPENAI.responses("gpt-5.1")
+    body = await body_of(
+        llmroute.request(model=model, messages=history(part), tools=[client_tools.custom("write_sql")])
+    )
+    items = [i for i in body["input"] if i.get("type", "").endswith(("call", "call_output"))]
+    assert items == [
+        {"type": "custom_tool_call", "call_id": "call_sql_1", "name": "write_sql", "input": SQL},
+        {"type": "custom_tool_call_output", "call_id": "call_sql_1", "output": "3 rows"},
+    ]
+    plain = await body_of(llmroute.request(model=model, messages=history(part)))
+    assert [i["type"] for i in plain["input"] if "call" in i.get("type", "")] == [
+        "function_call",
+        "function_call_output",
+    ]  # undeclared, unmarked: a function
+
+
+@pytest.mark.anyio
 async def test_a_custom_call_moves_between_responses_and_chat_histories() -> None:
     from_responses = ToolCallPart(
         "call_sql_1",

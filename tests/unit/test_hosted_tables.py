@@ -18,6 +18,7 @@ from llmroute.providers import glm, openrouter, xai
 from llmroute.route.auth import NoAuth
 from llmroute.route.model import Model, Route
 from llmroute.route.protocol import Protocol
+from llmroute.route.support import apply_support
 from llmroute.schema.errors import InvalidRequestError
 from llmroute.schema.tools import HostedTool
 
@@ -54,9 +55,15 @@ ROUTES: list[tuple[str, Route, dict[str, Any]]] = [
         dict.fromkeys(["web_search", "code_execution", "file_search", "image_generation", "mcp", "x_search"]),
     ),
     (
+        # a Google Cloud backend: like Vertex AI, no Gemini API File Search stores (issue #42)
         "gemini-code-assist",
         gemini_code_assist.route(BASE_URL, NoAuth(), project="p"),
-        dict.fromkeys(["web_search", "url_context", "code_execution", "file_search"]),
+        dict.fromkeys(["web_search", "url_context", "code_execution"]),
+    ),
+    (
+        "gemini-vertex",
+        gemini.route(BASE_URL, NoAuth(), protocol=gemini.VERTEX_PROTOCOL),
+        dict.fromkeys(["web_search", "url_context", "code_execution"]),
     ),
 ]
 
@@ -69,6 +76,8 @@ def _build(protocol: Protocol, route: Route, kind: str) -> object:
         tools=[HostedTool(kind, dict(OPTIONS.get(kind, {})))],
         generation=llmroute.GenerationOptions(),
     )
+    # as ``prepare`` does: the route's support table first (a kind it lacks is refused there)
+    request, _ = apply_support(request, protocol.support, route.name, protocol.hosted_kinds)
     return protocol.build_body(request, model)
 
 

@@ -279,6 +279,35 @@ async def test_dropped_mid_response_is_typed_with_the_partial_and_the_socket_is_
 
 
 @pytest.mark.anyio
+async def test_a_1011_close_before_the_first_event_is_retried_on_a_new_connection() -> None:
+    # issue #42: the close became a non-retryable "stream ended", its code and reason lost
+    with SocketServer(steps=1, drop_after=0, close_code=1011, close_reason="internal error", drops=1) as ws:
+        m = model(ws.url)
+        slept: list[float] = []
+
+        async def sleep(seconds: float) -> None:
+            slept.append(seconds)
+
+        async with llmroute.Client(retry=llmroute.RetryPolicy(jitter=0.0), sleep=sleep) as c:
+            response = await c.generate(ask(m))
+        assert response.text == "Done after 0 lookups." and len(slept) == 1
+        assert [conn for conn, _, _ in inputs(ws)] == [0, 1]  # the retry went out on a fresh socket
+
+
+@pytest.mark.anyio
+async def test_a_1011_close_mid_response_is_a_typed_server_fault_naming_code_and_reason() -> None:
+    with SocketServer(steps=1, drop_after=4, close_code=1011, close_reason="internal error") as ws:
+        async with client() as c:
+            with pytest.raises(llmroute.ProviderInternalError) as info:
+                await c.generate(ask(model(ws.url)))
+    error = info.value
+    assert error.code == "websocket_close_1011" and error.retryable
+    assert "code 1011: internal error" in str(error)
+    assert error.partial is not None and error.partial.text == "Done "  # what came before the close
+    assert len(ws.received) == 1  # events had reached the caller: not retried
+
+
+@pytest.mark.anyio
 async def test_cancelled_mid_response_closes_the_connection() -> None:
     with SocketServer(steps=1, message_delay=0.05) as ws:
         m = model(ws.url)

@@ -80,7 +80,9 @@ def _on_chunk(state: gemini.GeminiState, chunk: gemini.Chunk | None, out: list[L
 
 # Gemini whose frames arrive decoded: the step the envelope composes with (``wrapped`` unwraps each
 # frame into the chunk this step reads; Gemini decodes each frame just once, here in the unwrap).
-_DECODED = gemini.PROTOCOL.with_step(_on_chunk)
+# Code Assist is a Google Cloud backend: like Vertex AI it has none of the Gemini API's File Search
+# stores, so ``file_search`` is refused by name instead of sent as a ``fileSearch`` tool.
+_DECODED = gemini.VERTEX_PROTOCOL.with_step(_on_chunk)
 
 
 def code_assist_protocol(project: str) -> Protocol[_CodeAssistBody, SSEEvent, gemini.GeminiState]:

@@ -181,13 +181,27 @@ def lower_builtin_tool(tool: ToolDefinition) -> dict[str, Any]:
     return out
 
 
-def call_item(part: ToolCallPart, hosted: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+def client_kind(part: ToolCallPart, custom: frozenset[str]) -> str | None:
+    """The built-in item type of a client call from the history: as the parser marked it, or
+    ``custom_tool_call`` when the request declares a custom tool of that name (a history written by
+    hand carries no marks); ``None`` for a function call."""
+    if part.provider_executed:
+        return None
+    kind = ns(part.provider_metadata, OPENAI).get("item_type")
+    if kind in CLIENT_OUTPUT:
+        return kind
+    return "custom_tool_call" if part.name in custom else None
+
+
+def call_item(
+    part: ToolCallPart, hosted: dict[str, dict[str, Any]], custom: frozenset[str] = frozenset()
+) -> dict[str, Any] | None:
     """A call from the history as the item the API produced, for all but function calls (``None``,
     as for a hosted call that cannot be replayed); hosted items are kept in ``hosted`` by id, where
-    their results find them."""
+    their results find them. ``custom``: the request's custom tool names."""
     if not part.provider_executed:
-        kind = ns(part.provider_metadata, OPENAI).get("item_type")
-        return builtin_call(part, kind) if kind in CLIENT_OUTPUT else None
+        kind = client_kind(part, custom)
+        return builtin_call(part, kind) if kind is not None else None
     item = hosted_item(part)
     if item is not None:
         hosted[part.id] = item

@@ -120,6 +120,9 @@ _POLICY = re.compile(
     r"|prohibited content|blocked by (?:the )?guardrail",
     re.IGNORECASE,
 )
+# A server fault said in words only (no kind, no status): OpenAI's flat stream ``error`` event
+# "The server had an error while processing your request. Sorry about that!" - worth a retry.
+_SERVER_FAULT = re.compile(r"\bthe server had an error\b", re.IGNORECASE)
 _EXPIRED = re.compile(r"expired|expiredtoken", re.IGNORECASE)
 _BAD_KEY = re.compile(
     r"api[_ ]key[_ ]invalid|api key not valid|invalid (?:x-)?api[_ -]key|incorrect api key|invalid_api_key"
@@ -442,7 +445,7 @@ def from_stream_event(error: dict[str, Any], provider: str, *, status: int | Non
         return ProviderInternalError(text, **kw)
     if kinds & _INVALID or (status is not None and 400 <= status < 500):
         return InvalidRequestError(text, **kw)
-    return ProviderInternalError(text, retryable=False, **kw)
+    return ProviderInternalError(text, retryable=bool(_SERVER_FAULT.search(message)), **kw)
 
 
 class _ExceptionBody(msgspec.Struct):

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from ..schema.errors import InvalidRequestError
+from ..schema.errors import InvalidRequestError, LLMError
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "DEFAULT_MAX_AGE", "DEFAULT_MAX_IDLE", "PooledSocket", "SocketPool"]
 
@@ -45,6 +45,10 @@ class PooledSocket(Protocol):
     async def send_text(self, message: bytes) -> None: ...
 
     async def next_message(self) -> bytes | None: ...
+
+    def closed_error(self) -> LLMError | None:
+        """The server's close frame as a failure, when it was not a normal end."""
+        ...
 
     async def aclose(self) -> None: ...
 

@@ -28,7 +28,7 @@ import anyio.abc
 import httpx
 
 from ..framing.sse import SSEEvent
-from ..schema.errors import NoRouteError, TimeoutError, TransportError
+from ..schema.errors import NoRouteError, ProviderInternalError, TimeoutError, TransportError
 from .classify import http_context
 from .prepared import PreparedRequest
 from .redact import redact_url
@@ -94,6 +94,11 @@ def _ws_url(url: str) -> str:
     return url
 
 
+# Close codes that say the server failed (RFC 6455 7.4.1, IANA registry): internal error, service
+# restart, try again later
+_SERVER_FAULT_CLOSE = frozenset({1011, 1012, 1013})
+
+
 class WebSocketWire:
     """An open socket after the upgrade. ``chunks()`` yields each data message as bytes until the
     server closes (the executor stops earlier, at the protocol's terminal event). ``aclose()``
@@ -124,6 +129,9 @@ class WebSocketWire:
         self._close_timeout = close_timeout
         self._eof = False
         self._closed = False
+        # The server's close frame, when one came: its code and reason (RFC 6455 section 7.4)
+        self.close_code: int | None = None
+        self.close_reason = ""
         # Kept by the pool: what the server holds for this connection (the dialect's chain) and
         # when it was opened and last given back.
         self.chain: Any = None
@@ -281,7 +289,33 @@ class WebSocketWire:
                     return parts[0] if len(parts) == 1 else b"".join(parts)
             elif opcode is Opcode.CLOSE:
                 self._eof = True  # the server ended the session: nothing more will come
+                self._read_close(bytes(frame.data))
                 return None
+
+    def _read_close(self, data: bytes) -> None:
+        from websockets.exceptions import ProtocolError
+        from websockets.frames import Close
+
+        try:
+            close = Close.parse(data)
+        except (ProtocolError, UnicodeDecodeError, ValueError):
+            return
+        self.close_code, self.close_reason = close.code, close.reason
+
+    def closed_error(self) -> ProviderInternalError | None:
+        """The server's close frame as the failure it reports, when it is not a normal end: 1011
+        (internal error), 1012 (restart) and 1013 (try again later) are server faults worth a retry
+        before the first event; any other code is named, not retried. ``None``: a normal close
+        (1000, 1001) or none, so the protocol reports the terminal event that never came."""
+        code = self.close_code
+        if code is None or code in (1000, 1001):
+            return None
+        reason = f": {self.close_reason}" if self.close_reason else ""
+        return ProviderInternalError(
+            f"the server closed the WebSocket to {self.socket_url} with code {code}{reason}",
+            code=f"websocket_close_{code}",
+            retryable=code in _SERVER_FAULT_CLOSE,
+        )
 
     async def send_text(self, message: bytes) -> None:
         """Send one text message (raises ``TransportError`` when the connection is gone)."""
@@ -328,6 +362,9 @@ class WebSocketWire:
             return
         while (message := await self.next_message()) is not None:
             yield message
+        failure = self.closed_error()
+        if failure is not None:
+            raise failure
 
     async def read_capped(self, limit: int) -> bytes:
         return self._body[:limit]
@@ -616,6 +653,9 @@ class SocketCall:
                     await self._restart()
                     continue
             if message is None:
+                failure = self.socket.closed_error()
+                if failure is not None:
+                    raise failure  # 1011 and friends: typed, and retried before the first event
                 return  # the connection ended mid-response: the protocol reports what is missing
             first = False
             kind = dialect.kind(message)

@@ -78,6 +78,10 @@ class LLMRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     """The answer is one JSON object, without a schema (OpenAI ``json_object``, Gemini
     ``application/json``; Anthropic and Bedrock: a forced tool taking any object, answered as
     text). ``output_schema``, when set, says more and wins."""
+    tool_handlers: tuple[Any, ...] = ()
+    """The ``llmroute.tool`` tools given to ``llmroute.request(tools=...)`` whose handlers run the
+    calls: ``stream``/``generate`` run them in the tool loop as if passed as ``tools=``. Never sent
+    (``tools`` holds their definitions)."""
 
     def options_for(self, namespace: str) -> dict[str, Any]:
         """Provider options under ``namespace`` (e.g. ``"openai"``), empty when none."""

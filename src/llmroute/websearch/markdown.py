@@ -21,6 +21,7 @@ __all__ = [
     "Link",
     "Region",
     "escape_label",
+    "link_destination",
     "lines",
     "neutralize",
     "safe_destination",
@@ -374,6 +375,22 @@ def safe_destination(url: str) -> bool:
         if depth < 0:
             return False
     return depth == 0
+
+
+# What a URL may hold as text but a Markdown destination may not, percent-encoded (RFC 3986: a space
+# is %20; quotes, angle brackets, backticks and backslashes are never literal in a URL anyway)
+_ENCODED: Final = {" ": "%20", '"': "%22", "'": "%27", "<": "%3C", ">": "%3E", "`": "%60", "\\": "%5C"}
+
+
+def link_destination(url: str) -> str | None:
+    """``url`` as a safe link destination (``safe_destination``), its spaces and the other
+    characters a link cannot hold percent-encoded (Google's ``search?q=weather+in+San Francisco``
+    source pages); ``None`` when it still cannot be one (not http(s), a line break, unbalanced
+    parentheses)."""
+    if safe_destination(url):
+        return url
+    encoded = "".join(_ENCODED.get(ch, ch) for ch in url)
+    return encoded if safe_destination(encoded) else None
 
 
 def escape_label(text: str) -> str:

@@ -15,7 +15,7 @@ import msgspec
 
 from ..terminal import StreamSanitizer, sanitize, sanitize_mapped
 from .answer import GroundedAnswer, Source, marker_groups, splice
-from .markdown import escape_label, neutralize, safe_destination
+from .markdown import escape_label, link_destination, neutralize
 
 __all__ = [
     "ErrorType",
@@ -220,9 +220,10 @@ def _source_line(source: Source, by_chunk: bool) -> str:
     url = source.url
     if not url:
         return f"- {title}"
-    if sanitize(url) == url and safe_destination(url):
+    link = link_destination(url) if sanitize(url) == url else None
+    if link is not None:
         host = host_of(url)
-        return f"- [{title}]({url})" + (f" ({escape_label(host)})" if host else "")
+        return f"- [{title}]({link})" + (f" ({escape_label(host)})" if host else "")
     shown = _one_line(url).replace("`", "")
     return f"- {title} (`{shown}`, not linked)"
 

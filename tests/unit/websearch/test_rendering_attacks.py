@@ -106,3 +106,24 @@ def test_cited_rendering_disarms_a_models_heading_with_trailing_spaces() -> None
     rendered = render_cited(answer)
     assert check_citations(rendered, allowed_urls=["https://ok.test/a"]).ok
     assert len(re.findall(r"^## Sources\s*$", rendered, re.M)) == 1
+
+
+@pytest.mark.anyio
+async def test_a_real_google_source_url_with_spaces_is_linked_percent_encoded() -> None:
+    # issue #42: Gemini's grounding chunk names "https://www.google.com/search?q=weather+in+San
+    # Francisco, CA,+US" (a space inside): shown unlinked; a space is %20 in a URL
+    import llmroute
+    from llmroute.providers import google
+    from llmroute.websearch.extract import fold
+    from tests.helpers import replay_events
+
+    path = "pydantic-ai/test_google/test_google_model_web_search_tool.yaml"
+    model = google.configure("g-test").model("gemini-2.5-pro")
+    request = llmroute.request(model, prompt="x", generation=llmroute.GenerationOptions(stream=False))
+    answer = fold(await replay_events(path, request), provider="google")
+    spaced = [s.url for s in answer.sources if s.url and " " in s.url]
+    assert spaced == ["https://www.google.com/search?q=weather+in+San Francisco, CA,+US"]
+    report = report_markdown(answer)
+    assert "https://www.google.com/search?q=weather+in+San%20Francisco,%20CA,+US" in _links(report)
+    assert "not linked" not in report
+    assert len(_links(report)) == len([s for s in answer.sources if s.url])

@@ -87,8 +87,12 @@ def _model_parts(parts: tuple[Any, ...]) -> list[PartOut]:
                 out.append(PartOut(text=part.text, thought=True, thought_signature=sig))
         elif isinstance(part, ToolCallPart):
             if part.provider_executed:
-                if part.name == "code_execution" and isinstance(part.input, dict):
-                    out.append(PartOut(executable_code=part.input))  # type: ignore[arg-type]
+                sig = _signature_of(part.provider_metadata)
+                server_call = ns(part.provider_metadata, NS).get("toolCall")
+                if isinstance(server_call, dict):  # a Gemini 3 server-side call, echoed as it came
+                    out.append(PartOut(tool_call=server_call, thought_signature=sig))  # pyright: ignore[reportUnknownArgumentType]
+                elif part.name == "code_execution" and isinstance(part.input, dict):
+                    out.append(PartOut(executable_code=part.input, thought_signature=sig))  # type: ignore[arg-type]
                 continue  # grounding / url context calls are not replayable
             args: Any = part.input
             if not isinstance(args, dict):
@@ -100,8 +104,14 @@ def _model_parts(parts: tuple[Any, ...]) -> list[PartOut]:
                 )
             )
         elif isinstance(part, ToolResultPart):
-            if part.provider_executed and part.name == "code_execution" and isinstance(part.result, dict):
-                out.append(PartOut(code_execution_result=part.result))  # type: ignore[arg-type]
+            if not part.provider_executed:
+                continue
+            sig = _signature_of(part.provider_metadata)
+            server_response = ns(part.provider_metadata, NS).get("toolResponse")
+            if isinstance(server_response, dict):
+                out.append(PartOut(tool_response=server_response, thought_signature=sig))  # pyright: ignore[reportUnknownArgumentType]
+            elif part.name == "code_execution" and isinstance(part.result, dict):
+                out.append(PartOut(code_execution_result=part.result, thought_signature=sig))  # type: ignore[arg-type]
         elif isinstance(part, MediaPart):
             out.append(_lower_media(part))
     return out

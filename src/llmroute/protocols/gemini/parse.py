@@ -142,13 +142,22 @@ def _on_part(state: GeminiState, part: PartIn, out: list[LLMEvent]) -> None:
         _on_function_call(state, part, out)
         return
     if state.streamed is not None and (
-        part.text or part.executable_code or part.code_execution_result or part.inline_data
+        part.text
+        or part.executable_code
+        or part.code_execution_result
+        or part.inline_data
+        or part.tool_call
+        or part.tool_response
     ):
         _end_streamed_call(state, out)  # content after a call whose closing piece never came
     if part.executable_code is not None:
-        _on_code(state, part.executable_code, out)
+        _on_code(state, part, part.executable_code, out)
     elif part.code_execution_result is not None:
-        _on_code_result(state, part.code_execution_result, out)
+        _on_code_result(state, part, part.code_execution_result, out)
+    elif part.tool_call is not None:
+        _on_server_call(state, part, part.tool_call, out)
+    elif part.tool_response is not None:
+        _on_server_response(state, part, part.tool_response, out)
     elif part.inline_data is not None:
         if not part.thought:  # interim "thought" images (Gemini 3 image models) are not the answer
             _on_media(state, part, part.inline_data, out)
@@ -267,25 +276,71 @@ def _is_file_search(code: dict[str, Any]) -> bool:
     return "file_search." in str(code.get("code", ""))
 
 
-def _on_code(state: GeminiState, code: dict[str, Any], out: list[LLMEvent]) -> None:
+def _signed(sig: str | None, extra: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """Gemini's metadata for a part: its thought signature (and what else must go back with it)."""
+    meta = {**(extra or {}), **({"thoughtSignature": sig} if sig is not None else {})}
+    return {NS: meta} if meta else None
+
+
+def _on_code(state: GeminiState, part: PartIn, code: dict[str, Any], out: list[LLMEvent]) -> None:
     _close_all(state, out)
+    sig = part.thought_signature
     if _is_file_search(code):
         tool = ToolInput(hosted_id(state, "file_search"), "file_search", out, provider_executed=True)
         state.file_search_id = tool.id
     else:
-        tool = ToolInput(hosted_id(state, "code"), "code_execution", out, provider_executed=True)
+        # its signature goes back with the code on the next turn (Gemini 3 refuses the turn without it)
+        tool = ToolInput(
+            hosted_id(state, "code"), "code_execution", out, provider_executed=True, metadata=_signed(sig)
+        )
         state.pending_code_id = tool.id
-    state.parts.append(PartText("other", tool.id, None))
+    state.parts.append(PartText("other", tool.id, sig))
     tool.finish(out, input=code)
 
 
-def _on_code_result(state: GeminiState, result: dict[str, Any], out: list[LLMEvent]) -> None:
+def _on_code_result(state: GeminiState, part: PartIn, result: dict[str, Any], out: list[LLMEvent]) -> None:
     _close_all(state, out)
     id = state.pending_code_id or hosted_id(state, "code")  # a result without its call gets its own id
     state.pending_code_id = None
-    state.parts.append(PartText("other", id, None))
+    sig = part.thought_signature
+    state.parts.append(PartText("other", id, sig))
     failed = result.get("outcome") not in (None, "OUTCOME_OK")
-    out.append(ToolResult(id, "code_execution", result, is_error=failed, provider_executed=True))
+    out.append(ToolResult(id, "code_execution", result, failed, True, _signed(sig)))
+
+
+def _server_tool_name(call: dict[str, Any]) -> str:
+    """A server-side tool's name from its ``toolType`` (``GOOGLE_SEARCH_WEB`` -> ``google_search_web``)."""
+    kind = call.get("toolType")
+    return kind.lower() if isinstance(kind, str) and kind else "server_tool"
+
+
+def _on_server_call(state: GeminiState, part: PartIn, call: dict[str, Any], out: list[LLMEvent]) -> None:
+    """A Gemini 3 ``toolCall`` part: a hosted call Gemini ran itself, kept whole (with its thought
+    signature) so the next turn sends it back as it came."""
+    _close_all(state, out)
+    given = call.get("id")
+    id = given if isinstance(given, str) and given else hosted_id(state, "tool")
+    sig = part.thought_signature
+    tool = ToolInput(
+        id, _server_tool_name(call), out, provider_executed=True, metadata=_signed(sig, {"toolCall": call})
+    )
+    state.parts.append(PartText("other", tool.id, sig))
+    args = call.get("args")
+    tool.finish(out, input=args if isinstance(args, dict) else {})
+
+
+def _on_server_response(
+    state: GeminiState, part: PartIn, response: dict[str, Any], out: list[LLMEvent]
+) -> None:
+    """A Gemini 3 ``toolResponse`` part: the result of the ``toolCall`` with its ``id``."""
+    _close_all(state, out)
+    given = response.get("id")
+    id = given if isinstance(given, str) and given else hosted_id(state, "tool")
+    sig = part.thought_signature
+    state.parts.append(PartText("other", id, sig))
+    result = response.get("response")
+    meta = _signed(sig, {"toolResponse": response})
+    out.append(ToolResult(id, _server_tool_name(response), result, False, True, meta))
 
 
 def _usage(state: GeminiState) -> Usage | None:

@@ -46,6 +46,8 @@ class PartOut(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
     function_response: FunctionResponseOut | None = None
     executable_code: dict[str, Any] | None = None
     code_execution_result: dict[str, Any] | None = None
+    tool_call: dict[str, Any] | None = None
+    tool_response: dict[str, Any] | None = None
     thought_signature: str | None = None
 
 
@@ -163,6 +165,10 @@ class PartIn(msgspec.Struct, rename="camel"):
     inline_data: InlineData | None = None
     executable_code: dict[str, Any] | None = None
     code_execution_result: dict[str, Any] | None = None
+    # Gemini 3 server-side tools beside function calling (``toolConfig.includeServerSideToolInvocations``):
+    # ``{"id", "toolType", "args"}`` and ``{"id", "toolType", "response"}``, echoed back as sent
+    tool_call: dict[str, Any] | None = None
+    tool_response: dict[str, Any] | None = None
 
 
 class _Content(msgspec.Struct):

@@ -23,6 +23,7 @@ from ...schema.request import LLMRequest, ModelRef
 from ...schema.tools import HostedTool, ToolDefinition
 from .. import openai_responses_items as calls
 from .._shared import content_parts, data_url, json_arguments, lower_hosted, ns, with_options
+from ..openai_chat_custom import custom_names
 from .wire import (
     NAME,
     NO_QUIRKS,
@@ -78,20 +79,20 @@ def _lower_tool_result(part: ToolResultPart) -> str | list[UserContent]:
 
 def _lower_messages(request: LLMRequest, keep_unencrypted_reasoning: bool) -> list[InputItem]:
     items: list[InputItem] = []
+    custom = custom_names(request)
     # call id -> the output item type of a client built-in call, so its result answers in kind
     answers = {
         p.id: calls.CLIENT_OUTPUT[kind]
         for m in request.messages
         if m.role == "assistant"
         for p in m.content
-        if isinstance(p, ToolCallPart)
-        and (kind := ns(p.provider_metadata, OPENAI).get("item_type")) in calls.CLIENT_OUTPUT
+        if isinstance(p, ToolCallPart) and (kind := calls.client_kind(p, custom)) is not None
     }
     for message in request.messages:
         if message.role == "system":
             items.append(MessageItem(role="system", content=_text(message.content)))
         elif message.role == "assistant":
-            _lower_assistant(message, items, keep_unencrypted_reasoning)
+            _lower_assistant(message, items, keep_unencrypted_reasoning, custom)
         else:
             _lower_user(message, items, answers)
     return items
@@ -123,7 +124,9 @@ def _lower_user(message: Message, items: list[InputItem], answers: dict[str, str
         items.append(MessageItem(role="user", content=content))
 
 
-def _lower_assistant(message: Message, items: list[InputItem], keep_unencrypted_reasoning: bool) -> None:
+def _lower_assistant(
+    message: Message, items: list[InputItem], keep_unencrypted_reasoning: bool, custom: frozenset[str]
+) -> None:
     last_text_item: str | None = None  # item id of the message item at the end of ``items``
     last_reasoning: str | None = None
     hosted: dict[str, dict[str, Any]] = {}
@@ -162,7 +165,7 @@ def _lower_assistant(message: Message, items: list[InputItem], keep_unencrypted_
             continue
         last_reasoning = None
         if isinstance(part, ToolCallPart):
-            item = calls.call_item(part, hosted)
+            item = calls.call_item(part, hosted, custom)
             if item is not None:
                 items.append(item)
             elif not part.provider_executed:
