@@ -336,6 +336,10 @@ class Client:
 
         self._check_open()
         items = check_inputs(inputs)
+        if isinstance(model, EmbeddingGroup):
+            raise NoRouteError(
+                "prepare_embed shows one model's requests: pass one of router.embedding_models()"
+            )
         options, warnings = resolve_options(_embedding_model(model), dimensions, input_type)
         protocol = model.route.protocol
         prepared = [

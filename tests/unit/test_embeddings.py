@@ -359,6 +359,12 @@ async def test_a_router_moves_past_a_target_that_cannot_honour_the_call() -> Non
     )
 
 
+async def test_prepare_embed_shows_one_models_requests() -> None:
+    async with llmroute.Client() as client:
+        with pytest.raises(NoRouteError, match=r"router\.embedding_models\(\)"):
+            await client.prepare_embed(llmroute.Router([MODEL]), ["a"])  # type: ignore[arg-type]
+
+
 async def test_routers_hold_one_kind_of_model() -> None:
     chat = openai.configure(api_key="k").chat("gpt-4o-mini")
     with pytest.raises(InvalidRequestError, match="mixes chat models and embedding models"):
