@@ -142,10 +142,12 @@ def request(
     metadata: Mapping[str, Any] | None = None,
     output_schema: OutputSchema | None = None,
     json_mode: bool = False,
+    session: str | None = None,
 ) -> LLMRequest:
     """Build an ``LLMRequest``. ``prompt`` appends a user message after ``messages``.
     ``output_schema``: the answer's text is JSON matching it; ``json_mode``: the answer is one JSON
-    object (no schema). Wrong arguments raise ``InvalidRequestError`` naming the argument
+    object (no schema); ``session``: the conversation this call belongs to (``LLMRequest.session``:
+    a ``Router`` with affinity keeps it on one target). Wrong arguments raise ``InvalidRequestError`` naming the argument
     (``.param``) before anything is sent."""
     choice = cast(object, tool_choice)
     if choice is not None and not isinstance(choice, ToolChoice | str):
@@ -173,6 +175,7 @@ def request(
         # a tool with a handler is run by generate()/stream() without ``tools=`` (issue #42: it was
         # sent, its calls never answered)
         tool_handlers=tuple(t for t in specs if _runnable(t)),
+        session=session,
     )
     validate_request(built, tools_final=False)
     return built

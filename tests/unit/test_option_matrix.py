@@ -391,6 +391,8 @@ REQUEST_CASES: dict[str, list[Case] | str] = {
     "metadata": "the caller's own notes, never sent (test_metadata_is_never_sent)",
     "tool_handlers": "the handlers of tools[...], run by the tool loop, never sent (their definitions are)",
     "json_mode": [Case("json_mode", _replace(json_mode=True))],
+    "session": "a router's pin key, and the provider's affinity hint where it has one "
+    "(tests/unit/test_cache_lowering.py)",
 }
 
 

@@ -287,6 +287,11 @@ def ns(metadata: dict[str, Any] | None, namespace: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
 
 
+def breakpoint_ttl(policy: CachePolicy) -> str | None:
+    """A breakpoint's ``ttl`` (Anthropic, Bedrock): the policy's, ``24h`` as their longest, ``1h``."""
+    return "1h" if policy.ttl == "24h" else policy.ttl
+
+
 def cache_targets(policy: CachePolicy, *, tools: bool, system: bool, messages: int) -> list[str | int]:
     """Where prompt-cache breakpoints go, most valuable first: ``"tools"``, ``"system"``, then
     message indices newest first (the last ``policy.messages``). Callers stop at their budget."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from ..route.support import ALWAYS_CONSTRAINED, Support, hosted_parts, no_field
+from ..route.support import ALWAYS_CONSTRAINED, Support, breakpoint_cache, hosted_parts, no_field
 from ..schema.content import Part, ReasoningPart, ToolCallPart
 from ..schema.notices import RequestWarning
 from ..schema.request import LLMRequest
@@ -25,6 +25,7 @@ UNSENT = {
     "parts.reasoning": "Anthropic takes back only signed (or redacted) thinking",
     **hosted_parts("Anthropic takes back only its own hosted tool calls and results"),
     "output_schema.strict": ALWAYS_CONSTRAINED,
+    **breakpoint_cache("Anthropic"),
 }
 
 _NAMESPACE = "anthropic"  # anthropic_messages.NAMESPACE (that package imports this module)

@@ -26,6 +26,7 @@ import msgspec
 from ..schema.content import Part
 from ..schema.errors import InvalidRequestError
 from ..schema.notices import RequestWarning
+from ..schema.options import CachePolicy
 from ..schema.request import LLMRequest
 from ..schema.tools import HostedTool
 
@@ -35,6 +36,7 @@ __all__ = [
     "FOREIGN_HOSTED",
     "Support",
     "apply_support",
+    "breakpoint_cache",
     "hosted_parts",
     "no_field",
     "refusal",
@@ -42,6 +44,16 @@ __all__ = [
 
 # the sentence for ``cache`` on providers whose prompt caching is automatic
 AUTO_CACHE = "this provider caches repeated prompt prefixes by itself; there are no breakpoints to send"
+
+
+def breakpoint_cache(api: str) -> dict[str, str]:
+    """``unsent`` entries for the parts of a ``CachePolicy`` an API that caches by breakpoints
+    (Anthropic, Bedrock) has no use for: a key, an explicit cache, a lifetime over an hour."""
+    return {
+        "cache.key": f"{api} caches by breakpoints, not by a key",
+        "cache.explicit": f"{api} caches what its breakpoints mark; there is no separate cache to create",
+        "cache.ttl.24h": f"{api} keeps a cached prefix at most an hour: sent as 1h",
+    }
 
 
 # the sentence for ``output_schema.strict=False`` where the answer is held to the schema regardless
@@ -116,6 +128,31 @@ def _unsent_parts(
     return [RequestWarning(option, route, f"{n} left out: {unsent[option]}") for option, n in counts.items()]
 
 
+def _cache_gaps(
+    policy: CachePolicy, unsent: Mapping[str, str], route: str
+) -> tuple[CachePolicy, list[RequestWarning]]:
+    """The parts of a cache policy this route leaves out (``cache.key``, ``cache.explicit``,
+    ``cache.ttl`` for any value, ``cache.ttl.<value>`` for one, ``cache.ttl.implicit`` for a
+    lifetime without an explicit cache): a warning each; the key and the explicit cache dropped
+    (a lifetime stays: the lowering sends the nearest it has, as its warning says)."""
+    warnings: list[RequestWarning] = []
+    dropped: dict[str, Any] = {}
+    if policy.key is not None and "cache.key" in unsent:
+        warnings.append(RequestWarning("cache.key", route, unsent["cache.key"]))
+        dropped["key"] = None
+    explicit = policy.explicit
+    if explicit and "cache.explicit" in unsent:
+        warnings.append(RequestWarning("cache.explicit", route, unsent["cache.explicit"]))
+        dropped["explicit"] = explicit = False
+    if policy.ttl is not None:
+        why = unsent.get(f"cache.ttl.{policy.ttl}") or unsent.get("cache.ttl")
+        if why is None and not explicit:
+            why = unsent.get("cache.ttl.implicit")
+        if why is not None:
+            warnings.append(RequestWarning("cache.ttl", route, why))
+    return (msgspec.structs.replace(policy, **dropped) if dropped else policy), warnings
+
+
 def apply_support(
     request: LLMRequest, support: Support, route: str, hosted_kinds: frozenset[str]
 ) -> tuple[LLMRequest, tuple[RequestWarning, ...]]:
@@ -178,6 +215,11 @@ def apply_support(
     if out is not None and not out.strict and "output_schema.strict" in unsent:
         warnings.append(RequestWarning("output_schema.strict", route, unsent["output_schema.strict"]))
 
+    if request.cache is not None and "cache" not in unsent and "cache" not in refused:
+        policy, gaps = _cache_gaps(request.cache, unsent, route)
+        warnings.extend(gaps)
+        if policy is not request.cache:
+            changes["cache"] = policy
     for name in ("cache", "output_schema", "json_mode"):
         if not getattr(request, name, None):
             continue

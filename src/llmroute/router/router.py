@@ -7,11 +7,9 @@ import random
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from contextvars import ContextVar
 from typing import Any, Literal, get_args
 
 import anyio
-import httpx
 import msgspec
 
 from ..route.embedding import EmbeddingGroup, EmbeddingModel, resolve_options
@@ -19,19 +17,21 @@ from ..route.executor import ExecutionContext, run_model_step
 from ..route.hooks import HealthChange, HookRunner
 from ..route.model import Model, ModelGroup
 from ..route.policy import RetryPolicy
-from ..route.prepared import PreparedRequest
-from ..route.transport import ClientTransports, Transport, TransportKind, Wire
 from ..schema.attempt import Attempt
 from ..schema.embedding import EmbeddingResponse, InputType
 from ..schema.errors import ContextOverflowError, InvalidRequestError, LLMError, NoRouteError
 from ..schema.events import LLMEvent, StepFinish, StepStart
 from ..schema.request import LLMRequest
-from ..schema.tools import HostedTool
+from ..schema.usage import Usage
 from ..state import SharedState, open_state
-from .health import FailureWindow, Incident, moves_on, parse_float, verdict
-from .history import for_origin, origin_of, stamp
-from .latency import EXPLORE, Latency
-from .limits import TOKENS_WATCHED, Budget, RateLimits, estimate_tokens, read_limits
+from . import affinity as sessions
+from .affinity import Affinity, Session, Sessions, check_affinity, explain
+from .failover import cheapest_first
+from .health import Incident, moves_on, parse_float, verdict
+from .history import for_origin, stamp
+from .latency import EXPLORE
+from .limits import TOKENS_WATCHED, RateLimits, estimate_tokens
+from .slot import CURRENT, Call, Slot
 from .target import Cooldown, Target, listed_targets
 
 __all__ = ["Router", "Strategy"]
@@ -88,172 +88,13 @@ class _Block:
         self.settles = kind in ("probe", "cap")
 
 
-class _Slot:
-    """A target as the router runs it: its model (behind the observing transport), keys, and what
-    this process counts of it (in flight, latency, remaining budget, failure window)."""
-
-    __slots__ = (
-        "blocked_at",
-        "budget",
-        "context",
-        "failed_at",
-        "failures",
-        "hosted",
-        "in_flight",
-        "index",
-        "key_cd",
-        "key_fails",
-        "key_limits",
-        "key_probe",
-        "key_rpm",
-        "key_tpm",
-        "latency",
-        "model",
-        "name",
-        "origin",
-        "target",
-        "tool_kinds",
-    )
-
-    def __init__(self, router: Router, target: Target, prefix: str, index: int) -> None:
-        self.index = index  # position in the router's targets (and its health snapshot)
-        self.target = target
-        self.name = target.key
-        model = target.model
-        self.origin = origin_of(model)
-        observer = _Observer(model.route.transport, router, self)
-        self.model: Model | EmbeddingModel = model.with_(route=model.route.with_(transport=observer))
-        base = f"{prefix}{self.name}:"
-        self.key_cd, self.key_fails, self.key_probe = base + "cd", base + "fails", base + "probe"
-        self.key_limits, self.key_rpm, self.key_tpm = base + "limits", base + "rpm", base + "tpm"
-        chat = model.route.protocol if isinstance(model, Model) else None  # embeddings carry no tools
-        self.hosted = chat.hosted_kinds if chat is not None else frozenset[str]()
-        self.tool_kinds = chat.tool_kinds if chat is not None else frozenset[str]()
-        self.context: int | None = target.context_window if target.context_window else _catalog_window(model)
-        self.in_flight = 0
-        self.latency = Latency()
-        self.budget = Budget()
-        self.failures = FailureWindow(router.cooldown.window)
-        self.failed_at = 0.0  # monotonic time of this process's last counted failure
-        self.blocked_at = 0.0  # monotonic time this process last blocked it for its rate limits
-
-    def cannot_carry(self, request: LLMRequest) -> str | None:
-        """Why this target's protocol cannot send ``request``'s tools (checked before sending)."""
-        for tool in request.tools:
-            if isinstance(tool, HostedTool):
-                if tool.kind not in self.hosted:
-                    return f"cannot carry the hosted tool {tool.kind!r}"
-            elif tool.kind not in self.tool_kinds:
-                return f"cannot carry {tool.kind!r} tools"
-        return None
-
-
-def _catalog_window(model: Model | EmbeddingModel) -> int | None:
-    try:
-        info = model.info  # llmroute.catalog (loaded on first use), when it knows the model
-    except Exception:  # the catalog's data failed to load: the window is unknown, not an error
-        log.debug("llmroute: no catalog entry for %s", model, exc_info=True)
-        return None
-    return info.context_window if info is not None else None
-
-
-class _Call:
-    """One routed attempt as the observing transport sees it: when its request went out (for the
-    latency estimate) and its place in the target's sends (for the rate-limit count-down)."""
-
-    __slots__ = ("hooks", "pending", "seq", "slot", "tokens")
-
-    def __init__(self, slot: _Slot, tokens: int | None, hooks: HookRunner | None) -> None:
-        self.slot = slot
-        self.hooks = hooks
-        self.tokens = tokens
-        self.pending = 0  # the latency estimator's id for the request awaiting its first event
-        self.seq = 0
-
-
-# Set by a routed attempt until its first event: the executor runs inside that step, in the caller's
-# context, so the observing transport finds the attempt without anything passed through the executor.
-_CURRENT: ContextVar[_Call | None] = ContextVar("llmroute_router_call", default=None)
-
-
-class _Observer:
-    """The target's kind of transport, bound so that every request's send time and every response's
-    rate-limit headers are seen."""
-
-    __slots__ = ("inner", "router", "slot")
-
-    def __init__(self, inner: TransportKind | None, router: Router, slot: _Slot) -> None:
-        self.inner = inner
-        self.router = router
-        self.slot = slot
-
-    @property
-    def name(self) -> str:
-        return "http" if self.inner is None else self.inner.name
-
-    @property
-    def streams_only(self) -> bool:
-        return self.inner is not None and self.inner.streams_only
-
-    @property
-    def pooled(self) -> bool:
-        return self.inner is not None and self.inner.pooled
-
-    def bind(self, transports: ClientTransports) -> Transport:
-        # a pooled connection's headers are its upgrade's, not this response's: not read
-        return _Observing(transports.for_route(self.inner), self.router, self.slot, not self.pooled)
-
-    def __repr__(self) -> str:
-        return repr(self.inner)
-
-
-class _Observing:
-    """``_Observer`` bound to a client: the target's transport, its sends timed and counted and
-    its rate-limit headers read."""
-
-    __slots__ = ("headers", "inner", "router", "slot")
-
-    def __init__(self, inner: Transport, router: Router, slot: _Slot, headers: bool) -> None:
-        self.inner = inner
-        self.router = router
-        self.slot = slot
-        self.headers = headers
-
-    async def open(
-        self,
-        prepared: PreparedRequest,
-        timeout: httpx.Timeout,  # noqa: ASYNC109
-    ) -> Wire:
-        slot = self.slot
-        call = _CURRENT.get()
-        if call is not None and call.slot is slot:  # each attempt (a retry too) is a send
-            latency = slot.latency
-            if call.pending:
-                latency.ended(call.pending)
-            call.pending = latency.sent(time.monotonic())
-            call.seq = slot.budget.sent(call.tokens)
-        wire = await self.inner.open(prepared, timeout)
-        if self.headers:
-            limits = read_limits(wire.status, wire.headers)
-            if limits is None:
-                budget = slot.budget
-                if budget.requests is not None or budget.tokens is not None:
-                    budget.plenty()
-            else:
-                if call is not None and call.slot is slot:
-                    await self.router.remember_limits(slot, limits, call.seq, call.hooks)
-                else:
-                    await self.router.remember_limits(slot, limits, slot.budget.sends)
-        return wire
-
-
 class _Pick:
     """A target chosen for the next attempt."""
 
     __slots__ = ("fallback", "health", "probe", "slot", "started", "tokens")
 
     def __init__(
-        self, slot: _Slot, health: _Health, started: float, probe: bool, fallback: bool, tokens: int
+        self, slot: Slot, health: _Health, started: float, probe: bool, fallback: bool, tokens: int
     ) -> None:
         self.slot = slot
         self.health = health
@@ -266,14 +107,30 @@ class _Pick:
 class _Run:
     """One routed call across its attempts."""
 
-    __slots__ = ("attempts", "deadline", "last", "need", "tried")
+    __slots__ = (
+        "attempts",
+        "deadline",
+        "last",
+        "need",
+        "pinned",
+        "recorded",
+        "session",
+        "skipped",
+        "tried",
+        "usage",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, session: Session | None = None) -> None:
         self.attempts: list[Attempt] = []
         self.tried: set[int] = set()
         self.need = _Need()
         self.last: LLMError | None = None
         self.deadline: float | None = None  # monotonic: how long the call may wait for a target
+        self.session = session  # with affinity: the call's session (its record read with the health)
+        self.pinned: Slot | None = None  # the target the session is pinned to
+        self.skipped: Attempt | None = None  # the pinned target, passed over without sending
+        self.usage: Usage | None = None  # the answered step's usage (for the session's record)
+        self.recorded = False  # the session's record was written
 
 
 class Router(ModelGroup, EmbeddingGroup):
@@ -319,6 +176,7 @@ class Router(ModelGroup, EmbeddingGroup):
         seed: int | None = None,
         namespace: str | None = None,
         max_wait: float = 5.0,
+        affinity: bool | Affinity = False,
     ) -> None:
         if not isinstance(name, str) or not name:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise InvalidRequestError(f"name: must be a non-empty string, got {name!r}", param="name")
@@ -349,6 +207,7 @@ class Router(ModelGroup, EmbeddingGroup):
             raise InvalidRequestError(
                 f"max_wait: must be a finite number of seconds >= 0, got {max_wait!r}", param="max_wait"
             )
+        self.affinity = check_affinity(affinity)
         listed = listed_targets(targets)
         self.id = name
         self.provider = "router"
@@ -358,7 +217,11 @@ class Router(ModelGroup, EmbeddingGroup):
         self.state: SharedState = state if state is not None else open_state(redis_url)
         self._rng = random.Random(seed)
         prefix = f"router:{namespace or name}:"
-        self._slots = tuple(_Slot(self, t, prefix, i) for i, t in enumerate(listed))
+        self._slots = tuple(Slot(self, t, prefix, i) for i, t in enumerate(listed))
+        self._by_name = {s.name: s for s in self._slots}
+        self._sessions = (
+            Sessions(self.affinity, f"{prefix}pin:{name}:") if self.affinity is not None else None
+        )
         self._targets = tuple(listed)
         self._groups = _groups(self._slots)
         self._models = tuple(s.model for group in self._groups for s in group if isinstance(s.model, Model))
@@ -434,12 +297,22 @@ class Router(ModelGroup, EmbeddingGroup):
             }
         return out
 
-    async def _snapshot(self) -> list[_Health]:
-        values = await self.state.get_many(self._keys)
+    async def _snapshot(self, run: _Run | None = None) -> list[_Health]:
+        """Every target's health, and (the call's first look, with affinity) its session's
+        record, in one read of the shared state."""
+        session = run.session if run is not None else None
+        if session is None or session.looked or run is None:
+            values = await self.state.get_many(self._keys)
+        else:
+            values = await self.state.get_many([*self._keys, session.key])
+            assert self._sessions is not None
+            self._sessions.read(session, values[-1])
+            if session.previous is not None:
+                run.pinned = self._by_name.get(session.pinned(sessions.now()) or "")
         return [_Health(values, i * 4) for i in range(len(self._slots))]
 
     async def remember_limits(
-        self, slot: _Slot, limits: RateLimits, seq: int, hooks: HookRunner | None = None
+        self, slot: Slot, limits: RateLimits, seq: int, hooks: HookRunner | None = None
     ) -> None:
         """Called by the observing transport: stay away until a limit resets; count down what is left."""
         slot.budget.read(limits, seq, time.monotonic())
@@ -449,7 +322,7 @@ class Router(ModelGroup, EmbeddingGroup):
             until = time.time() + limits.tokens_for
             await self.state.set(slot.key_limits, f"{until!r} {limits.tokens}", ttl=limits.tokens_for)
 
-    async def _block(self, slot: _Slot, seconds: float, hooks: HookRunner | None, reason: str) -> None:
+    async def _block(self, slot: Slot, seconds: float, hooks: HookRunner | None, reason: str) -> None:
         seconds = min(seconds, self.cooldown.max_seconds)
         slot.blocked_at = time.monotonic()
         until = time.time() + seconds
@@ -457,7 +330,7 @@ class Router(ModelGroup, EmbeddingGroup):
         await self._changed_to(slot, "rate-limited", reason, seconds, 0, hooks)
 
     async def _changed_to(
-        self, slot: _Slot, state: str, reason: str, seconds: float, level: int, hooks: HookRunner | None
+        self, slot: Slot, state: str, reason: str, seconds: float, level: int, hooks: HookRunner | None
     ) -> None:
         key = (slot.name, state)
         self.transitions[key] = self.transitions.get(key, 0) + 1
@@ -564,10 +437,10 @@ class Router(ModelGroup, EmbeddingGroup):
 
     # --- order ---
 
-    def _order(self, health: list[_Health], request: LLMRequest | None) -> list[_Slot]:
+    def _order(self, health: list[_Health], request: LLMRequest | None) -> list[Slot]:
         """Every target in the order this call tries them: by priority, then ``strategy`` within a
         priority. (``request`` is for orders that depend on it.)"""
-        out: list[_Slot] = []
+        out: list[Slot] = []
         rng = self._rng
         now = time.monotonic()
         for group in self._groups:
@@ -589,7 +462,7 @@ class Router(ModelGroup, EmbeddingGroup):
         return out
 
     def _blocked(
-        self, slot: _Slot, health: _Health, request: LLMRequest | None, need: _Need, now: float
+        self, slot: Slot, health: _Health, request: LLMRequest | None, need: _Need, now: float
     ) -> _Block | None:
         """Why ``slot`` cannot take the request now (``None``: it can), permanent reasons first
         (``request`` ``None``: an embedding call, which carries no tools and fills no window)."""
@@ -633,7 +506,7 @@ class Router(ModelGroup, EmbeddingGroup):
         return None
 
     async def _admit(
-        self, slot: _Slot, request: LLMRequest | None, need: _Need, now: float
+        self, slot: Slot, request: LLMRequest | None, need: _Need, now: float
     ) -> tuple[_Block | None, int]:
         """The operator's own budgets (``Target.rpm``/``tpm``): a unit (and the estimate) taken in
         the shared window, or the block until they fit."""
@@ -662,9 +535,20 @@ class Router(ModelGroup, EmbeddingGroup):
         is, the last resort, then waiting; ``NoRouteError`` when nothing will do."""
         while True:
             started = time.time()
-            snapshot = await self._snapshot()
+            snapshot = await self._snapshot(run)
             order = [s for s in self._order(snapshot, request) if s.index not in run.tried]
+            pinned = run.pinned
+            if pinned is not None and pinned.index not in run.tried:
+                order.remove(pinned)
+                order.insert(0, pinned)
             blocks = [self._blocked(s, snapshot[s.index], request, run.need, started) for s in order]
+            if (
+                pinned is not None
+                and request is not None
+                and (order[:1] != [pinned] or blocks[0] is not None)
+            ):
+                order, blocks = self._moving(run, order, blocks, request)
+            moving = False
             for i, slot in enumerate(order):
                 if blocks[i] is not None:
                     continue
@@ -685,9 +569,16 @@ class Router(ModelGroup, EmbeddingGroup):
                     continue
                 fallback = any(b is None for b in blocks[i + 1 :])
                 run.tried.add(slot.index)
+                if pinned is not None and slot is not pinned:
+                    self._moved(run, slot)
                 yield _Pick(slot, health, started, probe, fallback, reserved)
                 if run.last is None:
                     return  # answered (or the error ended the call)
+                if slot is pinned:
+                    moving = True  # the pin failed: the others, in a moving session's order
+                    break
+            if moving:
+                continue
             if run.last is not None:
                 return  # every target that could be tried failed: the last error is raised
             reasons = {s.name: b.reason for s, b in zip(order, blocks, strict=True) if b is not None}
@@ -720,10 +611,50 @@ class Router(ModelGroup, EmbeddingGroup):
                     blocked, reserved = await self._admit(slot, request, run.need, started)
                     if blocked is None:
                         run.tried.add(slot.index)
+                        if pinned is not None and slot is not pinned:
+                            self._moved(run, slot)
                         yield _Pick(slot, snapshot[slot.index], started, True, False, reserved)
                         return
                     await self.state.delete(slot.key_probe)
             await self._wait_or_raise(run, ctx, reasons, [b for _, b in transient])
+
+    def _moving(
+        self, run: _Run, order: list[Slot], blocks: list[_Block | None], request: LLMRequest
+    ) -> tuple[list[Slot], list[_Block | None]]:
+        """The session's pinned target failed, or cannot take the call: the others in the order
+        a moving session tries them (the cheapest cold call first, within a priority whose
+        weights are equal), the pinned one, when blocked, noted as skipped."""
+        pinned = run.pinned
+        assert pinned is not None
+        head: list[tuple[Slot, _Block | None]] = []
+        rest = list(zip(order, blocks, strict=True))
+        if order[:1] == [pinned]:
+            head, rest = rest[:1], rest[1:]
+            block = blocks[0]
+            if block is not None and run.skipped is None:
+                run.skipped = Attempt(
+                    target=pinned.name,
+                    model=pinned.model.id,
+                    provider=pinned.model.provider,
+                    error="Skipped",
+                    message=f"pinned, but {block.reason}",
+                    at=time.time(),
+                    pinned=True,
+                )
+        pairs = head + cheapest_first(rest, request, run.need.tokens(request))
+        return [s for s, _ in pairs], [b for _, b in pairs]
+
+    def _moved(self, run: _Run, slot: Slot) -> None:
+        """The session leaves its pinned target for ``slot``: reported in ``attempts`` and logged."""
+        pinned = run.pinned
+        assert pinned is not None
+        if run.skipped is not None:
+            run.attempts.append(run.skipped)
+            run.skipped = None
+        why = run.attempts[-1].message if run.attempts else "it cannot take the call"
+        log.info(
+            "llmroute: router %s: a session moves from %s to %s (%s)", self.id, pinned.name, slot.name, why
+        )
 
     async def _wait_or_raise(
         self, run: _Run, ctx: ExecutionContext, reasons: dict[str, str], blocks: list[_Block]
@@ -763,6 +694,34 @@ class Router(ModelGroup, EmbeddingGroup):
                 await changed.wait()
         finally:
             self._waiting -= 1
+
+    async def _step_finished(self, batch: list[LLMEvent], run: _Run, slot: Slot) -> None:
+        """At the step's ``step-finish`` (the batch's last event, or the one before ``finish``):
+        the cache miss it shows named on it, and the session's record written (its pin) before
+        the caller sees the step end and sends the next."""
+        session = run.session
+        assert session is not None
+        for i in range(len(batch) - 1, max(len(batch) - 3, -1), -1):
+            event = batch[i]
+            if isinstance(event, StepFinish):
+                run.usage = event.usage
+                miss = explain(session, slot.name, event.usage, sessions.now())
+                if miss is not None:
+                    batch[i] = msgspec.structs.replace(event, cache_miss=miss)
+                    log.info("llmroute: router %s: cache miss (%s): %s", self.id, miss.reason, miss.message)
+                await self._record(run, slot)
+                return
+
+    async def _record(self, run: _Run, slot: Slot) -> None:
+        """The session's record: ``slot`` holds it now (and what its cache holds)."""
+        session = run.session
+        assert session is not None
+        run.recorded = True
+        record = session.record(slot.name, sessions.now(), run.usage)
+        value = record.encode()
+        await self.state.set(session.key, value, ttl=2 * session.ttl)
+        assert self._sessions is not None
+        self._sessions.wrote(session, value, record)
 
     def _signal(self) -> None:
         changed = self._changed
@@ -804,7 +763,9 @@ class Router(ModelGroup, EmbeddingGroup):
         self, ctx: ExecutionContext, request: LLMRequest, index: int, finish: bool, loop: Any
     ) -> AsyncGenerator[list[LLMEvent], None]:
         self.models()  # an embedding router: NoRouteError, before anything is read
-        run = _Run()
+        sessions = self._sessions
+        run = _Run(sessions.open(request) if sessions is not None else None)
+        session = run.session
         hooks = ctx.hooks
         async with aclosing(self._picks(request, run, ctx)) as picks:
             async for pick in picks:
@@ -815,13 +776,13 @@ class Router(ModelGroup, EmbeddingGroup):
                 sent = msgspec.structs.replace(request, model=slot.model, messages=messages)
                 budget = slot.budget
                 counts = budget.counts_tokens(time.monotonic())
-                call = _Call(slot, run.need.tokens(request) if counts else None, hooks)
+                call = Call(slot, run.need.tokens(request) if counts else None, hooks)
                 started = time.perf_counter()
                 delivered = False
                 error: LLMError | None = None
                 used = 0
                 slot.in_flight += 1
-                _CURRENT.set(call)
+                CURRENT.set(call)
                 try:
                     async with aclosing(
                         run_model_step(self._context(ctx, pick), sent, index, finish, loop)
@@ -829,7 +790,7 @@ class Router(ModelGroup, EmbeddingGroup):
                         async for batch in batches:
                             if not delivered:
                                 delivered = True
-                                _CURRENT.set(None)
+                                CURRENT.set(None)
                                 if call.pending:
                                     slot.latency.answered(call.pending, time.monotonic())
                                     call.pending = 0
@@ -840,17 +801,22 @@ class Router(ModelGroup, EmbeddingGroup):
                                     )
                             if pick.tokens:
                                 used = _used(batch, used)
+                            if session is not None and not run.recorded:
+                                await self._step_finished(batch, run, slot)
                             if self._mixed:
                                 stamp(batch, slot.origin)
                             yield batch
                 except LLMError as exc:
                     error = exc
                 finally:
-                    _CURRENT.set(None)
+                    CURRENT.set(None)
                     slot.in_flight -= 1
                     if call.pending:
                         slot.latency.ended(call.pending)
                     await self._settle(pick, error, delivered, used, hooks)
+                    if session is not None and delivered and error is None and not run.recorded:
+                        with anyio.CancelScope(shield=True):  # the pin, however the stream ended
+                            await self._record(run, slot)
                 if error is None:
                     return
                 self._moving_on(run, slot, error, started, delivered)
@@ -872,13 +838,13 @@ class Router(ModelGroup, EmbeddingGroup):
                     await self.state.delete(slot.key_probe)
         self._signal()
 
-    def _moving_on(self, run: _Run, slot: _Slot, error: LLMError, started: float, delivered: bool) -> None:
+    def _moving_on(self, run: _Run, slot: Slot, error: LLMError, started: float, delivered: bool) -> None:
         """A failed attempt: raised when nothing else may answer, else noted for the next pick."""
         error.route_attempts = tuple(run.attempts)
         error.route_target = slot.name
         if delivered or not moves_on(error):
             raise error
-        run.attempts.append(_attempt(slot, error, started))
+        run.attempts.append(_attempt(slot, error, started, slot is run.pinned))
         if isinstance(error, ContextOverflowError):
             run.need.overflowed(slot.context)
         run.last = error
@@ -945,7 +911,7 @@ def _used(batch: list[LLMEvent], used: int) -> int:
     return used
 
 
-def _by_weight(group: Sequence[_Slot], rng: random.Random) -> list[_Slot]:
+def _by_weight(group: Sequence[Slot], rng: random.Random) -> list[Slot]:
     # Efraimidis-Spirakis: one draw per target orders the whole group by weight
     return sorted(group, key=lambda s: rng.random() ** (1.0 / s.target.weight), reverse=True)
 
@@ -970,7 +936,7 @@ class _Need:
             self.above = max(self.above or 0, window)
 
 
-def _attempt(slot: _Slot, exc: LLMError, started: float) -> Attempt:
+def _attempt(slot: Slot, exc: LLMError, started: float, pinned: bool = False) -> Attempt:
     message = exc.message if len(exc.message) <= _MESSAGE_CAP else exc.message[:_MESSAGE_CAP] + "..."
     return Attempt(
         target=slot.name,
@@ -981,11 +947,12 @@ def _attempt(slot: _Slot, exc: LLMError, started: float) -> Attempt:
         status=exc.http.status if exc.http is not None else None,
         at=time.time(),
         elapsed=time.perf_counter() - started,
+        pinned=pinned,
     )
 
 
-def _groups(slots: Sequence[_Slot]) -> tuple[tuple[_Slot, ...], ...]:
-    by: dict[int, list[_Slot]] = {}
+def _groups(slots: Sequence[Slot]) -> tuple[tuple[Slot, ...], ...]:
+    by: dict[int, list[Slot]] = {}
     for slot in slots:
         by.setdefault(slot.target.priority, []).append(slot)
     return tuple(tuple(by[p]) for p in sorted(by))

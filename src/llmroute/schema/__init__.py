@@ -1,6 +1,7 @@
 """The canonical data model. Imports nothing from the rest of the package."""
 
 from .attempt import Attempt
+from .cache import CacheMiss, CacheStats, cache_stats
 from .content import (
     ApprovalRequestPart,
     ApprovalResponsePart,
@@ -84,6 +85,7 @@ from .usage import (
 )
 
 __all__ = [
+    "cache_stats",
     "ApprovalRequest",
     "Attempt",
     "ApprovalRequestPart",
@@ -91,7 +93,9 @@ __all__ = [
     "AssistantPart",
     "AuthenticationError",
     "ClientClosedError",
+    "CacheMiss",
     "CachePolicy",
+    "CacheStats",
     "Citation",
     "ContentPolicyError",
     "ContextOverflowError",

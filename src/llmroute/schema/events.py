@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from .attempt import Attempt
+from .cache import CacheMiss
 from .errors import InvalidProviderOutputError
 from .notices import RequestWarning
 from .usage import Usage
@@ -80,6 +81,9 @@ class StepFinish(_Event, frozen=True, tag="step-finish"):
     """This step's token counts (``None`` when the provider reported none)."""
     provider_metadata: Meta = None
     """Provider-specific data by namespace (``{"anthropic": {...}}``), kept so it can round-trip."""
+    cache_miss: CacheMiss | None = None
+    """Through a ``Router`` with affinity: why this step read less from the prompt cache than the
+    session's previous call left there (``None``: it did not)."""
 
 
 class TextStart(_Event, frozen=True, tag="text-start"):

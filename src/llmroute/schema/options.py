@@ -51,9 +51,13 @@ def merge_generation(*layers: GenerationOptions | None) -> GenerationOptions:
 
 
 class CachePolicy(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Prompt-cache breakpoints for protocols with explicit caching (Anthropic, Bedrock).
+    """One prompt-cache policy, lowered by every route in its provider's own terms (the table is
+    in ``docs/caching.md``); a part a route cannot honour is a ``RequestWarning`` naming it.
 
-    Breakpoints are placed tools -> system -> the last ``messages`` messages, at most four in all.
+    Breakpoints are placed tools -> system -> the last ``messages`` messages, at most four in all,
+    where caching is explicit (Anthropic, Bedrock, Vertex, Anthropic and Gemini models through
+    OpenRouter); providers that cache repeated prefixes by themselves (OpenAI, Azure, xAI,
+    DeepSeek, Gemini's implicit cache) need none. ``ttl`` is how long the prefix should live there.
     """
 
     tools: bool = True
@@ -62,9 +66,21 @@ class CachePolicy(msgspec.Struct, frozen=True, omit_defaults=True):
     """A breakpoint after the system prompt."""
     messages: int = 2
     """Breakpoints on the last this many messages (``0``: none)."""
-    ttl: Literal["5m", "1h"] | None = None
-    """How long the cached prefix lives (``None``: the provider's default, five minutes on
-    Anthropic)."""
+    ttl: Literal["5m", "1h", "24h"] | None = None
+    """How long the cached prefix lives (``None``: the provider's default, about five minutes):
+    Anthropic and Bedrock breakpoints' ``ttl`` (``24h`` is sent as their longest, ``1h``, with a
+    warning), OpenAI and Azure ``prompt_cache_retention: "24h"``, a Gemini explicit cache's ``ttl``.
+    A ``Router`` with affinity keeps a session on its target this long after its last call."""
+    key: str | None = None
+    """Groups requests that share a prefix onto the same cache servers: OpenAI and Azure
+    ``prompt_cache_key``, xAI ``prompt_cache_key`` (Responses) or ``x-grok-conv-id`` (Chat),
+    OpenRouter ``x-session-id``. Without it, ``LLMRequest.session`` is sent there. Not sent, with a
+    warning, where the provider has no such key (Anthropic, Bedrock, Gemini)."""
+    explicit: bool = False
+    """Where the provider caches implicitly (Gemini), create an explicit cache of the stable
+    prefix instead (Gemini ``cachedContents``, billed for storage while it lives: ``ttl``), reuse it
+    while the prefix is unchanged, and let it expire. Elsewhere caching is either explicit already
+    (Anthropic) or automatic only (OpenAI: warned)."""
 
 
 class HttpOverlay(msgspec.Struct, frozen=True, omit_defaults=True):

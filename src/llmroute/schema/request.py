@@ -69,7 +69,7 @@ class LLMRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     http: HttpOverlay | None = None
     """Extra headers, query parameters and body keys for this call."""
     cache: CachePolicy | None = None
-    """Prompt-cache breakpoints, for protocols with explicit caching (Anthropic, Bedrock)."""
+    """The prompt-cache policy (``CachePolicy``), lowered by every route in its own terms."""
     output_schema: OutputSchema | None = None
     """Structured output: the answer's text is JSON matching this schema."""
     metadata: dict[str, Any] | None = None
@@ -82,6 +82,12 @@ class LLMRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     """The ``llmroute.tool`` tools given to ``llmroute.request(tools=...)`` whose handlers run the
     calls: ``stream``/``generate`` run them in the tool loop as if passed as ``tools=``. Never sent
     (``tools`` holds their definitions)."""
+
+    session: str | None = None
+    """The conversation this call belongs to (the gateway: ``X-Claude-Code-Session-Id``,
+    ``x-session-id``, ...). A ``Router`` with ``affinity`` keeps a session on one target; routes
+    send it as the provider's own affinity hint where there is one and ``cache.key`` is unset
+    (OpenAI ``prompt_cache_key``, OpenRouter ``x-session-id``, xAI ``x-grok-conv-id``)."""
 
     def options_for(self, namespace: str) -> dict[str, Any]:
         """Provider options under ``namespace`` (e.g. ``"openai"``), empty when none."""

@@ -11,6 +11,7 @@ import msgspec
 
 from . import clock
 from .attempt import Attempt
+from .cache import CacheMiss, CacheStats
 from .content import (
     ApprovalRequestPart,
     AssistantPart,
@@ -70,6 +71,9 @@ class StepResult(msgspec.Struct, frozen=True):
     at: datetime | None = None
     """When the step's answer arrived (UTC): its cost uses the prices in force then (DeepSeek's
     off-peak hours, a price change), whenever it is read."""
+    cache_miss: CacheMiss | None = None
+    """Through a ``Router`` with affinity: why this step read less from the prompt cache than the
+    session's previous call left there."""
 
     @property
     def cost(self) -> Cost | None:
@@ -140,6 +144,21 @@ class LLMResponse(msgspec.Struct, frozen=True):
             total = cost if total is None else total + cost
         search = _search_cost(self.tool_results)
         return None if total is None or search is None else total.with_search(search)
+
+    @property
+    def cache(self) -> CacheStats:
+        """The prompt cache over every step: input tokens, reads, writes, ``hit_ratio``
+        (``llmroute.cache_stats(responses)`` sums a session's)."""
+        stats = CacheStats()
+        for step in self.steps:
+            stats = stats.add(step.usage)
+        return stats
+
+    @property
+    def cache_miss(self) -> CacheMiss | None:
+        """The first step's ``cache_miss`` that is set: why a call read less from the prompt cache
+        than the session's previous call left there (through a ``Router`` with affinity)."""
+        return next((s.cache_miss for s in self.steps if s.cache_miss is not None), None)
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -256,6 +275,7 @@ class ResponseBuilder:
         self._step_usage: Usage | None = None
         self._step_reason: FinishReason = "unknown"
         self._step_at: datetime | None = None
+        self._step_miss: CacheMiss | None = None
         self._target: str | None = None
         self.attempts: list[Attempt] = []
 
@@ -310,6 +330,7 @@ class ResponseBuilder:
         elif isinstance(event, StepFinish):
             self._step_reason = event.reason
             self._step_usage = event.usage
+            self._step_miss = event.cache_miss
             self._step_at = clock.now()
             self._close_step(event.index)
         elif isinstance(event, Finish):
@@ -365,6 +386,7 @@ class ResponseBuilder:
             self._target,
             *self._targets.get(self._target or "", (self.provider, self.model_id)),
             self._step_at,
+            self._step_miss,
         )
 
     def _current_text_blocks(self) -> dict[str, str]:
@@ -377,6 +399,7 @@ class ResponseBuilder:
     def _close_step(self, index: int) -> None:
         self._steps.append(self._snapshot_step(index))
         self._step_at = None
+        self._step_miss = None
         self._text_blocks = self._current_text_blocks()
         self._order = []
         self._blocks = {}

@@ -26,12 +26,13 @@ from .content import (
     ToolResultPart,
 )
 from .errors import InvalidRequestError
-from .options import GenerationOptions
+from .options import CachePolicy, GenerationOptions
 from .request import LLMRequest, OutputSchema
 from .tools import HostedTool, ToolChoice, ToolDefinition
 
 __all__ = [
     "TOOL_NAME",
+    "check_cache",
     "check_generation",
     "check_json",
     "check_model",
@@ -239,6 +240,39 @@ def check_provider_options(options: object, param: str = "provider_options") -> 
             check_json(value, f"{where}[{key!r}]", "the value")
 
 
+_TTLS = ("5m", "1h", "24h")
+_KEY_LIMIT = 1024
+
+
+def _key(value: object, param: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str) or not value.strip():
+        raise _bad(param, f"must be a non-empty string, got {_kind(value)} {value!r}")
+    if len(value) > _KEY_LIMIT:
+        raise _bad(param, f"must be at most {_KEY_LIMIT} characters, got {len(value)}")
+    check_text(value, param)
+
+
+def check_cache(cache: object) -> None:
+    """A ``CachePolicy`` whose fields hold what they say (msgspec does not check on init)."""
+    if cache is None:
+        return
+    if not isinstance(cache, CachePolicy):
+        raise _bad(
+            "cache",
+            f"expected llmroute.CachePolicy(...), got {_kind(cache)}"
+            + (" (pass CachePolicy(**your_dict))" if isinstance(cache, dict) else ""),
+        )
+    for name in ("tools", "system", "explicit"):
+        if not isinstance(getattr(cache, name), bool):
+            raise _bad(f"cache.{name}", f"expected True or False, got {_kind(getattr(cache, name))}")
+    _number(cache.messages, "cache.messages", low=0, high=None, integer=True)
+    if cache.ttl is not None and cache.ttl not in _TTLS:
+        raise _bad("cache.ttl", f"expected one of '5m', '1h', '24h' or None, got {cache.ttl!r}")
+    _key(cache.key, "cache.key")
+
+
 def validate_request(request: LLMRequest, *, tools_final: bool = True) -> None:
     """Raise ``InvalidRequestError`` (with ``param``) for the first problem found. With
     ``tools_final=False`` (at ``llmroute.request()``, before the tool runtime adds its tools) a
@@ -266,6 +300,8 @@ def validate_request(request: LLMRequest, *, tools_final: bool = True) -> None:
                     "tool_choice", f"names tool {choice.name!r}, which is not among the tools ({known})"
                 )
     check_generation(request.generation)
+    check_cache(request.cache)
+    _key(request.session, "session")
     check_provider_options(request.provider_options)
     out: Any = request.output_schema
     if out is not None and not (isinstance(out, OutputSchema) and isinstance(cast(object, out.schema), dict)):

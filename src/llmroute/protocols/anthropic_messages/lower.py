@@ -15,6 +15,7 @@ from ...schema.request import LLMRequest, ModelRef
 from ...schema.tools import HostedTool, ToolDefinition
 from .._output_tool import described_schema, native_schema, with_output_tool
 from .._shared import (
+    breakpoint_ttl,
     cache_targets,
     content_parts,
     lower_hosted,
@@ -273,7 +274,8 @@ def _apply_cache(request: LLMRequest, body: AnthropicBody) -> None:
     policy = request.cache
     if policy is None:
         return
-    control = {"type": "ephemeral"} if policy.ttl is None else {"type": "ephemeral", "ttl": policy.ttl}
+    ttl = breakpoint_ttl(policy)
+    control = {"type": "ephemeral"} if ttl is None else {"type": "ephemeral", "ttl": ttl}
     every: list[Any] = [*(body.tools or ()), *(body.system or ())]
     every.extend(b for m in body.messages for b in m.content)
     budget = MAX_CACHE_BREAKPOINTS - sum(1 for b in every if _has_cache(b))

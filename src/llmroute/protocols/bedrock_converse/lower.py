@@ -8,13 +8,21 @@ from typing import Any
 
 import msgspec
 
-from ...route.support import ALWAYS_CONSTRAINED, Support, no_field
+from ...route.support import ALWAYS_CONSTRAINED, Support, breakpoint_cache, no_field
 from ...schema.content import MediaPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ...schema.errors import InvalidRequestError
 from ...schema.request import LLMRequest, ModelRef
 from ...schema.tools import HostedTool, ToolDefinition
 from .._output_tool import native_schema, with_output_tool
-from .._shared import cache_targets, content_parts, lower_hosted, lower_tools, ns, with_options
+from .._shared import (
+    breakpoint_ttl,
+    cache_targets,
+    content_parts,
+    lower_hosted,
+    lower_tools,
+    ns,
+    with_options,
+)
 from .wire import (
     CODE_INTERPRETER,
     DOC_NAME_BAD,
@@ -197,7 +205,7 @@ def _apply_cache(
     if policy is None:
         return
     tools = tool_config.tools if tool_config is not None else None
-    point = CachePoint("default", policy.ttl)
+    point = CachePoint("default", breakpoint_ttl(policy))
     targets = cache_targets(policy, tools=bool(tools), system=bool(system), messages=len(messages))
     for target in targets[:MAX_CACHE_POINTS]:
         if target == "tools" and tools:
@@ -298,5 +306,6 @@ SUPPORT = Support(
     {
         **no_field("Bedrock Converse", "seed", "frequency_penalty", "presence_penalty"),
         "output_schema.strict": ALWAYS_CONSTRAINED,
+        **breakpoint_cache("Bedrock Converse"),
     }
 )
