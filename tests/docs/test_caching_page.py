@@ -38,7 +38,12 @@ def test_the_program_keeps_its_tool_loop_on_one_target(tmp_path: Path) -> None:
             "ANTHROPIC_API_KEY_2": "sk-ant-spare",
         }
         result = subprocess.run(
-            [sys.executable, "-c", program], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=100
+            [sys.executable, "-c", program],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=100,
         )
     assert result.returncode == 0, result.stderr
     targets, ratio, miss = result.stdout.splitlines()
@@ -56,7 +61,9 @@ async def _session() -> list[llmroute.LLMResponse]:
         messages: list[llmroute.Message] = []
         for turn in range(3):
             messages.append(llmroute.user(f"turn {turn}"))
-            request = llmroute.request(model=router, system="Be brief. " * 40, messages=messages, cache=CachePolicy())
+            request = llmroute.request(
+                model=router, system="Be brief. " * 40, messages=messages, cache=CachePolicy()
+            )
             response = await client.generate(request)
             out.append(response)
             messages.extend(response.messages)
