@@ -80,6 +80,7 @@ from .limits import LimitExceeded, Limits
 from .observe import Observer, Preflights
 from .pool import upstream_client
 from .record import Record
+from .sessions import with_session
 from .tracing import RouteTemplates, ServerSpans
 from .upstream import Upstream
 
@@ -331,6 +332,7 @@ class _Gateway:
         if model is not None:
             record.served = model
             record.target = f"{router.id}:{model.provider}/{model.id}"
+            record.cache.target = target  # the route target's own name (two keys of one model differ)
 
     def failure(
         self,
@@ -556,7 +558,6 @@ class _Gateway:
             key = self.authorize(request, record, dialect.key_headers, dialect.key_query)
             inbound = dialect.decode(await self.body(request), request.path_params)
             model = self.model(inbound.model, key)
-            record.session = request.headers.get("x-claude-code-session-id")
             inbound = self._arrive(dialect, inbound, model, request)
             record.model, record.target, record.stream = (
                 inbound.model,
@@ -566,6 +567,8 @@ class _Gateway:
             if key.limited:
                 await self._admit(key, record)
             llm_request = self.routed(model, msgspec.structs.replace(inbound.request, model=model))
+            llm_request = with_session(llm_request, request.headers, self.config.cache)
+            record.session = llm_request.session
             record.served = model = llm_request.model
             assert self.client is not None, "the app's lifespan creates the client"
             tools = self.searching if inbound.search else self.tools
@@ -574,6 +577,7 @@ class _Gateway:
             if not inbound.stream:
                 response = await unless_gone(request, events.response())
                 self.answered(record, response.steps[-1].target if response.steps else None)
+                record.cache.answered(response)
                 await self._usage(record, response.usage, response.cost)
                 body = dialect.whole(inbound, response, self.hidden)
                 headers = _warned(inbound.warnings)
@@ -581,6 +585,7 @@ class _Gateway:
             first = await unless_gone(request, self._open(events))
             if isinstance(first, StepStart):
                 self.answered(record, first.target)
+                record.cache.saw(first)
         except (ClientDisconnect, Gone):
             where = "while waiting for the upstream" if upstream else "while sending the body"
             self.observer.client_gone(record, where)
@@ -622,6 +627,9 @@ class _Gateway:
                             record.first_token()
                         elif isinstance(event, StepFinish):
                             spend.add(event)
+                            record.cache.saw(event)
+                        elif isinstance(event, StepStart):
+                            record.cache.saw(event)
                         elif isinstance(event, ToolResult) and event.name in hidden:
                             spend.results.append(event)
                         elif isinstance(event, Finish):

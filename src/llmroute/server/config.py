@@ -63,6 +63,7 @@ from ..schema.errors import ConfigError, InvalidRequestError, LLMError
 from ..state import SharedState, open_state
 from ..state.base import check_url
 from ..websearch.server_tool import ServerWebSearch, WebSearchConfig
+from .sessions import AffinityEntry, CacheEntry
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -205,6 +206,9 @@ class VirtualRouter(msgspec.Struct, frozen=True, forbid_unknown_fields=True, ren
     1 s doubling per failed probe up to 60 s, a half-open probe)."""
     max_wait: float = 5.0
     """``Router.max_wait``: how long a request may wait when no target can take it now."""
+    affinity: bool | AffinityEntry = True
+    """``Router(affinity=...)``: each session stays on one target while its prompt cache lives
+    (``false``: every request is routed on its own)."""
 
 
 LONG_CONTEXT = "longcontext"
@@ -252,6 +256,8 @@ class GatewayConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, ren
     """Named routes over the ``models`` entries, selected by a client's ``model``."""
     telemetry: TelemetryEntry | None = None
     """OpenTelemetry traces and metrics (``{"otel": true}``; ``llmroute serve --otel`` too)."""
+    cache: CacheEntry | None = None
+    """The prompt-cache policy of requests whose client sent none (``CachePolicy``'s fields)."""
 
 
 class Key(msgspec.Struct, frozen=True):
@@ -329,6 +335,8 @@ class Gateway:
         self.capture_content = telemetry.capture_content
         self.header_timeout = config.header_timeout
         self.body_timeout = config.body_timeout
+        self.cache = config.cache.policy() if config.cache is not None else None
+        """The ``CachePolicy`` of requests whose client sent none (``cache``)."""
         vr = config.virtualrouter
         self.long_context_threshold = vr.long_context_threshold if vr is not None else None
         # where upstreams live (host:port and host): scrubbed from anything a client sees
@@ -420,6 +428,8 @@ def _routes(
         raise ConfigError(f"{path}.longContextThreshold: must be at least 1")
     if not 0 <= vr.max_wait < float("inf"):
         raise ConfigError(f"{path}.maxWait: must be a number of seconds >= 0")
+    if isinstance(vr.affinity, AffinityEntry) and vr.affinity.ttl is not None and not vr.affinity.ttl > 0:
+        raise ConfigError(f"{path}.affinity.ttl: must be a number of seconds > 0")
     cooldown = None
     if vr.cooldown is not None:
         try:
@@ -474,6 +484,7 @@ def _routes(
             state=state,
             namespace="gateway",
             max_wait=vr.max_wait,
+            affinity=vr.affinity.affinity() if isinstance(vr.affinity, AffinityEntry) else vr.affinity,
         )
     return routes
 

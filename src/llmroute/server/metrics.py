@@ -9,10 +9,13 @@ to ``PROMETHEUS_MULTIPROC_DIR`` and any worker's ``/metrics`` serves the sum.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
 
 from ..route.hooks import HealthChange, Hook
 
@@ -77,6 +80,13 @@ class Metrics:
             ["route", "target", "state"],
             **kw,
         )
+        self.cache_tokens = Counter(
+            "llmroute_gateway_cache_tokens",
+            "Input tokens of answered requests (kind input: all of them, cached or not) and of them read "
+            "from (cache_read) and written to (cache_write) the prompt cache, by public model and target.",
+            ["model", "target", "kind"],
+            **kw,
+        )
         self.in_flight = Gauge(
             "llmroute_gateway_streams_in_flight",
             "Streamed answers being relayed now.",
@@ -84,8 +94,8 @@ class Metrics:
             multiprocess_mode="livesum",
             **kw,
         )
-        if self.multiprocess:
-            MultiProcessCollector(registry)
+        source = MultiProcessCollector(registry) if self.multiprocess else self.cache_tokens
+        registry.register(_HitRatio(source))
         # label values -> child: ``labels()`` validates and joins its values on every call (a few
         # microseconds each, up to six per request); the label sets are few (bounded, see above)
         self._children: dict[tuple[Any, ...], Any] = {}
@@ -111,6 +121,12 @@ class Metrics:
             self._child(self.tokens, key, model, "output").inc(record.output_tokens)
         if record.cost:
             self._child(self.cost, key, model).inc(record.cost)
+        seen = record.cache
+        if seen.input:
+            target = seen.target or record.target or "-"
+            self._child(self.cache_tokens, model, target, "input").inc(seen.input)
+            self._child(self.cache_tokens, model, target, "cache_read").inc(seen.read)
+            self._child(self.cache_tokens, model, target, "cache_write").inc(seen.write)
 
     def upstream_error(self, record: Record, error: str) -> None:
         self._child(self.upstream_errors, record.model or "-", error).inc()
@@ -127,6 +143,35 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _HitRatio(Collector):
+    """``llmroute_gateway_cache_hit_ratio{model,target}``: cache reads over all input, from the
+    cache token counters at scrape time (summed over workers first, so the ratio is the whole
+    gateway's, not an average of the workers')."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+
+    def collect(self) -> Iterator[Metric]:
+        totals: dict[tuple[str, str], dict[str, float]] = {}
+        for metric in self.source.collect():
+            if metric.name != "llmroute_gateway_cache_tokens":
+                continue
+            for sample in metric.samples:
+                if sample.name.endswith("_total"):
+                    labels = sample.labels
+                    kinds = totals.setdefault((labels["model"], labels["target"]), {})
+                    kinds[labels["kind"]] = kinds.get(labels["kind"], 0.0) + sample.value
+        ratio = GaugeMetricFamily(
+            "llmroute_gateway_cache_hit_ratio",
+            "Prompt-cache reads over all input tokens (input includes reads and writes), by public model and target.",
+            labels=["model", "target"],
+        )
+        for (model, target), kinds in sorted(totals.items()):
+            if kinds.get("input"):
+                ratio.add_metric([model, target], kinds.get("cache_read", 0.0) / kinds["input"])
+        yield ratio
 
 
 class _HealthCounter(Hook):

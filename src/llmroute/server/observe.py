@@ -65,6 +65,7 @@ class Observer:
             }
             if record.session is not None:
                 line["session"] = record.session
+            line.update(record.cache.fields())
             _access.info(_encode(line).decode())
 
     def upstream_failure(self, record: Record, error: str, status: int, attempts: int, message: str) -> None:

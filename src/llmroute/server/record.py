@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..schema.usage import Usage
+from .sessions import CacheSeen
 
 __all__ = ["Record"]
 
@@ -16,6 +17,7 @@ class Record:
     """One request as it goes: filled in by the handlers, written once by ``Observer.done``."""
 
     __slots__ = (
+        "cache",
         "cost",
         "done",
         "error",
@@ -52,7 +54,8 @@ class Record:
         self.done = False
         self.served: Any = None  # the upstream Model, for pricing
         self.limited: Any = None  # the Key, when it has limits to charge
-        self.session: str | None = None  # the client's session key (Claude Code's X-Claude-Code-Session-Id)
+        self.session: str | None = None  # the request's session (X-Claude-Code-Session-Id, x-session-id, ...)
+        self.cache = CacheSeen()  # what the prompt cache did
 
     def first_token(self) -> None:
         if self.ttft is None:
